@@ -20,6 +20,9 @@
    beside one that lines up, is warned about by name; before, under
    ``unseen_items='drop'`` the system left the result without a word, and its users'
    replay novelty read 1 (every item new) in silence.
+5. Likewise ``groups=`` (the exposure measures and Elliot's ``item_mad``),
+   ``user_groups=`` (``user_mad``) and ``neighbors=``: a system none of whose ids they
+   hold, beside one that lines up, got NaN, null or 0 in silence.
 """
 
 from __future__ import annotations
@@ -518,3 +521,106 @@ def test_interactions_name_the_system_whose_ids_they_lack(
     )
     assert said == expected
     assert got["system"].to_list() == systems
+
+
+# --- 5. groups=, user_groups=, neighbors= that line up with one system only -------------
+
+GROUPS = pl.DataFrame({"doc_id": ["a", "b", "c", "d"], "group": ["x", "y", "x", "y"]})
+USER_GROUPS = pl.DataFrame({"query_id": ["q1", "q2"], "group": ["new", "old"]})
+JUDGED = pl.DataFrame(
+    {"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "c", "d"], "relevance": [1, 2, 1]}
+)
+
+
+def _both_spellings(frame: pl.DataFrame, column: str) -> pl.DataFrame:
+    return pl.concat([frame, frame.with_columns(pl.col(column).str.to_uppercase())])
+
+
+def _named(table: str, count: int, things: str, column: str, effect: str) -> str:
+    return (
+        f"{table}= holds none of the {count} {things} of the run of system 'B' (column "
+        f"{column!r}): {effect}. Ids that do not line up are the likely cause: give {table}= "
+        f"and the run of system 'B' the same {column!r} values (same spelling, same "
+        "collection)."
+    )
+
+
+_UNGROUPED = (
+    "a document without a group counts in no group, so its exposure and relevance are "
+    "left out of every group's (with none grouped, the values are null or NaN)"
+)
+_NO_CLUSTER = "{} without a cluster counts in no cluster's mean (with none clustered, MAD is null)"
+
+# (case, system B's run, metrics, the other tables, the warnings, B's value)
+CLUSTERS: list[tuple[str, pl.DataFrame, list[str], dict[str, Any], list[str], Any]] = [
+    (
+        "groups=: B's documents, awrf",
+        _UPPER_DOCS,
+        ["awrf"],
+        {"qrels": _both_spellings(JUDGED, "doc_id"), "groups": GROUPS},
+        [_named("groups", 4, "documents", "doc_id", _UNGROUPED)],
+        # no document of B grouped: awrf NaN (B's own judgments are grouped alike none)
+        "nan",
+    ),
+    (
+        "groups=: B's items, item_mad",
+        _UPPER_DOCS,
+        ["item_mad@2"],
+        {"qrels": _both_spellings(JUDGED, "doc_id"), "groups": GROUPS},
+        [_named("groups", 4, "items", "doc_id", _NO_CLUSTER.format("an item"))],
+        None,
+    ),
+    (
+        "user_groups=: B's users, user_mad",
+        _UPPER_USERS,
+        ["user_mad@2"],
+        {"qrels": _both_spellings(JUDGED, "query_id"), "user_groups": USER_GROUPS},
+        [_named("user_groups", 2, "users", "query_id", _NO_CLUSTER.format("a user"))],
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["frame", "lazy"])
+@pytest.mark.parametrize(
+    ("case", "b", "metrics", "tables", "expected", "b_value"),
+    CLUSTERS,
+    ids=[c[0] for c in CLUSTERS],
+)
+def test_clusters_name_the_system_whose_ids_they_lack(
+    case: str,
+    b: pl.DataFrame,
+    metrics: list[str],
+    tables: dict[str, Any],
+    expected: list[str],
+    b_value: Any,
+    lazy: bool,
+) -> None:
+    runs = _systems(b)
+    given = {k: v.lazy() if lazy else v for k, v in tables.items()}
+    got, said = _said(
+        lambda: irm.evaluate(runs.lazy() if lazy else runs, metrics, systems="system", **given)
+    )
+    assert said == expected
+    value = got.filter(pl.col("system") == "B")[metrics[0]].item()
+    assert (value != value) if b_value == "nan" else value is b_value
+
+
+def test_neighbors_name_the_system_whose_queries_they_lack() -> None:
+    exact = pl.DataFrame({"query_id": ["q"] * 3, "doc_id": [1, 2, 3], "score": [-1.0, -2.0, -3.0]})
+    runs = pl.concat(
+        [
+            exact.with_columns(pl.lit("A").alias("system")),
+            exact.with_columns(pl.lit("Q").alias("query_id"), pl.lit("B").alias("system")),
+        ]
+    )
+    got, said = _said(
+        lambda: irm.evaluate(runs, ["neighbor_recall@2"], neighbors=exact, systems="system")
+    )
+    # B's 'Q' left out (unjudged='drop'); neighbors=' 'q', which B lacks, scores 0
+    assert got.rows() == [("A", 1, 1.0), ("B", 1, 0.0)]
+    assert said == [
+        _named(
+            "neighbors", 1, "queries", "query_id", "the 1 it lacks are left out (unjudged='drop')"
+        )
+    ]

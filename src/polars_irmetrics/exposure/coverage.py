@@ -18,6 +18,9 @@ from polars_irmetrics.errors import ColumnNotFoundError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
+    held_tally,
+    systems_column,
+    systems_named,
     warn_from_plan,
     warn_on_joint,
     with_common_ids,
@@ -83,11 +86,14 @@ def _tally(
     doc_id: str,
     dimensions: list[str],
     relevant: pl.LazyFrame | None = None,
+    system_rows: pl.LazyFrame | None = None,
+    systems: Sequence[str] = (),
 ) -> pl.LazyFrame:
     """One row: the run's documents and those groups= gives a group; with ``relevant``
     (the relevant judged documents), those and the grouped ones among them; with
     target=, the groups of groups= (the cells of the group columns ``dimensions``) and
-    those the target names."""
+    those the target names; with ``systems`` (keys of ``system_rows``, the run's
+    documents with its systems), each system whose documents groups= mostly lacks."""
     # read by the run's count and the relevant documents' (one pass of groups=)
     grouped = groups.select(doc_id).unique().with_columns(pl.lit(True).alias(_GROUPED)).cache()
 
@@ -103,6 +109,17 @@ def _tally(
         )
 
     docs = counted(run, _DOCS, _GROUPED)
+    if systems and system_rows is not None:  # each system's own documents too
+        per_system = held_tally(
+            system_rows.select(*systems, doc_id),
+            grouped.select(doc_id),
+            [doc_id],
+            f"{_DOCS}|all",
+            _GROUPED,
+            distinct=True,
+            systems=systems,
+        )
+        docs = pl.concat([docs, per_system.select(systems_column(_GROUPED))], how="horizontal")
     if relevant is not None:
         judged = counted(relevant, _RELEVANT, _RELEVANT_GROUPED)
         docs = pl.concat([docs, judged], how="horizontal")
@@ -135,10 +152,12 @@ def groups_tally(
     requests: Requests,
     options: EvalOptions,
     relevant: pl.LazyFrame | None = None,
+    system_rows: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """One row: the counts :func:`warn_on_groups` reads, of how the ids of groups= (and
     target=) line up with the documents of a whole run (``docs``: its ``doc_id`` column,
-    the distinct values enough), as
+    the distinct values enough; ``system_rows``: with ``systems=``, the run's documents
+    with its system keys, each system counted too), as
     :func:`~polars_irmetrics.exposure.plan.build_exposure_plan` counts them; for a run
     evaluated in parts (buckets, an engine's partitions), whose parts do not warn.
     ``relevant``: the relevant judged documents (``doc_id``, relevance above 0), counted
@@ -158,8 +177,9 @@ def groups_tally(
     dimensions = dimensions_of(groups.collect_schema(), doc_id, grouped)
     if relevant is not None and not reads_relevant_groups(requests, target):
         relevant = None
+    systems = list(options.system_keys)
     columns = {
-        doc_id: ["run", "groups", "relevant"],
+        doc_id: ["run", "groups", "relevant", "systems"],
         **{c: ["groups", "target"] for c in dimensions},
     }
     tables = {
@@ -167,10 +187,20 @@ def groups_tally(
         "groups": groups,
         "target": target,
         "relevant": None if relevant is None else relevant.select(doc_id),
+        "systems": None
+        if system_rows is None or not systems
+        else system_rows.select(*systems, doc_id),
     }
     cast = with_common_ids({k: t for k, t in tables.items() if t is not None}, columns)
     return _tally(
-        cast["run"], cast["groups"], cast.get("target"), doc_id, dimensions, cast.get("relevant")
+        cast["run"],
+        cast["groups"],
+        cast.get("target"),
+        doc_id,
+        dimensions,
+        cast.get("relevant"),
+        cast.get("systems"),
+        systems,
     )
 
 
@@ -193,11 +223,14 @@ def warn_on_groups(
     >>> len(caught), "and item_mad@3 reads it in no cluster's mean" in str(caught[0].message)
     (1, True)
     """
-    _warn_on_group_row(row, options.doc_id, clustered)
+    _warn_on_group_row(row, options.doc_id, clustered, options.system_keys)
 
 
-def _warn_on_group_row(row: Mapping[str, Any], doc_id: str, clustered: Sequence[str]) -> None:
-    """Documents groups= mostly lacks, and groups target= mostly lacks: warned about."""
+def _warn_on_group_row(
+    row: Mapping[str, Any], doc_id: str, clustered: Sequence[str], systems: Sequence[str] = ()
+) -> None:
+    """Documents groups= mostly lacks (the whole run's, or a system's), and groups
+    target= mostly lacks: warned about."""
     mad = (
         f", and {', '.join(clustered)} read{'s' if len(clustered) == 1 else ''} it in no "
         "cluster's mean (with none clustered, MAD is null)"
@@ -214,6 +247,7 @@ def _warn_on_group_row(row: Mapping[str, Any], doc_id: str, clustered: Sequence[
         effect="a document without a group counts in no group, so its exposure and "
         "relevance are left out of every group's (with none grouped, the values are "
         f"null or NaN){mad}",
+        by_system=systems_named(row, _GROUPED, systems),
     )
     if _RELEVANT in row:  # the relevant judged documents, where their groups are read
         warn_on_joint(

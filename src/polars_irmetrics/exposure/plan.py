@@ -207,6 +207,8 @@ def build_exposure_plan(
     run, qrels, groups, target = _same_ids(
         run, qrels, groups, target, query_id, doc_id, dimensions
     )
+    # each system's documents, for the warning of a system groups= mostly lacks
+    system_rows = run.select(*options.system_keys, doc_id)
     native = pl.col(query_id)
     shown = native.cast(pl.String)
     segments: pl.LazyFrame | None = None
@@ -403,7 +405,9 @@ def build_exposure_plan(
     if groups is not None and warn:  # how the ids of groups= (and target=) line up
         docs = run if ids is None else ids.docs
         relevant_docs = relevant.select(doc_id)
-        counts = groups_tally(docs, groups, target, requests, options, relevant_docs)
+        counts = groups_tally(
+            docs, groups, target, requests, options, relevant_docs, system_rows=system_rows
+        )
         checked = with_tally(checked, counts, lambda row: warn_on_groups(row, options, clustered))
     if options.per_query:  # the measures in the order asked (computed grouped by kind)
         return checked.select(*keys, query_id, *(label for label, _ in requests))

@@ -42,6 +42,8 @@ from polars_irmetrics.ground.validate import (
     held_tally,
     id_kind,
     require_columns,
+    systems_column,
+    systems_named,
     warn_from_plan,
     warn_on_joint,
     with_tally,
@@ -362,9 +364,23 @@ def build_mad_plan(
             tally = held_tally(listed, clusters.select(column), [column], _RUN_IDS, _CLUSTERED)
             # and a cluster none of whose ids the run holds: no mean, MAD null in silence
             empty = _empty_clusters(clusters, listed, column)
-            both = pl.concat([tally, empty], how="horizontal")
+            parts = [tally, empty]
+            systems = [k for k in options.system_keys if k in run_names]
+            if systems:  # each system's own ids too: one that matches none, by name
+                per_system = held_tally(
+                    run.select(*systems, column),
+                    clusters.select(column),
+                    [column],
+                    f"{_RUN_IDS}|all",
+                    _CLUSTERED,
+                    systems=systems,
+                )
+                parts.append(per_system.select(systems_column(_CLUSTERED)))
+            both = pl.concat(parts, how="horizontal")
             joint = keyword not in counted
-            say = functools.partial(_warn, keyword, column, things, name, joint=joint)
+            say = functools.partial(
+                _warn, keyword, column, things, name, joint=joint, systems=systems
+            )
             checked = with_tally(checked, both, say)
     return checked.sort(by) if by else checked
 
@@ -406,13 +422,21 @@ def _warn_empty(keyword: str, things: str, name: str, row: Mapping[str, Any]) ->
 
 
 def _warn(
-    keyword: str, column: str, things: str, name: str, row: Mapping[str, Any], *, joint: bool
+    keyword: str,
+    column: str,
+    things: str,
+    name: str,
+    row: Mapping[str, Any],
+    *,
+    joint: bool,
+    systems: Sequence[str] = (),
 ) -> None:
     """The coverage warning of clusters that hold few of the run's ids (``row``:
     :func:`~polars_irmetrics.ground.validate.held_tally`'s), or else of a cluster that
     holds none of them (:func:`_empty_clusters`'). ``joint``: ``False`` where another
     route of the call warns of the ids the clusters lack (the cluster left empty is
-    still warned of here)."""
+    still warned of here). ``systems``: the run's system keys, where ``row`` counts each
+    system's ids too (a system whose ids the clusters mostly lack is named)."""
     if 2 * row[_CLUSTERED] >= row[_RUN_IDS]:  # most ids line up: is a cluster left empty?
         _warn_empty(keyword, things, name, row)
     if not joint:
@@ -428,4 +452,5 @@ def _warn(
             f"{'an' if things == 'items' else 'a'} {things[:-1]} without a cluster counts in "
             "no cluster's mean (with none clustered, MAD is null)"
         ),
+        by_system=systems_named(row, _CLUSTERED, systems),
     )

@@ -41,6 +41,8 @@ from polars_irmetrics.ground.validate import (
     raise_on_bad_rows,
     require_columns,
     sampled_error,
+    systems_column,
+    systems_named,
     warn_from_plan,
     warn_on_joint,
     with_tally,
@@ -235,6 +237,14 @@ def build_neighbors_plan(
         pl.col(_JUDGED).sum().cast(pl.Int64).alias(_TRUTH_QUERIES),
         both.sum().cast(pl.Int64).alias(_BOTH),
     )
+    systems = [k for k in options.system_keys if k in keys]
+    if systems:  # each system's queries too: one neighbors= lacks, named
+        retrieved = combined.filter(pl.col(_RETRIEVED)).select(keys)
+        held = combined.filter(both).select(keys)
+        per_system = held_tally(
+            retrieved, held, keys, f"{_RUN_QUERIES}|all", _BOTH, distinct=True, systems=systems
+        )
+        tally = pl.concat([tally, per_system.select(systems_column(_BOTH))], how="horizontal")
     # and how its documents line up with those of neighbors= (the values read distances
     # only: ids of another id space would go unnoticed)
     tally = tally.join(_doc_tally(run, neighbors, doc), how="cross")
@@ -272,6 +282,18 @@ def _warn_on_queries(row: Mapping[str, Any], query_id: str, options: EvalOptions
     run, truth, both = row[_RUN_QUERIES], row[_TRUTH_QUERIES], row[_BOTH]
     fate = "are left out" if options.unjudged == "drop" else "each score 0"
     lacked = "are left out" if options.unretrieved == "drop" else "each score 0"
+
+    def effect(matched: int, total: int) -> str:
+        """The run's (or a system's) queries neighbors= lacks; the whole run's words
+        name too the queries of neighbors= it lacks."""
+        whole = (matched, total) == (both, run) and truth > both
+        return f"the {total - matched} it lacks {fate} (unjudged={options.unjudged!r})" + (
+            f", and the {truth - both} of its own the run lacks {lacked} "
+            f"(unretrieved={options.unretrieved!r})"
+            if whole
+            else ""
+        )
+
     warn_on_joint(
         table="neighbors",
         column=query_id,
@@ -279,13 +301,8 @@ def _warn_on_queries(row: Mapping[str, Any], query_id: str, options: EvalOptions
         total=run,
         things="queries",
         owner="run",
-        effect=f"the {run - both} it lacks {fate} (unjudged={options.unjudged!r})"
-        + (
-            f", and the {truth - both} of its own the run lacks {lacked} "
-            f"(unretrieved={options.unretrieved!r})"
-            if truth > both
-            else ""
-        ),
+        effect=effect,
+        by_system=systems_named(row, _BOTH, options.system_keys),
     )
     if 2 * both < truth and 2 * both >= run:  # (the first warning says it otherwise)
         warn_from_plan(
