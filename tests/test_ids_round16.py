@@ -23,6 +23,11 @@
 5. Likewise ``groups=`` (the exposure measures and Elliot's ``item_mad``),
    ``user_groups=`` (``user_mad``) and ``neighbors=``: a system none of whose ids they
    hold, beside one that lines up, got NaN, null or 0 in silence.
+6. A null id in ``groups=``, ``user_groups=``, ``propensities=`` or ``queries=`` is
+   refused by name (ground.validate.null_ids_error), as the judgments', interactions',
+   item features', target's, reference's and labels' are; before, a join dropped the
+   row in silence (and groups= with a null ``doc_id`` was read by the exposure measures
+   and Elliot's MAD alike, whichever metric was asked).
 """
 
 from __future__ import annotations
@@ -624,3 +629,127 @@ def test_neighbors_name_the_system_whose_queries_they_lack() -> None:
             "neighbors", 1, "queries", "query_id", "the 1 it lacks are left out (unjudged='drop')"
         )
     ]
+
+
+# --- 6. a null id in groups=, user_groups=, propensities=, queries= ---------------------
+
+
+def _with_null(frame: pl.DataFrame, column: str, rows: int = 1) -> pl.DataFrame:
+    first = pl.int_range(pl.len()) < rows
+    return frame.with_columns(pl.when(first).then(None).otherwise(pl.col(column)).alias(column))
+
+
+def _null_ids(keyword: str, count: int, column: str, row: str) -> str:
+    return (
+        f"{keyword}= has {count} row(s) with a null {column!r}: {row}, and a null id names "
+        f"none; fill or drop them, e.g. {keyword}.drop_nulls([{column!r}])"
+    )
+
+
+_GROUP_ROW = "each row puts one document in a group"
+PROPENSITIES = pl.DataFrame({"doc_id": ["a", "b", "c", "d"], "propensity": [0.5, 0.4, 0.3, 0.2]})
+BY_POSITION = pl.DataFrame({"position": [1, 2, 3], "propensity": [0.9, 0.5, 0.3]})
+RANKED = SYS_RUN.with_columns(
+    pl.col("score").rank("ordinal", descending=True).over("query_id").cast(pl.Int64).alias("rank")
+).drop("score")
+
+# (case, the run, metrics, the tables, options, the message)
+NULL_IDS: list[tuple[str, pl.DataFrame, list[str], dict[str, Any], dict[str, Any], str]] = [
+    *(
+        (
+            f"groups= doc_id, {metric}",
+            SYS_RUN,
+            [metric],
+            {"groups": _with_null(GROUPS, "doc_id")}
+            | ({} if metric == "rnd" else {"qrels": JUDGED}),
+            {},
+            _null_ids("groups", 1, "doc_id", _GROUP_ROW),
+        )
+        for metric in ("ee_loss", "awrf", "rnd", "item_mad@2")
+    ),
+    (
+        "groups= doc_id, two rows, exposure and MAD together",
+        SYS_RUN,
+        ["ee_loss", "item_mad@2"],
+        {"qrels": JUDGED, "groups": _with_null(GROUPS, "doc_id", rows=2)},
+        {},
+        _null_ids("groups", 2, "doc_id", _GROUP_ROW),
+    ),
+    (
+        "user_groups= query_id",
+        SYS_RUN,
+        ["user_mad@2"],
+        {"qrels": JUDGED, "user_groups": _with_null(USER_GROUPS, "query_id")},
+        {},
+        _null_ids("user_groups", 1, "query_id", "each row puts one user in a group"),
+    ),
+    (
+        "propensities= doc_id",
+        SYS_RUN,
+        ["ps_precision@2", "ps_ndcg@2"],
+        {"qrels": JUDGED, "propensities": _with_null(PROPENSITIES, "doc_id")},
+        {},
+        _null_ids("propensities", 1, "doc_id", "each row gives one document's propensity"),
+    ),
+    (
+        "propensities= doc_id, out of core",
+        SYS_RUN,
+        ["ps_ndcg@2"],
+        {"qrels": JUDGED, "propensities": _with_null(PROPENSITIES, "doc_id")},
+        {"buckets": 2},
+        _null_ids("propensities", 1, "doc_id", "each row gives one document's propensity"),
+    ),
+    (
+        "propensities= position",
+        RANKED,
+        ["ps_precision@2"],
+        {"qrels": JUDGED, "propensities": _with_null(BY_POSITION, "position")},
+        {},
+        _null_ids("propensities", 1, "position", "each row gives one position's propensity"),
+    ),
+    (
+        "queries= query_id",
+        SYS_RUN,
+        ["ndcg@2"],
+        {
+            "qrels": JUDGED,
+            "queries": pl.DataFrame({"query_id": ["q1", "q2", None], "day": [1, 2, 3]}),
+        },
+        {"by": "day"},
+        _null_ids("queries", 1, "query_id", "each row gives one query's attributes"),
+    ),
+]
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["frame", "lazy"])
+@pytest.mark.parametrize(
+    ("case", "run", "metrics", "tables", "options", "message"),
+    NULL_IDS,
+    ids=[c[0] for c in NULL_IDS],
+)
+def test_a_null_id_beside_the_run_is_refused_by_name(
+    case: str,
+    run: pl.DataFrame,
+    metrics: list[str],
+    tables: dict[str, Any],
+    options: dict[str, Any],
+    message: str,
+    lazy: bool,
+) -> None:
+    given = {k: v.lazy() if lazy else v for k, v in tables.items()}
+    with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(message)}$"):
+        _said(lambda: irm.evaluate(run.lazy() if lazy else run, metrics, **given, **options))
+
+
+def test_the_same_tables_without_the_null_rows_are_read() -> None:
+    got, said = _said(
+        lambda: irm.evaluate(
+            SYS_RUN,
+            ["ee_loss", "user_mad@2"],
+            qrels=JUDGED,
+            groups=GROUPS,
+            user_groups=USER_GROUPS,
+        )
+    )
+    assert said == []
+    assert got.height == 1

@@ -61,6 +61,8 @@ from polars_irmetrics.ground.validate import (
     flag_error,
     id_kind,
     neither_order,
+    null_ids_count,
+    null_ids_error,
     null_key_error,
     raise_unplaced,
     require_columns,
@@ -973,6 +975,8 @@ def _checks(
         # (a frame of no column has no row, and the values' cross join with it none)
         flags.append(pl.lit(None, pl.String).alias(f"{_BAD}|none"))
     rows = [per_ranking.select(flags)]
+    if groups is not None:  # a row of no document: refused, as every table's null id
+        rows.append(groups.select(null_ids_count([doc_id]).alias(f"{_BAD}|null group doc")))
     if groups is not None and dimensions in (None, ["group"]):
         doubled = groups.group_by(doc_id, "group").agg(pl.len().alias("n")).filter(pl.col("n") > 1)
         rows.append(
@@ -1139,6 +1143,11 @@ def _raise_on_bad(
                 f"{column[0]!r}, and no document of the groups table (groups=) is in it; a "
                 "per-query target is over the groups of groups=: correct the name (and its "
                 "type), or drop the row"
+            )
+        if kind == "null group doc":
+            doc = (columns or {}).get("doc_id", "doc_id")
+            raise null_ids_error(
+                "groups", int(str(value)), [doc], "each row puts one document in a group"
             )
         if kind == "duplicate group":
             raise DuplicateError(

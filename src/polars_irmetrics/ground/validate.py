@@ -48,6 +48,8 @@ __all__ = [
     "judged_tally",
     "kind_of",
     "merge_counts",
+    "null_ids_count",
+    "null_ids_error",
     "null_key_error",
     "raise_on_bad_rows",
     "raise_unplaced",
@@ -506,6 +508,34 @@ def null_key_error(column: str, frame: str = "run") -> InvalidValueError:
         f"column {column!r} of the {frame} has null values; every row needs a {column}: "
         f"drop them, e.g. .drop_nulls({column!r})"
     )
+
+
+def null_ids_error(
+    keyword: str, count: int, columns: Sequence[str], row: str
+) -> InvalidValueError:
+    """The refusal of a table beside the run (``keyword=``: groups=, user_groups=,
+    propensities=, queries=) with ``count`` rows whose id (``columns``) is null: such a
+    row names nothing the run holds and would be dropped by every join in silence, as
+    the judgments', the interactions', the item features', the target's, the reference's
+    and the labels' null ids are refused. ``row``: what each row of the table is.
+
+    >>> print(null_ids_error("groups", 2, ["doc_id"], "each row puts one document in a group"))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    groups= has 2 row(s) with a null 'doc_id': each row puts one document in a group, and
+    a null id names none; fill or drop them, e.g. groups.drop_nulls(['doc_id'])
+    """
+    named = [repr(c) for c in columns]
+    return InvalidValueError(
+        f"{keyword}= has {count} row(s) with a null {' or '.join(named)}: {row}, and a null "
+        f"id names none; fill or drop them, e.g. {keyword}.drop_nulls([{', '.join(named)}])"
+    )
+
+
+def null_ids_count(columns: Sequence[str]) -> pl.Expr:
+    """The rows with a null in any of ``columns`` (an id): null where there is none, as
+    a plan's flag of a first offender reads (:func:`null_ids_error`'s count)."""
+    nulls = pl.any_horizontal(pl.col(c).is_null() for c in columns).sum().cast(pl.Int64)
+    return pl.when(nulls > 0).then(nulls)
 
 
 def unplaced_query_error(key: str, first: object, count: int) -> QuerySetError:

@@ -13,7 +13,7 @@ import polars as pl
 
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import check_id_kinds, require_columns
+from polars_irmetrics.ground.validate import check_id_kinds, null_ids_error, require_columns
 
 __all__ = ["with_query_attributes"]
 
@@ -60,7 +60,13 @@ def with_query_attributes(
                 f"by key {given[0]!r} is both in queries= and in the judgments; give each "
                 "judged query its value once: drop the column from one of them"
             )
-    attributes = queries.select(query_id, *keys).unique()
+    # a row of no query: refused when the plan runs, as every table's null id (a join
+    # would drop it in silence)
+    attributes = (
+        queries.select(query_id, *keys)
+        .map_batches(lambda frame: _refuse_null_ids(frame, query_id))
+        .unique()
+    )
     run_schema = run.collect_schema()
     # ids of one kind (integers of two widths are cast): a string id never equals an integer
     check_id_kinds(schema, "queries", run_schema, "run", [query_id])
@@ -72,3 +78,11 @@ def with_query_attributes(
     if missing:
         run = run.join(attributes.select(query_id, *missing), on=query_id, how="left")
     return run, qrels, tuple(keys)
+
+
+def _refuse_null_ids(frame: pl.DataFrame, query_id: str) -> pl.DataFrame:
+    """``frame`` (queries= as the plan reads it), refused where a query id is null."""
+    nulls = frame.get_column(query_id).null_count()
+    if nulls:
+        raise null_ids_error("queries", nulls, [query_id], "each row gives one query's attributes")
+    return frame

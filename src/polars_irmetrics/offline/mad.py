@@ -41,6 +41,8 @@ from polars_irmetrics.ground.validate import (
     common_id_dtype,
     held_tally,
     id_kind,
+    null_ids_count,
+    null_ids_error,
     require_columns,
     systems_column,
     systems_named,
@@ -93,6 +95,10 @@ def _clusters(
     doubled = pairs.group_by(column).agg(pl.len().alias("n")).filter(pl.col("n") > 1)
     bad = pl.concat(
         [
+            # a row of no id: refused, as every table's null id (its count, as text)
+            table.select(null_ids_count([column]).cast(pl.String).alias(
+                f"{_BAD}|{keyword}|nullid|{column}"
+            )),
             doubled.select(text.min().alias(f"{_BAD}|{keyword}|twice|{column}")),
             pairs.select(text.filter(pl.col(_CLUSTER).is_null()).min().alias(
                 f"{_BAD}|{keyword}|null|{column}"
@@ -109,6 +115,11 @@ def _raise_on_bad(frame: pl.DataFrame) -> pl.DataFrame:
         if value is None:
             continue
         _, keyword, kind, column = name.split("|")
+        if kind == "nullid":
+            # in the words of the exposure measures' refusal of the same groups=
+            what = "document" if keyword == "groups" else "user"
+            row = f"each row puts one {what} in a group"
+            raise null_ids_error(keyword, int(value), [column], row)
         if kind == "twice":
             raise DuplicateError(
                 f"{keyword}= gives {column} {value!r} more than one group; Elliot's MAD "

@@ -59,6 +59,7 @@ from polars_irmetrics.ground.validate import (
     flag_error,
     id_kind,
     neither_order,
+    null_ids_error,
     null_key_error,
     require_columns,
     sampled_error,
@@ -93,6 +94,8 @@ _FIX = (
 # first (a 0-based position table is named as such, not by the rank it then lacks),
 # then what the judgments read of it; the run's and the judgments' are below 0.
 _BAD_VALUE, _HEAVY, _LOW_POSITION, _TWICE, _UNWEIGHTED = 1, 2, 3, 4, 5
+#: A row of propensities= with a null key (document or position): refused first.
+_NULL_KEY = 0
 
 
 def label_propensity(
@@ -553,6 +556,14 @@ def _table_problems(table: pl.LazyFrame, *, by_position: bool) -> pl.LazyFrame:
             pl.lit(_TWICE, dtype=pl.Int32).alias(_PROBLEM), _text(_KEY).alias(_KEY)
         ),
     ]
+    # a row of no key: refused, as every table's null id (its count in _VALUE)
+    first.append(
+        table.select(
+            pl.lit(_NULL_KEY, dtype=pl.Int32).alias(_PROBLEM),
+            pl.lit(None, pl.String).alias(_KEY),
+            pl.col(_KEY).null_count().cast(pl.Float64).alias(_VALUE),
+        ).filter(pl.col(_VALUE) > 0)
+    )
     if by_position:  # positions start at 1, as the run's ranks (a 0-based table)
         low = pl.col(_KEY) < 1
         first.append(
@@ -703,6 +714,11 @@ def _error(row: dict[str, object], q: str, d: str, key: str, kind: pl.DataType) 
     problem = row[_PROBLEM]
     key_kind = pl.Int64() if key == "position" else kind
     shown = _shown(row[_KEY], key_kind)
+    if problem == _NULL_KEY:
+        nulls = int(float(str(row[_VALUE])))
+        what = "position" if key == "position" else "document"
+        row_is = f"each row gives one {what}'s propensity"
+        return null_ids_error("propensities", nulls, [key], row_is)
     if problem == _BAD_VALUE:
         return InvalidValueError(
             f"propensities= has propensity {row[_VALUE]!r} in column 'propensity' for "
