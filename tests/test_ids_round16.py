@@ -28,19 +28,27 @@
    item features', target's, reference's and labels' are; before, a join dropped the
    row in silence (and groups= with a null ``doc_id`` was read by the exposure measures
    and Elliot's MAD alike, whichever metric was asked).
+7. ``irm compare`` and ``irm fuse`` take ``--ids str``, as ``irm evaluate`` does, and
+   their refusal of integer ids beside text ones names that flag; before, the fix they
+   named was a Python cast (``pl.col('doc_id').cast(pl.String)``), which a command's
+   user cannot apply, and no flag did it.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
 
 import polars_irmetrics as irm
+
+from .helpers import irm_in_process
 
 
 def _said(call: Callable[[], Any]) -> tuple[Any, list[str]]:
@@ -753,3 +761,71 @@ def test_the_same_tables_without_the_null_rows_are_read() -> None:
     )
     assert said == []
     assert got.height == 1
+
+
+# --- 7. --ids str of irm compare and irm fuse -------------------------------------------
+
+_ID_FLAG = "e.g. --ids str (every id of every file read as text)"
+
+
+@pytest.fixture
+def id_files(tmp_path: Path) -> Path:
+    """Run a (text ids, Parquet), run b (the same, integer ids) and TREC judgments."""
+    run = pl.DataFrame(
+        {
+            "query_id": ["1", "1", "2", "2"],
+            "doc_id": ["10", "11", "12", "10"],
+            "score": [2.0, 1.0, 2.0, 1.0],
+        }
+    )
+    run.write_parquet(tmp_path / "a.parquet")
+    run.with_columns(pl.col("doc_id").cast(pl.Int64)).write_parquet(tmp_path / "b.parquet")
+    (tmp_path / "qrels.txt").write_text("1 0 10 1\n2 0 10 1\n")
+    return tmp_path
+
+
+# (case, the command's arguments, the refusal without --ids str)
+COMMANDS: list[tuple[str, list[str], str]] = [
+    (
+        "compare",
+        ["compare", "a.parquet", "b.parquet", "--qrels", "qrels.txt", "-m", "mrr",
+         "--format", "json"],
+        "irm: error: qrels.txt: system 'b': column 'doc_id' holds integers in the run "
+        f"(Int64) but strings in the judgments (String); cast one side, {_ID_FLAG}\n",
+    ),
+    (
+        "fuse",
+        ["fuse", "a.parquet", "b.parquet", "-o", "fused.parquet"],
+        "irm: error: column 'doc_id' holds strings in some runs and integers in others; "
+        f"cast it to one type in every run, {_ID_FLAG}\n",
+    ),
+    (
+        "fuse --optimize",
+        ["fuse", "a.parquet", "b.parquet", "--optimize", "--qrels", "qrels.txt"],
+        "irm: error: column 'doc_id' holds strings in some runs and integers in others; "
+        f"cast it to one type in every run, {_ID_FLAG}\n",
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("case", "args", "refusal"), COMMANDS, ids=[c[0] for c in COMMANDS])
+def test_compare_and_fuse_take_ids_str(
+    id_files: Path, case: str, args: list[str], refusal: str
+) -> None:
+    refused = irm_in_process(*args, cwd=id_files)
+    assert (refused.returncode, refused.stderr) == (2, refusal)
+    done = irm_in_process(*args, "--ids", "str", cwd=id_files)
+    assert (done.returncode, done.stderr) == (0, "")
+
+
+def test_compare_with_ids_str_pairs_the_same_rankings(id_files: Path) -> None:
+    args = ["compare", "a.parquet", "b.parquet", "--qrels", "qrels.txt", "-m", "mrr"]
+    done = irm_in_process(*args, "--format", "json", "--ids", "str", cwd=id_files)
+    row = json.loads(done.stdout)[0]
+    # the same rankings once the ids are text: q1 10 first (1), q2 10 second (1/2)
+    assert (row["mean"], row["baseline_mean"], row["delta"]) == (0.75, 0.75, 0.0)
+    fused = irm_in_process(
+        "fuse", "a.parquet", "b.parquet", "-o", "f.parquet", "--ids", "str", cwd=id_files
+    )
+    assert fused.returncode == 0
+    assert pl.read_parquet(id_files / "f.parquet").schema["doc_id"] == pl.String

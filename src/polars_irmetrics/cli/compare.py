@@ -18,7 +18,9 @@ import polars as pl
 
 from polars_irmetrics.cli.flags import (
     add_column_flags,
+    add_ids_flag,
     add_ranking_flags,
+    ids_as_text,
     ranking_options,
     refuse_trec_columns,
 )
@@ -178,6 +180,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="FILE",
         help="awrf, awrf_ndcg: the target group distribution, 'group' and 'target'",
     )
+    add_ids_flag(p, " (and the group names of --groups and --target)")
 
 
 #: What --groups and --target hold, in messages.
@@ -286,6 +289,10 @@ def run(args: argparse.Namespace) -> int:
         if args.qrels is None
         else scan_qrels(args.qrels, args.qrels_format, relevance=args.relevance, **ids)
     )
+    as_text = args.ids == "str"
+    if as_text:  # every id as text, as irm evaluate --ids str reads them
+        runs = {name: ids_as_text(run, list(ids.values())) for name, run in runs.items()}
+        qrels = None if qrels is None else ids_as_text(qrels, list(ids.values()))
     kwargs = {
         **options,
         "qrels": qrels,
@@ -302,9 +309,15 @@ def run(args: argparse.Namespace) -> int:
         "query_set": args.query_set,
     }
     if args.groups is not None:
-        kwargs["groups"] = scan_run(args.groups, what=_GROUPS, required={"doc_id": "doc_id"})
+        groups = scan_run(args.groups, what=_GROUPS, required={"doc_id": "doc_id"})
+        # the documents and the group names (every column) as text, with --ids str
+        kwargs["groups"] = (
+            ids_as_text(groups, groups.collect_schema().names()) if as_text else groups
+        )
     if args.target is not None:
-        kwargs["target"] = scan_run(args.target, what=_TARGET, required={})
+        target = scan_run(args.target, what=_TARGET, required={})
+        names = [c for c in target.collect_schema().names() if c != "target"]
+        kwargs["target"] = ids_as_text(target, names) if as_text else target
     metrics = list(args.metrics or _DEFAULT_METRICS)
     result = compare(runs, metrics, **kwargs)
     per_query = recorded_per_query(result)  # the per-query values, not evaluated again

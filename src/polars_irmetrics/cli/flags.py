@@ -9,7 +9,10 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
+import polars as pl
+
 from polars_irmetrics.errors import InvalidValueError, IrmError
+from polars_irmetrics.ground.lists import is_list_column
 from polars_irmetrics.io.files import detect_format
 from polars_irmetrics.io.sources import display_name
 
@@ -34,6 +37,31 @@ COLUMN_FLAGS: tuple[tuple[str, str], ...] = (
 
 #: The plan's options these flags set, by keyword (read back by :func:`ranking_options`).
 _OPTIONS = ("order", "relevance_level", "depth", "unjudged")
+
+
+def add_ids_flag(p: argparse.ArgumentParser, also: str = "") -> None:
+    """``--ids {keep,str}``: every file's query and document ids read as text (``also``:
+    what else the command casts), so that integer ids (Parquet, JSON lines) meet a TREC
+    file's; a message's Python cast of the ids is then written as this flag."""
+    p.add_argument(
+        "--ids",
+        choices=("keep", "str"),
+        default="keep",
+        help=f"'str': read the query and document ids of every file{also} as text, so that "
+        "integer ids (Parquet, JSON lines) meet a TREC file's (default: keep, as read)",
+    )
+
+
+def ids_as_text(frame: pl.LazyFrame, columns: Sequence[str]) -> pl.LazyFrame:
+    """``--ids str``: the id columns of ``frame`` as text (a list of ids as a list of
+    texts), so integer ids meet a TREC file's."""
+    schema = frame.collect_schema()
+    casts = [
+        pl.col(c).cast(pl.List(pl.String) if is_list_column(schema, c) else pl.String)
+        for c in dict.fromkeys(columns)
+        if c in schema
+    ]
+    return frame.with_columns(casts) if casts else frame
 
 
 def add_column_flags(p: argparse.ArgumentParser, only: tuple[str, ...] = ()) -> None:

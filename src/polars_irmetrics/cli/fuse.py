@@ -15,7 +15,9 @@ import polars as pl
 
 from polars_irmetrics.cli.flags import (
     add_column_flags,
+    add_ids_flag,
     add_relevance_level_flag,
+    ids_as_text,
     refuse_trec_columns,
 )
 from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, IrmError
@@ -115,6 +117,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--folds", type=int, default=None, help="cross-validate over N query folds")
     # the runs' columns (fusion reads the scores) and, for --optimize, the judgments'
     add_column_flags(p, only=("query_id", "doc_id", "rank", "score", "relevance"))
+    add_ids_flag(p)
     add_relevance_level_flag(
         p, "with --optimize: relevance >= L counts as relevant for a binary metric (default 1)"
     )
@@ -254,6 +257,8 @@ def run(args: argparse.Namespace) -> int:
         runs[path] = scanned.select(
             pl.col(args.query_id).alias("query_id"), pl.col(args.doc_id).alias("doc_id"), order
         )
+        if args.ids == "str":  # every id as text, as irm evaluate --ids str reads them
+            runs[path] = ids_as_text(runs[path], ["query_id", "doc_id"])
     if args.relevance != "relevance" and not args.optimize:
         raise InvalidValueError(
             f"--relevance {args.relevance} names the judgments' column, which only "
@@ -277,6 +282,8 @@ def run(args: argparse.Namespace) -> int:
             pl.col(args.doc_id).alias("doc_id"),
             pl.col(args.relevance).alias("relevance"),
         )
+        if args.ids == "str":
+            qrels = ids_as_text(qrels, ["query_id", "doc_id"])
         metric = args.metric or "ndcg@10"
         result = cast(
             tuple[Any, ...],

@@ -34,14 +34,20 @@ from polars_irmetrics.cli import compare as compare_cmd
 from polars_irmetrics.cli import fuse as fuse_cmd
 from polars_irmetrics.cli import metrics as metrics_cmd
 from polars_irmetrics.cli import trec_eval as trec_eval_cmd
-from polars_irmetrics.cli.flags import add_column_flags, add_ranking_flags, refuse_trec_columns
+from polars_irmetrics.cli.flags import (
+    add_column_flags,
+    add_ids_flag,
+    add_ranking_flags,
+    ids_as_text,
+    refuse_trec_columns,
+)
 from polars_irmetrics.cli.keywords import as_flags, flags_of
 from polars_irmetrics.door.evaluate import Parsed, evaluate_tables
 from polars_irmetrics.errors import DuplicateError, InvalidValueError, IrmError
 from polars_irmetrics.expressions import rank_by_score
 from polars_irmetrics.ground.buckets import beside_main, spill_guard
 from polars_irmetrics.ground.debias import Debias
-from polars_irmetrics.ground.lists import is_list_column, long_run
+from polars_irmetrics.ground.lists import long_run
 from polars_irmetrics.ground.options import EvalKwargs
 from polars_irmetrics.io.files import (
     FORMATS,
@@ -432,14 +438,7 @@ def _input_flags(p: argparse.ArgumentParser) -> None:
         help="a hive partition column of the run whose partitions hold whole queries: "
         "out of core, each partition is evaluated alone",
     )
-    p.add_argument(
-        "--ids",
-        choices=("keep", "str"),
-        default="keep",
-        help="'str': read the query and document ids of every file (and the group names "
-        "of --groups, --user-groups and --target) as text, so that integer ids (Parquet, "
-        "JSON lines) meet a TREC file's (default: keep, as read)",
-    )
+    add_ids_flag(p, " (and the group names of --groups, --user-groups and --target)")
 
 
 def _label_value(text: str) -> int | float | str:
@@ -540,18 +539,6 @@ def _one_order(frames: list[pl.LazyFrame], args: argparse.Namespace) -> list[pl.
     ]
 
 
-def _ids_as_text(frame: pl.LazyFrame, columns: Sequence[str]) -> pl.LazyFrame:
-    """``--ids str``: the id columns of ``frame`` as text (a list of ids as a list of
-    texts), so integer ids meet a TREC file's."""
-    schema = frame.collect_schema()
-    casts = [
-        pl.col(c).cast(pl.List(pl.String) if is_list_column(schema, c) else pl.String)
-        for c in dict.fromkeys(columns)
-        if c in schema
-    ]
-    return frame.with_columns(casts) if casts else frame
-
-
 def _read_inputs(
     args: argparse.Namespace, runs: list[str], qrels_source: str | None, requests: Requests
 ) -> tuple[pl.LazyFrame, dict[str, pl.LazyFrame | None]]:
@@ -648,9 +635,9 @@ def _read_inputs(
             args.item_features, what=_ITEM_FEATURES, required={"doc_id": args.doc_id}, **ids,
         )  # fmt: skip
     if args.ids == "str":
-        frames = [_ids_as_text(frame, list(ids.values())) for frame in frames]
+        frames = [ids_as_text(frame, list(ids.values())) for frame in frames]
         tables = {
-            name: None if table is None else _ids_as_text(table, list(ids.values()))
+            name: None if table is None else ids_as_text(table, list(ids.values()))
             for name, table in tables.items()
         }
         # the group names too (every column of --groups and --user-groups, each of
@@ -659,7 +646,7 @@ def _read_inputs(
             table = tables[name]
             if table is not None:
                 names = [c for c in table.collect_schema().names() if c not in numbers]
-                tables[name] = _ids_as_text(table, names)
+                tables[name] = ids_as_text(table, names)
     run = pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]
     judgments: dict[str, pl.LazyFrame | None] = {"prefs": None, "qrels_jg": None}
     for name, source in (("prefs", args.prefs), ("qrels_jg", args.qrels_jg)):
