@@ -32,6 +32,10 @@
    their refusal of integer ids beside text ones names that flag; before, the fix they
    named was a Python cast (``pl.col('doc_id').cast(pl.String)``), which a command's
    user cannot apply, and no flag did it.
+8. The exposure measures' warning of a run that retrieves no judged document says what
+   they score (ee_relevance 0, not ee_loss nor ee_disparity; it said "every metric
+   scores 0", and ee_loss was 2.3125), and with ``systems=`` it is given per system,
+   by name (it was skipped: system B's ids of another spelling scored in silence).
 """
 
 from __future__ import annotations
@@ -829,3 +833,55 @@ def test_compare_with_ids_str_pairs_the_same_rankings(id_files: Path) -> None:
     )
     assert fused.returncode == 0
     assert pl.read_parquet(id_files / "f.parquet").schema["doc_id"] == pl.String
+
+
+# --- 8. the exposure measures' coverage warning --------------------------------------------
+
+_EXPOSED = (
+    "no relevant document is exposed on any judged query, and the exposure measures score "
+    "each as a ranking without one (ee_relevance 0; not 0 for ee_loss and ee_disparity)"
+)
+_CASE_HINT = (
+    "3 (query, document) pair(s) of the run match a judgment only when case is ignored "
+    "(run 'A', judgments 'a'): ids are compared exactly, as trec_eval compares them; give "
+    "both the same spelling, e.g. pl.col('doc_id').str.to_lowercase() on the run and the "
+    "judgments."
+)
+_TALLY = "(0 of 3 judged documents, in 0 of 2 judged queries)"
+
+# (case, the run, options, the warnings)
+EXPOSED: list[tuple[str, pl.DataFrame, dict[str, Any], list[str]]] = [
+    (
+        "the whole run",
+        _UPPER_DOCS,
+        {},
+        [f"the run retrieves no judged document {_TALLY}: {_EXPOSED}. {_CASE_HINT}"],
+    ),
+    (
+        "system B of two",
+        _systems(_UPPER_DOCS),
+        {"systems": "system"},
+        [f"system 'B' retrieves no judged document {_TALLY}: {_EXPOSED}. {_CASE_HINT}"],
+    ),
+    ("two systems that line up", _systems(SYS_RUN), {"systems": "system"}, []),
+]
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["frame", "lazy"])
+@pytest.mark.parametrize(
+    ("case", "run", "options", "expected"), EXPOSED, ids=[c[0] for c in EXPOSED]
+)
+def test_the_exposure_measures_say_what_they_score_on_a_run_of_no_judged_document(
+    case: str, run: pl.DataFrame, options: dict[str, Any], expected: list[str], lazy: bool
+) -> None:
+    judged = JUDGED.lazy() if lazy else JUDGED
+    got, said = _said(
+        lambda: irm.evaluate(
+            run.lazy() if lazy else run, ["ee_loss", "ee_relevance"], qrels=judged, **options
+        )
+    )
+    assert said == expected
+    if expected:  # the run that misses: ee_relevance 0, ee_loss not
+        missed = got.tail(1).row(0, named=True)
+        assert missed["ee_relevance"] == 0.0
+        assert missed["ee_loss"] > 0.0

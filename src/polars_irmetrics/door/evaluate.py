@@ -60,6 +60,7 @@ from polars_irmetrics.ground.options import (
 )
 from polars_irmetrics.ground.validate import (
     judged_tally,
+    system_tallies,
     tally_counts,
     warn_on_judged,
     with_tally,
@@ -1516,6 +1517,14 @@ def _exposure(
     )
 
 
+#: What the exposure measures score where a run retrieves no judged document: not 0.
+_EXPOSED = (
+    "no relevant document is exposed on any judged query, and the exposure measures "
+    "score each as a ranking without one (ee_relevance 0; not 0 for ee_loss and "
+    "ee_disparity)"
+)
+
+
 def _judged_coverage(
     plan: pl.LazyFrame,
     run: pl.LazyFrame,
@@ -1528,22 +1537,33 @@ def _judged_coverage(
     that retrieves no judged document (the judgments read by a measure): here, or
     handed to an engine's ``warn`` sink as the part's coverage, which the engine adds
     up (:func:`~polars_irmetrics.ground.validate.judged_tally`, counted over the whole
-    run: every bucket's). With ``systems=``, one tally of every system's rows."""
+    run: every bucket's). With ``systems=``, one tally per system, each named."""
     qrels = tables.get("qrels")
     judged = any("judgments" in r.reads for _, r in exposure)
-    if qrels is None or not judged or warn is False or options.system_keys:
+    systems = list(options.system_keys)
+    if qrels is None or not judged or warn is False or (systems and warn is not True):
         return plan
     query_id, doc_id = options.query_id, options.doc_id
-    counts = judged_tally(run, qrels, query_id, doc_id)
     unretrieved = options.unretrieved
+    if systems:  # each system's tally, in one row; the ranking metrics' hints
+        hints = judged_hints(run, qrels, query_id, doc_id)
+        counts = system_tallies(judged_tally(run, qrels, query_id, doc_id, by=systems))
+
+        def say(row: Mapping[str, Any]) -> None:
+            warn_on_judged(row, unretrieved, hints, systems=systems, scores=_EXPOSED)
+
+        return with_tally(plan, counts, say)
+    counts = judged_tally(run, qrels, query_id, doc_id)
     if warn is True:  # with the ranking metrics' hints (case, a prefix), on its path only
         hints = judged_hints(run, qrels, query_id, doc_id)
-        return with_tally(plan, counts, lambda row: warn_on_judged(row, unretrieved, hints))
+        return with_tally(
+            plan, counts, lambda row: warn_on_judged(row, unretrieved, hints, scores=_EXPOSED)
+        )
     sink = warn
 
     def hand(row: Mapping[str, Any]) -> None:
         part = tally_counts(row)
-        sink(judged_coverage(part, run, qrels, query_id, doc_id, unretrieved))
+        sink(judged_coverage(part, run, qrels, query_id, doc_id, unretrieved, _EXPOSED))
 
     return with_tally(plan, counts, hand)
 

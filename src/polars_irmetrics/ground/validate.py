@@ -29,6 +29,7 @@ from polars_irmetrics.errors import (
 from polars_irmetrics.ground.facts import SharedIds, id_rows
 
 __all__ = [
+    "SYSTEM_TALLIES",
     "TALLY_ROW",
     "CheckSpec",
     "IdKind",
@@ -56,6 +57,7 @@ __all__ = [
     "require_columns",
     "sampled_error",
     "suspect",
+    "system_tallies",
     "systems_column",
     "systems_named",
     "tally_counts",
@@ -985,6 +987,7 @@ def warn_on_counts(
     unretrieved: Policy,
     hints: Sequence[Hint] = (),
     emit: Callable[[str], None] | None = None,
+    scores: str | None = None,
 ) -> None:
     """The coverage warnings of a tally (:func:`coverage_counts`, :func:`merge_counts`):
     once per system that retrieves no judged document or lists fewer than half of the
@@ -993,7 +996,10 @@ def warn_on_counts(
     judged queries it lists, where a hint finds ids that match after a change of
     spelling (without one, a shallow run over sparse judgments is such a run too).
     ``emit`` gives each text (default: a :class:`~polars_irmetrics.errors.CoverageWarning`
-    here; a Dask task hands it to the client)."""
+    here; a Dask task hands it to the client). ``scores``: what the metrics score on a
+    judged query where the run retrieves no judged document, for measures that do not
+    score 0 there (default: the ranking metrics' "every metric scores 0 on every judged
+    query, as trec_eval scores such a run")."""
     emit = emit or warn_from_plan
     if not counts.height:
         where = " (with systems=: or the run has no rows)" if systems else ""
@@ -1017,7 +1023,7 @@ def warn_on_counts(
             tally += f"; it lists {row['listed']} of the {row['queries']} judged queries"
         if row["found"] == 0:
             if unretrieved != "drop" or (listed and row["listed"] >= row["queries"]):
-                fate = (
+                fate = scores or (
                     "every metric scores 0 on every judged query, as trec_eval scores such a run"
                 )
             elif listed and row["listed"] == 0:
@@ -1071,7 +1077,7 @@ def judged_tally(
     query_id: str,
     doc_id: str,
     *,
-    by: str | None = None,
+    by: str | Sequence[str] | None = None,
     listed: bool = False,
 ) -> pl.LazyFrame:
     """One row of :data:`TALLY` counts: the judged queries, those whose run retrieves a
@@ -1097,7 +1103,7 @@ def judged_tally(
     [(0, 3, 1, 3, 1, 2), (1, 3, 0, 3, 0, 1)]
     """
     keys = [query_id, doc_id]
-    group = [] if by is None else [by]
+    group = [] if by is None else [by] if isinstance(by, str) else list(by)
     ran, held = run.collect_schema(), qrels.collect_schema()
     # each id in one dtype on both sides (an Enum beside a String, Int32 beside Int64)
     cast = [pl.col(k).cast(common_id_dtype([ran[k], held[k]])) for k in keys]
@@ -1114,13 +1120,19 @@ def judged_tally(
         pl.col(query_id).n_unique().cast(pl.Int64).alias("queries"),
         pl.len().cast(pl.Int64).alias("docs"),
     )
-    if by is None:
+    if not group:
         parts = [totals, found.select(counts), *([lists.select(listing)] if listed else [])]
         tally = pl.concat(parts, how="horizontal")
     else:
-        tally = ids.select(by).unique().join(found.group_by(by).agg(counts), on=by, how="left")
+        tally = (
+            ids.select(group)
+            .unique()
+            .join(found.group_by(group).agg(counts), on=group, how="left", nulls_equal=True)
+        )
         if listed:
-            tally = tally.join(lists.group_by(by).agg(listing), on=by, how="left")
+            tally = tally.join(
+                lists.group_by(group).agg(listing), on=group, how="left", nulls_equal=True
+            )
         zero = ["found_queries", "found", *(["listed"] if listed else [])]
         tally = tally.join(totals, how="cross").with_columns(pl.col(zero).fill_null(0))
     if not listed:
@@ -1144,12 +1156,42 @@ def tally_counts(row: Mapping[str, Any], columns: Mapping[str, str] | None = Non
 
 
 def warn_on_judged(
-    row: Mapping[str, Any], unretrieved: Policy, hints: Sequence[Hint] = ()
+    row: Mapping[str, Any],
+    unretrieved: Policy,
+    hints: Sequence[Hint] = (),
+    *,
+    systems: Sequence[str] = (),
+    scores: str | None = None,
 ) -> None:
     """The coverage warning of the judged queries' counts ``row`` (the :data:`TALLY`
     columns: no judged document retrieved, no judged query), in the words of the
-    ranking metrics', with their ``hints``."""
-    warn_on_counts(tally_counts(row), systems=(), unretrieved=unretrieved, hints=hints)
+    ranking metrics', with their ``hints``. ``systems``: the row holds, in column
+    :data:`SYSTEM_TALLIES`, one tally per system (:func:`judged_tally` by the system
+    keys), each warned about by name; ``scores``: as :func:`warn_on_counts` reads it."""
+    if systems:
+        counts = pl.DataFrame(row[SYSTEM_TALLIES])
+        if counts.height:
+            counts = counts.with_columns(pl.col(c).cast(pl.Int64) for c in TALLY).filter(
+                pl.col("queries") > 0
+            )
+        warn_on_counts(
+            counts, systems=systems, unretrieved=unretrieved, hints=hints, scores=scores
+        )
+        return
+    warn_on_counts(
+        tally_counts(row), systems=(), unretrieved=unretrieved, hints=hints, scores=scores
+    )
+
+
+#: The column of a one-row tally that holds :func:`judged_tally`'s rows by system.
+SYSTEM_TALLIES = f"{INTERNAL}system_tallies"
+
+
+def system_tallies(tally: pl.LazyFrame) -> pl.LazyFrame:
+    """:func:`judged_tally`'s rows by system as one row (:data:`SYSTEM_TALLIES`, a
+    list of its rows), as :func:`with_tally` hands one row to
+    :func:`warn_on_judged`."""
+    return tally.select(pl.struct(pl.all()).implode().alias(SYSTEM_TALLIES))
 
 
 #: The column that marks the tally row :func:`with_tally` adds to a plan's values.

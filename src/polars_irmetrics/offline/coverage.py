@@ -17,7 +17,7 @@ parts up on the driver (:meth:`Coverage.merged`) and warns with the same text
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import polars as pl
 
@@ -64,6 +64,9 @@ class Coverage:
     judged: pl.DataFrame | None = None
     doc_id: str = field(default="doc_id")
     query_id: str = field(default="query_id")
+    #: What the metrics score where a run retrieves no judged document, where not 0
+    #: (:func:`~polars_irmetrics.ground.validate.warn_on_counts`' ``scores``).
+    scores: str | None = None
 
     @staticmethod
     def merged(parts: Sequence[Coverage], systems: Sequence[str]) -> Coverage | None:
@@ -85,6 +88,7 @@ class Coverage:
             judged=pl.concat(judged).unique() if judged else None,
             doc_id=first.doc_id,
             query_id=first.query_id,
+            scores=first.scores,
         )
 
     def hints(self) -> tuple[Hint, ...]:
@@ -107,6 +111,7 @@ class Coverage:
             unretrieved=self.unretrieved,
             hints=self.hints(),
             emit=emit,
+            scores=self.scores,
         )
 
 
@@ -162,12 +167,15 @@ def judged_coverage(
     query_id: str,
     doc_id: str,
     unretrieved: Policy,
+    scores: str | None = None,
 ) -> Coverage:
     """The :class:`Coverage` of one engine part of such a route (:func:`judged_hints`):
     ``counts`` its tally, the hints' data computed on its rows where the tally is
-    suspect, as :func:`part_coverage` computes them for the ranking metrics."""
+    suspect, as :func:`part_coverage` computes them for the ranking metrics; ``scores``:
+    what its measures score on a run that retrieves no judged document, where not 0."""
     run, qrels, texts = _common_ids(run, qrels, query_id, doc_id)
-    return _part(counts, run, qrels, query_id, doc_id, unretrieved, texts)
+    part = _part(counts, run, qrels, query_id, doc_id, unretrieved, texts)
+    return replace(part, scores=scores)
 
 
 def _hints(
