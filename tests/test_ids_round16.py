@@ -36,6 +36,9 @@
    they score (ee_relevance 0, not ee_loss nor ee_disparity; it said "every metric
    scores 0", and ee_loss was 2.3125), and with ``systems=`` it is given per system,
    by name (it was skipped: system B's ids of another spelling scored in silence).
+9. irm.reproducibility, whose rank similarities read the original runs as reference=
+   with one system per run: the reproduced run whose ids the original lacks is named,
+   in the call's words ("the reproduced run 'advanced'", "the original run lacks").
 """
 
 from __future__ import annotations
@@ -885,3 +888,26 @@ def test_the_exposure_measures_say_what_they_score_on_a_run_of_no_judged_documen
         missed = got.tail(1).row(0, named=True)
         assert missed["ee_relevance"] == 0.0
         assert missed["ee_loss"] > 0.0
+
+
+# --- 9. irm.reproducibility names the reproduced run whose ids the original lacks ---------
+
+
+def test_reproducibility_names_the_reproduced_run_whose_ids_the_original_lacks() -> None:
+    doubled = SYS_RUN.with_columns(pl.col("score") * 2)
+    upper = doubled.with_columns(pl.col("query_id").str.to_uppercase())
+    _, said = _said(
+        lambda: irm.reproducibility(
+            {"baseline": SYS_RUN, "advanced": SYS_RUN},
+            {"baseline": doubled, "advanced": upper},
+            ["ndcg@2"],
+            qrels=JUDGED,
+        )
+    )
+    assert (
+        "original= holds none of the 2 queries of the reproduced run 'advanced' (column "
+        "'query_id'): the 2 the original run lacks are left out (unjudged='drop'), and each "
+        "query of the original run the reproduced run lacks scores 0 (unretrieved='zero'). "
+        "Ids that do not line up are the likely cause: give original= and the reproduced run "
+        "'advanced' the same 'query_id' values (same spelling, same collection)."
+    ) in said

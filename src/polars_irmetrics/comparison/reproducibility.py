@@ -606,10 +606,14 @@ def _in_reproduction_words(text: str) -> str:
 
     >>> _in_reproduction_words("reference= holds none of the 3 documents of the run")
     'original= holds none of the 3 documents of the reproduced run'
+    >>> _in_reproduction_words("the 2 the reference lacks ... of the run of system 'b'")
+    "the 2 the original run lacks ... of the reproduced run 'b'"
     """
     for old, new in (
         ("reference=", "original="),
         ("the reference's", "the original run's"),
+        ("the reference", "the original run"),
+        ("the run of system ", "the run "),  # one system of several: the run's name
         ("the run", "the reproduced run"),
     ):
         text = text.replace(old, new)
