@@ -39,6 +39,8 @@
 9. irm.reproducibility, whose rank similarities read the original runs as reference=
    with one system per run: the reproduced run whose ids the original lacks is named,
    in the call's words ("the reproduced run 'advanced'", "the original run lacks").
+10. ``labels=`` under ``unmatched='drop'`` with ``systems=``: a system whose pairs the
+    labels lack, beside one that lines up, is named (it left the result in silence).
 """
 
 from __future__ import annotations
@@ -911,3 +913,31 @@ def test_reproducibility_names_the_reproduced_run_whose_ids_the_original_lacks()
         "Ids that do not line up are the likely cause: give original= and the reproduced run "
         "'advanced' the same 'query_id' values (same spelling, same collection)."
     ) in said
+
+
+# --- 10. labels= that lines up with one system's predictions only --------------------------
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["frame", "lazy"])
+def test_labels_name_the_system_whose_pairs_they_lack(lazy: bool) -> None:
+    predictions = pl.concat(
+        [
+            PREDICTIONS.with_columns(pl.lit("A").alias("system")),
+            PREDICTIONS.with_columns(pl.col("item") + 100, pl.lit("B").alias("system")),
+        ]
+    )
+    tables = (predictions.lazy(), LABELS.lazy()) if lazy else (predictions, LABELS)
+    got, said = _said(
+        lambda: irm.evaluate(
+            tables[0], ["rmse"], labels=tables[1], systems="system", unmatched="drop", **PAIRS
+        )
+    )
+    # A: errors 1, 0.5, 0.5 (sqrt(0.5)); B: every pair left out, no row
+    assert got.rows() == [("A", 3, pytest.approx(0.5**0.5, abs=1e-15))]
+    assert said == [
+        "labels= and the predictions of system 'B' share none of their (user, item) pairs "
+        "(3 predictions, 3 labels): unmatched='drop' leaves out every prediction without a "
+        "label, so system 'B' has no row. Ids that do not line up are the likely cause: give "
+        "labels= and the predictions of system 'B' the same 'user' and 'item' values (same "
+        "spelling, same collection)."
+    ]

@@ -57,6 +57,7 @@ __all__ = [
     "require_columns",
     "sampled_error",
     "suspect",
+    "system_name",
     "system_tallies",
     "systems_column",
     "systems_named",
@@ -1411,7 +1412,13 @@ def _say_joint(
 
 
 def warn_on_pairs(
-    *, matched: int, predictions: int, labels: int, query_id: str, doc_id: str
+    *,
+    matched: int,
+    predictions: int,
+    labels: int,
+    query_id: str,
+    doc_id: str,
+    by_system: Sequence[Mapping[str, Any]] = (),
 ) -> None:
     """The :class:`~polars_irmetrics.errors.CoverageWarning` of ``labels=`` under
     ``unmatched='drop'``: given when no pair matches (an empty side included: every
@@ -1438,16 +1445,41 @@ def warn_on_pairs(
     predictions the same 'user' and 'item' values (same spelling, same collection).
     """
     if matched and (2 * matched >= predictions or 2 * matched >= labels):
+        # the whole table's pairs line up: each system (by_system: ``name``, its
+        # ``predictions`` and the pairs it ``matched``) whose own mostly do not, by name
+        for system in by_system:
+            _say_pairs(
+                system["matched"], system["predictions"], labels, query_id, doc_id, system["name"]
+            )
+        return
+    _say_pairs(matched, predictions, labels, query_id, doc_id, None)
+
+
+def _say_pairs(
+    matched: int, predictions: int, labels: int, query_id: str, doc_id: str, name: str | None
+) -> None:
+    """:func:`warn_on_pairs`' one warning (``name``: a system's, else the table's)."""
+    if matched and (2 * matched >= predictions or 2 * matched >= labels):
         return
     held = "none" if matched == 0 else f"only {matched}"
-    effect = "every value is null" if matched == 0 else f"the metrics read only {matched} rows"
+    owner = "the predictions" if name is None else f"the predictions of {name}"
+    if matched == 0:
+        effect = "every value is null" if name is None else f"{name} has no row"
+    else:
+        effect = f"the metrics read only {matched} rows"
     warn_from_plan(
-        f"labels= and the predictions share {held} of their ({query_id}, {doc_id}) pairs "
+        f"labels= and {owner} share {held} of their ({query_id}, {doc_id}) pairs "
         f"({predictions} predictions, {labels} labels): unmatched='drop' leaves out every "
         f"prediction without a label, so {effect}. Ids that do not line up are the likely "
-        f"cause: give labels= and the predictions the same {query_id!r} and {doc_id!r} "
+        f"cause: give labels= and {owner} the same {query_id!r} and {doc_id!r} "
         "values (same spelling, same collection)."
     )
+
+
+def system_name(row: Mapping[str, object], systems: Sequence[str]) -> str:
+    """How a warning names the system of ``row`` (its ``systems`` keys):
+    ``"system 'B'"``, ``"system (a='x', b=1)"``."""
+    return _run_name(row, systems)
 
 
 _ITEMS, _KNOWN_ITEMS = f"{INTERNAL}items", f"{INTERNAL}known_items"

@@ -94,6 +94,7 @@ from polars_irmetrics.ground.validate import (
     id_kind,
     kind_of,
     require_columns,
+    system_name,
     warn_on_pairs,
     with_tally_and_values,
 )
@@ -154,6 +155,8 @@ _IN_LABELS = f"{INTERNAL}in_labels"
 _DUP = f"{INTERNAL}dup"
 _PREDICTION_ROWS = f"{INTERNAL}prediction_rows"
 _LABEL_ROWS = f"{INTERNAL}label_rows"
+#: Each system's predictions (its keys and ``rows``), where ``systems=`` names them.
+_SYSTEM_ROWS = f"{INTERNAL}system_rows"
 #: Column of :func:`check_text_labels`: the number of distinct text labels of a table.
 TEXT_LABELS = f"{INTERNAL}text_labels"
 #: Column of :meth:`Prepared.raising_counts`: the number of groups checked.
@@ -502,13 +505,33 @@ class Prepared:
             return result
         query_id, doc_id = self.options.query_id, self.options.doc_id
 
+        systems = [k for k in self.options.system_keys if k in result.collect_schema()]
+
         def say(sizes: Mapping[str, Any], values: pl.DataFrame) -> None:
+            # each system's pairs read (a system whose pairs were all left out has no row)
+            read = (
+                {
+                    tuple(row[:-1]): row[-1]
+                    for row in values.group_by(systems).agg(pl.col(NUM_ROWS).sum()).rows()
+                }
+                if systems
+                else {}
+            )
+            by_system = [
+                {
+                    "name": system_name(entry, systems),
+                    "predictions": entry["rows"],
+                    "matched": int(read.get(tuple(entry[k] for k in systems)) or 0),
+                }
+                for entry in sizes.get(_SYSTEM_ROWS) or []
+            ]
             warn_on_pairs(
                 matched=int(values[NUM_ROWS].sum()),
                 predictions=sizes[_PREDICTION_ROWS],
                 labels=sizes[_LABEL_ROWS],
                 query_id=query_id,
                 doc_id=doc_id,
+                by_system=by_system,
             )
 
         return with_tally_and_values(result, self.sizes, say)
@@ -538,13 +561,20 @@ def prepare_rows(
     sizes = None
     if labels is not None:
         if options.unmatched == "drop":  # the rows of each side, for the warning
-            sizes = pl.concat(
-                [
-                    table.select(pl.len().cast(pl.Int64).alias(_PREDICTION_ROWS)),
-                    labels.select(pl.len().cast(pl.Int64).alias(_LABEL_ROWS)),
-                ],
-                how="horizontal",
-            )
+            parts = [
+                table.select(pl.len().cast(pl.Int64).alias(_PREDICTION_ROWS)),
+                labels.select(pl.len().cast(pl.Int64).alias(_LABEL_ROWS)),
+            ]
+            systems = [k for k in options.system_keys if k in table.collect_schema()]
+            if systems:  # and each system's predictions, named if its pairs do not line up
+                per_system = (
+                    table.group_by(systems)
+                    .agg(pl.len().cast(pl.Int64).alias("rows"))
+                    .sort(systems)
+                    .select(pl.struct(*systems, "rows").implode().alias(_SYSTEM_ROWS))
+                )
+                parts.append(per_system)
+            sizes = pl.concat(parts, how="horizontal")
         table = _joined(table, labels, options)
     schema = table.collect_schema()
     frame = "predictions" if labels is not None else "table"
