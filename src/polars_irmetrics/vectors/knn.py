@@ -879,16 +879,26 @@ def _rows(block: Block, start: int, stop: int, *, copy: bool = False) -> Block:
 TILE = 4096
 
 
+#: The queries of one product: every product :func:`_product` makes has ``QTILE`` rows
+#: (the last ones zero-padded), as it has :data:`TILE` columns.
+QTILE = 256
+
+
 def _product(queries: Matrix, docs: Matrix) -> npt.NDArray[Any]:
     """``queries @ docs.T``, each score with the same bits however the corpus and the
     queries were split into blocks.
 
     BLAS picks its kernels, and with them the order of each score's sums, by the shape
-    of the product: a block of 7 documents, or one query (the matrix-vector kernel),
-    changed most float32 scores in their last bit against a block of 65,536. Here every
-    product has one shape in the documents, ``TILE`` of them (the last tile zero-padded),
-    and two queries or more (one query is taken twice), each tile written in place
-    (its columns of the result are a strided view BLAS writes to directly).
+    of the product, and on some processors by a row's place in it: a block of 7
+    documents, one query (the matrix-vector kernel), or 9 queries against 2 (OpenBLAS'
+    AVX-512 kernels, threaded) changed scores in their last bit, and OpenBLAS' float32
+    kernel sums the rows of a 16-row group in two orders. Here every product has one
+    shape, ``QTILE`` queries by ``TILE`` documents (the last tiles zero-padded), and is
+    made in float64, whose kernel gives a row the same bits wherever it is in the tile;
+    float32 vectors' scores are that product rounded once to float32 (each product of
+    two float32 numbers is exact in float64). The price: a call of few queries computes
+    a whole tile of ``QTILE`` (one query costs what 256 do), and float32 vectors are
+    multiplied at float64's speed.
 
     >>> rng = np.random.default_rng(0)
     >>> q, d = rng.standard_normal((3, 96), np.float32), rng.standard_normal((70, 96), np.float32)
@@ -900,20 +910,23 @@ def _product(queries: Matrix, docs: Matrix) -> npt.NDArray[Any]:
     """
     rows, count = queries.shape[0], docs.shape[0]
     dtype = np.result_type(queries.dtype, docs.dtype)
-    if rows == 1:  # as two queries: not the matrix-vector kernel
-        return _product(np.vstack([queries, queries]), docs)[:1]
     out = np.empty((rows, count), dtype=dtype)
     if not rows or not count:
         return out
-    queries = np.ascontiguousarray(queries, dtype=dtype)
-    docs = np.ascontiguousarray(docs, dtype=dtype)
-    whole = count - count % TILE
-    for start in range(0, whole, TILE):
-        np.matmul(queries, docs[start : start + TILE].T, out=out[:, start : start + TILE])
-    if whole < count:  # the last documents, in a zero-padded tile
-        padded = np.zeros((TILE, docs.shape[1]), dtype=dtype)
-        padded[: count - whole] = docs[whole:]
-        out[:, whole:] = (queries @ padded.T)[:, : count - whole]
+    width = docs.shape[1]
+    # the queries once in float64, zero-padded to whole tiles of QTILE rows (views below)
+    padded = np.zeros((-(-rows // QTILE) * QTILE, width), dtype=np.float64)
+    padded[:rows] = queries
+    tile = np.zeros((TILE, width), dtype=np.float64)
+    product = np.empty((QTILE, TILE), dtype=np.float64)
+    for first in range(0, count, TILE):
+        size = min(TILE, count - first)
+        tile[:size] = docs[first : first + size]
+        tile[size:] = 0.0
+        for top in range(0, rows, QTILE):
+            height = min(QTILE, rows - top)
+            np.matmul(padded[top : top + QTILE], tile.T, out=product)
+            out[top : top + height, first : first + size] = product[:height, :size]
     return out
 
 
