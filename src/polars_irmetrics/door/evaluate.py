@@ -315,7 +315,9 @@ def evaluate(
             that reads the judgments the call refuses ``'drop'``: give each judged
             query its key with ``queries``). A key (of ``by`` or ``systems``) named as a
             column of the result (``num_q``, ``num_rows``, ``num_sessions``, a metric's
-            column such as ``'auc'``) is refused: rename it in the table first.
+            column such as ``'auc'``) is refused: rename it in the table first; so is a
+            key, ``query_id=`` or ``doc_id=`` that begins with ``'__'``, the prefix of the
+            library's working columns.
 
         ``systems``
             Keys naming systems or runs (``"system"``, ``"run"``): each group is scored on

@@ -33,9 +33,11 @@ from polars_irmetrics.ground.validate import Policy, check_policy
 
 __all__ = [
     "INTERNAL_OPTIONS",
+    "LIBRARY_KEYS",
     "READ_BY",
     "ROUTE_METRICS",
     "UNSEEN_POLICIES",
+    "WORKING_PREFIX",
     "CiMethod",
     "EvalKwargs",
     "EvalOptions",
@@ -53,6 +55,7 @@ __all__ = [
     "option_names",
     "refuse_repeated_key",
     "refuse_result_keys",
+    "refuse_working_name",
 ]
 
 Order = Literal["auto", "rank", "score"]
@@ -520,6 +523,41 @@ def key_keyword(options: EvalOptions, key: str) -> tuple[str, list[str]]:
     return "by", list(options.attribute_keys)
 
 
+#: The prefix of the library's working columns (``__irm_...``, fusion's ``__irmf_...``,
+#: the plans' ``__s``, ``__m``, ``__D``...): a group key or an id column named so could
+#: meet one inside a plan (polars' duplicate-name or missing-column error, or a value
+#: overwritten), so :func:`refuse_working_name` refuses it.
+WORKING_PREFIX = "__"
+#: The systems keys the library's own doors evaluate under (comparison.reproducibility's
+#: runs, fusion's trained runs and grid points): named with the prefix so that no column
+#: of a caller's meets them, so not refused (tests/test_shapes_round16.py holds them equal
+#: to the modules' constants).
+LIBRARY_KEYS = frozenset({"__irm_run", "__irmf_run", "__irmf_grid"})
+
+
+def refuse_working_name(name: str, column: str, keys: Sequence[str] | None = None) -> None:
+    """Refuse a column named by option ``name`` (a key of ``keys``, for ``by=`` and
+    ``systems=``; ``None``: the id columns ``query_id=``, ``doc_id=``) that begins with
+    :data:`WORKING_PREFIX`, the library's working columns' prefix.
+
+    >>> refuse_working_name("by", "day", ["day"])
+    >>> refuse_working_name("by", "__s", ["__s"])
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: by=['__s'] names '__s', and a name that ...
+    """
+    if not column.startswith(WORKING_PREFIX) or (keys is not None and column in LIBRARY_KEYS):
+        return
+    shown = repr(column) if keys is None else repr(list(keys))
+    fixed = column.lstrip("_") or "key"
+    raise InvalidValueError(
+        f"{name}={shown} names {column!r}, and a name that begins with '__' is kept for the "
+        f"library's working columns (a plan could hold one of that name beside it); rename "
+        f"the column first, e.g. run.rename({{{column!r}: {fixed!r}}}), and pass "
+        f"{name}={fixed!r}"
+    )
+
+
 def refuse_repeated_key(name: str, key: str, keys: Sequence[str]) -> None:
     """Refuse ``key`` listed more than once in the group keys ``keys`` of option
     ``name``, with the keys listed once as the fix."""
@@ -881,6 +919,7 @@ class EvalOptions:
         for name, keys in (("by", by), ("systems", systems)):
             for key in keys:
                 refuse_repeated_key(name, key, keys)
+                refuse_working_name(name, key, keys)
                 if key in (self.query_id, self.doc_id):
                     raise InvalidValueError(
                         f"{name}={list(keys)!r} names {key!r}, which is already the query or "
@@ -892,6 +931,8 @@ class EvalOptions:
                     f"{key!r} is in both systems= and by=; a key names systems (systems=) or "
                     "an attribute of the query (by=), not both"
                 )
+        refuse_working_name("query_id", self.query_id)
+        refuse_working_name("doc_id", self.doc_id)
         if self.query_id == self.doc_id:
             raise shared_column_error("query_id", "doc_id", self.query_id)
         ids = {self.query_id: "query_id", self.doc_id: "doc_id"}

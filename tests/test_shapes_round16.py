@@ -1,0 +1,83 @@
+"""Round 16, shapes and unread options: every shape of input gives the exact value or a
+refusal by name (never a polars error), and an option no requested metric reads is refused."""
+
+from __future__ import annotations
+
+import importlib
+import re
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.fusion import methods, optimize
+
+RUN = pl.DataFrame(
+    {
+        "query_id": ["q1", "q1", "q1", "q2", "q2", "q3"],
+        "doc_id": ["a", "b", "d", "a", "c", "b"],
+        "score": [2.0, 1.0, 0.5, 3.0, 1.0, 1.0],
+    }
+)
+QRELS = pl.DataFrame(
+    {
+        "query_id": ["q1", "q1", "q2", "q3"],
+        "doc_id": ["a", "b", "c", "b"],
+        "relevance": [1, 2, 1, 0],
+    }
+)
+REFERENCE = RUN.with_columns(score=-pl.col("score"))
+
+# A by=/systems= key or an id column named like one of the plans' working columns met
+# it inside the plan: rbo's '__s' raised polars' DuplicateError, '__tied' and the ranking
+# metrics' '__irm_listed' a ColumnNotFoundError, '__D' an InvalidOperationError.
+WORKING = [
+    pytest.param("by", "__s", ["rbo"], {"reference": REFERENCE}, id="by-rbo-__s"),
+    pytest.param("systems", "__tied", ["kendall_tau@3"], {"reference": REFERENCE}, id="sys-tau"),
+    pytest.param("by", "__D", ["rbo"], {"reference": REFERENCE}, id="by-rbo-__D"),
+    pytest.param("by", "__irm_listed", ["ndcg@2"], {"qrels": QRELS}, id="by-ndcg-listed"),
+    pytest.param("systems", "__irm_judged", ["P@1"], {"qrels": QRELS}, id="sys-P-judged"),
+    pytest.param("query_id", "__i", ["rbo"], {"reference": REFERENCE}, id="qid-rbo-__i"),
+    pytest.param("query_id", "__irm_listed", ["map"], {"qrels": QRELS}, id="qid-map"),
+    pytest.param("doc_id", "__x", ["ndcg@2"], {"qrels": QRELS}, id="did-ndcg"),
+]
+
+
+@pytest.mark.parametrize(("option", "name", "metrics", "tables"), WORKING)
+def test_a_name_of_the_working_prefix_is_refused(
+    frame_kind: str, option: str, name: str, metrics: list[str], tables: dict[str, pl.DataFrame]
+) -> None:
+    if option in ("query_id", "doc_id"):
+        table = RUN.rename({option: name})
+        tables = {k: t.rename({option: name}) for k, t in tables.items()}
+        shown = repr(name)
+    else:
+        table = RUN.with_columns(pl.lit("x").alias(name))
+        shown = repr([name])
+    fixed = name.lstrip("_")
+    message = (
+        f"{option}={shown} names {name!r}, and a name that begins with '__' is kept for the "
+        "library's working columns (a plan could hold one of that name beside it); rename the "
+        f"column first, e.g. run.rename({{{name!r}: {fixed!r}}}), and pass {option}={fixed!r}"
+    )
+    frame = table.lazy() if frame_kind == "LazyFrame" else table
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        irm.evaluate(frame, metrics, **{option: name}, **tables)  # type: ignore[arg-type]
+
+
+def test_the_renamed_key_gives_the_values() -> None:
+    # the fix the message names works: 'x' is every query's key, so the one group's
+    # values are the call's without by= (q1..q3 evaluated against the reference)
+    plain = irm.evaluate(RUN, ["rbo"], reference=REFERENCE)
+    keyed = irm.evaluate(RUN.with_columns(s=pl.lit("x")), ["rbo"], reference=REFERENCE, by="s")
+    assert keyed.drop("s").equals(plain)
+
+
+def test_the_library_keys_are_its_own_doors_keys() -> None:
+    # the doors that evaluate under a key of the prefix: never refused (the package
+    # exports the function reproducibility under the module's name)
+    from polars_irmetrics.ground.options import LIBRARY_KEYS
+
+    repro = importlib.import_module("polars_irmetrics.comparison.reproducibility")
+    assert {repro._RUN, methods.RUN, optimize.GRID} == LIBRARY_KEYS
