@@ -81,3 +81,17 @@ def test_the_library_keys_are_its_own_doors_keys() -> None:
 
     repro = importlib.import_module("polars_irmetrics.comparison.reproducibility")
     assert {repro._RUN, methods.RUN, optimize.GRID} == LIBRARY_KEYS
+
+
+def test_queries_without_by_is_refused_by_name(frame_kind: str) -> None:
+    # queries= holds the by= keys of each query; without by= it read nothing, and the
+    # message said "queries= has none of the by= keys []"
+    queries = pl.DataFrame({"query_id": ["q1", "q2", "q3"], "day": ["mon", "mon", "tue"]})
+    table = RUN.lazy() if frame_kind == "LazyFrame" else RUN
+    message = (
+        "queries= holds the by= keys of each query (day, market, segment...), and no by= was "
+        "given, so it would change nothing: pass by= with its key columns (its columns: "
+        "'query_id', 'day'), or drop queries="
+    )
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        irm.evaluate(table, ["ndcg@2"], qrels=QRELS, queries=queries)

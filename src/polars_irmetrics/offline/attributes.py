@@ -47,6 +47,12 @@ def with_query_attributes(
     require_columns(
         schema, [query_id], "queries", "queries= holds one row per query: its id and attributes"
     )
+    if not options.attribute_keys:  # no key to read: the table would change nothing
+        raise InvalidValueError(
+            "queries= holds the by= keys of each query (day, market, segment...), and no "
+            "by= was given, so it would change nothing: pass by= with its key columns "
+            f"(its columns: {', '.join(map(repr, schema.names()))}), or drop queries="
+        )
     keys = [k for k in options.attribute_keys if k in schema]
     if not keys:
         raise InvalidValueError(
