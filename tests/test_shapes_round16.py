@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 from polars_irmetrics.fusion import methods, optimize
 
 RUN = pl.DataFrame(
@@ -95,3 +95,47 @@ def test_queries_without_by_is_refused_by_name(frame_kind: str) -> None:
     )
     with pytest.raises(InvalidValueError, match=re.escape(message)):
         irm.evaluate(table, ["ndcg@2"], qrels=QRELS, queries=queries)
+
+
+# A value that reads the cutoff @k, in a request without one, computed what the default
+# does and was accepted: recall(denominator='capped') divided by min(k, R) with no k,
+# i.e. by R, and P(adaptive_k=True) by min(k, n) with no k, i.e. by n (set_P).
+NEEDS_CUTOFF = [
+    ("recall(denominator='capped')", "denominator='capped'", "denominator='relevant'", "recall"),
+    ("map(denominator='capped')", "denominator='capped'", "denominator='relevant'", "map"),
+    (
+        "rprec(denominator='capped')",
+        "denominator='capped'",
+        "denominator='relevant'",
+        "r_precision",
+    ),
+    ("P(adaptive_k=True)", "adaptive_k=True", "adaptive_k=False", "precision"),
+    ("setp(adaptive_k=True)@5", "adaptive_k=True", "adaptive_k=False", "precision"),
+]
+
+
+@pytest.mark.parametrize(("name", "given", "default", "metric"), NEEDS_CUTOFF)
+def test_a_parameter_that_reads_the_cutoff_is_refused_without_one(
+    name: str, given: str, default: str, metric: str
+) -> None:
+    param, value = given.split("=")
+    message = (
+        f"metric {name!r}: {given} reads the cutoff @k, and the request has none, so it "
+        f"computes what {default} does: add a cutoff, e.g. "
+        f'"{metric}({param}={value})@10", or drop {param}'
+    )
+    with pytest.raises(MetricParameterError, match=re.escape(message)):
+        irm.evaluate(RUN, [name], qrels=QRELS)
+
+
+def test_with_a_cutoff_the_parameters_are_read() -> None:
+    # q1: a(1) b(2) d, R=2; q2: a c(1), R=1; q3: b(0), R=0
+    # recall(capped)@1: q1 1/min(1,2)=1, q2 0/1=0, q3 0 -> 1/3 (recall@1: 1/2, 0, 0 -> 1/6)
+    # P(adaptive_k=True)@5: q1 2/min(5,3), q2 1/min(5,2), q3 0/1 -> (2/3 + 1/2) / 3
+    got = irm.evaluate(
+        RUN, ["recall(denominator='capped')@1", "recall@1", "P(adaptive_k=True)@5"], qrels=QRELS
+    )
+    assert got.row(0) == (3, 1 / 3, (1 / 2) / 3, (2 / 3 + 1 / 2) / 3)
+    # the expression functions refuse it too
+    with pytest.raises(MetricParameterError, match=re.escape("adaptive_k=True reads the cutoff")):
+        irm.precision(adaptive_k=True)

@@ -176,6 +176,7 @@ CORE_METRICS: tuple[Metric, ...] = (
                 "True: divide by min(k, n), n the documents retrieved (torchmetrics' "
                 "RetrievalPrecision(adaptive_k=True)); False: by k (trec_eval P_k)",
                 check=check_flag,
+                with_cutoff=(True,),
             ),
         ),
         aliases=(
@@ -213,6 +214,7 @@ CORE_METRICS: tuple[Metric, ...] = (
                 "relevant",
                 ("relevant", "capped"),
                 "divide by R (trec_eval) or by min(k, R) (BEIR's R_cap)",
+                with_cutoff=("capped",),
             ),
             *RELEVANCY,
         ),
@@ -281,6 +283,7 @@ CORE_METRICS: tuple[Metric, ...] = (
                 ("relevant", "capped"),
                 "with a cutoff k: divide by R (Microsoft Recommenders' r_precision_at_k "
                 "code) or by min(k, R) (precision@k once R >= k, as their docstring says)",
+                with_cutoff=("capped",),
             ),
             *RELEVANCY,
         ),
@@ -344,6 +347,7 @@ CORE_METRICS: tuple[Metric, ...] = (
                 ("relevant", "capped", "retrieved"),
                 "divide by R (trec_eval), min(k, R) (Spark, Microsoft Recommenders' map_at_k) "
                 "or the relevant documents found in the top k (torchmetrics)",
+                with_cutoff=("capped",),
             ),
             *RELEVANCY,
         ),

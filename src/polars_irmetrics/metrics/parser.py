@@ -449,6 +449,13 @@ def _build(
                 value = param.check(value)
             except ValueError as error:
                 raise MetricParameterError(f"metric {shown!r}: {error}") from None
+        if k is None and value in param.with_cutoff:  # spec.Param.with_cutoff
+            raise MetricParameterError(
+                f"metric {shown!r}: {param.name}={value!r} reads the cutoff @k, and the "
+                f"request has none, so it computes what {param.name}={param.default!r} "
+                f'does: add a cutoff, e.g. "{metric.name}({param.name}={value!r})@10", or '
+                f"drop {param.name}"
+            )
         resolved.append((param.name, value))
     if options:
         unknown = next(iter(options))

@@ -231,6 +231,11 @@ class Param:
         an overlap, higher is better. The one place a direction depends on a parameter;
         :attr:`MetricRequest.higher_is_better
         <polars_irmetrics.metrics.requests.MetricRequest.higher_is_better>` reads it.
+    with_cutoff
+        The values that read the cutoff ``@k``: ``recall(denominator='capped')`` divides
+        by ``min(k, R)``, ``precision(adaptive_k=True)`` by ``min(k, n)``; without a
+        cutoff such a value computes what the default does, so the parser refuses it
+        (never ignores it) where the request has no ``@k``.
     """
 
     name: str
@@ -241,6 +246,7 @@ class Param:
         default=None, compare=False, repr=False
     )
     directions: Mapping[str, bool | None] = field(default_factory=dict, compare=False)
+    with_cutoff: tuple[ParamValue, ...] = ()
 
 
 @dataclass(frozen=True)
