@@ -139,3 +139,39 @@ def test_with_a_cutoff_the_parameters_are_read() -> None:
     # the expression functions refuse it too
     with pytest.raises(MetricParameterError, match=re.escape("adaptive_k=True reads the cutoff")):
         irm.precision(adaptive_k=True)
+
+
+def test_compare_and_ab_test_refuse_a_name_of_the_working_prefix() -> None:
+    # compare's system= of a long frame met the ranking metrics' '__irm_judged' (polars'
+    # DuplicateError); ab_test's by='__irm_x' likewise
+    stacked = pl.concat(
+        [
+            RUN.with_columns(__irm_judged=pl.lit("A")),
+            REFERENCE.with_columns(__irm_judged=pl.lit("B")),
+        ]
+    )
+    message = (
+        "system='__irm_judged' names '__irm_judged', and a name that begins with '__' is kept "
+        "for the library's working columns (a plan could hold one of that name beside it); "
+        "rename the column first, e.g. runs.rename({'__irm_judged': 'irm_judged'}), and pass "
+        "system='irm_judged'"
+    )
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        irm.compare(stacked, ["ndcg@2"], qrels=QRELS, system="__irm_judged")
+    log = pl.DataFrame(
+        {
+            "user_id": ["u1", "u2", "u3", "u4"],
+            "session_id": ["s1", "s2", "s3", "s4"],
+            "position": [1, 1, 1, 1],
+            "clicked": [1, 0, 1, 1],
+            "arm": ["A", "A", "B", "B"],
+            "__irm_x": ["d", "d", "d", "d"],
+        }
+    )
+    message = (
+        "by=['__irm_x'] names '__irm_x', and a name that begins with '__' is kept for the "
+        "library's working columns (a plan could hold one of that name beside it); rename the "
+        "column first, e.g. log.rename({'__irm_x': 'irm_x'}), and pass by='irm_x'"
+    )
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        irm.ab_test(log, ["ctr"], by="__irm_x")

@@ -44,7 +44,11 @@ from polars_irmetrics.errors import (
 )
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lists import long_judgments, long_run
-from polars_irmetrics.ground.options import EvalOptions, check_named_columns
+from polars_irmetrics.ground.options import (
+    EvalOptions,
+    check_named_columns,
+    refuse_working_name,
+)
 from polars_irmetrics.ground.validate import is_text, kind_of
 from polars_irmetrics.metrics.mad import MAD
 from polars_irmetrics.metrics.registry import (
@@ -173,6 +177,7 @@ def check_system_role(runs: Runs, system: str, options: EvalOptions) -> None:
     """
     if isinstance(runs, Mapping):
         return  # a dict names each system by its key (another system= is refused)
+    refuse_working_name("system", system, table="runs")
     roles = ("query_id", "doc_id", "rank", "score", "relevance")
     for role in roles:
         if getattr(options, role) == system:

@@ -535,10 +535,13 @@ WORKING_PREFIX = "__"
 LIBRARY_KEYS = frozenset({"__irm_run", "__irmf_run", "__irmf_grid"})
 
 
-def refuse_working_name(name: str, column: str, keys: Sequence[str] | None = None) -> None:
+def refuse_working_name(
+    name: str, column: str, keys: Sequence[str] | None = None, table: str = "run"
+) -> None:
     """Refuse a column named by option ``name`` (a key of ``keys``, for ``by=`` and
-    ``systems=``; ``None``: the id columns ``query_id=``, ``doc_id=``) that begins with
-    :data:`WORKING_PREFIX`, the library's working columns' prefix.
+    ``systems=``; ``None``: one column, ``query_id=``, ``doc_id=``, compare's
+    ``system=``) that begins with :data:`WORKING_PREFIX`, the library's working columns'
+    prefix; the fix renames it in ``table``.
 
     >>> refuse_working_name("by", "day", ["day"])
     >>> refuse_working_name("by", "__s", ["__s"])
@@ -553,7 +556,7 @@ def refuse_working_name(name: str, column: str, keys: Sequence[str] | None = Non
     raise InvalidValueError(
         f"{name}={shown} names {column!r}, and a name that begins with '__' is kept for the "
         f"library's working columns (a plan could hold one of that name beside it); rename "
-        f"the column first, e.g. run.rename({{{column!r}: {fixed!r}}}), and pass "
+        f"the column first, e.g. {table}.rename({{{column!r}: {fixed!r}}}), and pass "
         f"{name}={fixed!r}"
     )
 

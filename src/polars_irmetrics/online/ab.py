@@ -26,6 +26,7 @@ from polars_irmetrics.ground.options import (
     plain_number,
     refuse_repeated_key,
     refuse_result_keys,
+    refuse_working_name,
 )
 from polars_irmetrics.ground.validate import INTERNAL, require_columns
 from polars_irmetrics.metrics.online import ClickMetric
@@ -382,6 +383,7 @@ def segment_keys(
     keys = key_names("by", by, fix="; pass e.g. by='day' or by=['day', 'device']")
     for key in keys:
         refuse_repeated_key("by", key, keys)
+        refuse_working_name("by", key, keys, table="log")
         if key in ids:
             raise InvalidValueError(
                 f"by={list(keys)!r} names {key!r}, which is already {named}; list only "
