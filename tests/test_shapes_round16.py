@@ -137,8 +137,22 @@ def test_with_a_cutoff_the_parameters_are_read() -> None:
     )
     assert got.row(0) == (3, 1 / 3, (1 / 2) / 3, (2 / 3 + 1 / 2) / 3)
     # the expression functions refuse it too
-    with pytest.raises(MetricParameterError, match=re.escape("adaptive_k=True reads the cutoff")):
+    message = (
+        "metric 'irm.precision(...)': adaptive_k=True reads the cutoff @k, and the request has "
+        "none, so it computes what adaptive_k=False does: add a cutoff, e.g. "
+        "irm.precision(k=10, adaptive_k=True), or drop adaptive_k"
+    )
+    with pytest.raises(MetricParameterError, match=re.escape(message)):
         irm.precision(adaptive_k=True)
+    # and the namespace's methods
+    judged = RUN.join(QRELS, on=["query_id", "doc_id"], how="left")
+    message = (
+        "metric 'irm.recall(...)': denominator='capped' reads the cutoff @k, and the request "
+        "has none, so it computes what denominator='relevant' does: add a cutoff, e.g. "
+        "irm.recall(k=10, denominator='capped'), or drop denominator"
+    )
+    with pytest.raises(MetricParameterError, match=re.escape(message)):
+        judged.irm.recall(denominator="capped")
 
 
 def test_compare_and_ab_test_refuse_a_name_of_the_working_prefix() -> None:

@@ -450,11 +450,16 @@ def _build(
             except ValueError as error:
                 raise MetricParameterError(f"metric {shown!r}: {error}") from None
         if k is None and value in param.with_cutoff:  # spec.Param.with_cutoff
+            # a name's fix is a name; an expression function's (request()) its keywords
+            example = (
+                f"irm.{metric.name}(k=10, {param.name}={value!r})"
+                if shown.startswith("irm.")
+                else f'"{metric.name}({param.name}={value!r})@10"'
+            )
             raise MetricParameterError(
                 f"metric {shown!r}: {param.name}={value!r} reads the cutoff @k, and the "
                 f"request has none, so it computes what {param.name}={param.default!r} "
-                f'does: add a cutoff, e.g. "{metric.name}({param.name}={value!r})@10", or '
-                f"drop {param.name}"
+                f"does: add a cutoff, e.g. {example}, or drop {param.name}"
             )
         resolved.append((param.name, value))
     if options:
