@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import InvalidValueError, MetricParameterError
+from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MetricParameterError
 from polars_irmetrics.fusion import methods, optimize
 
 RUN = pl.DataFrame(
@@ -189,3 +189,21 @@ def test_compare_and_ab_test_refuse_a_name_of_the_working_prefix() -> None:
     )
     with pytest.raises(InvalidValueError, match=re.escape(message)):
         irm.ab_test(log, ["ctr"], by="__irm_x")
+
+
+@pytest.mark.parametrize("metrics", [["ndcg@2"], ["ee_loss"], ["ndcg@2", "ee_loss"]])
+def test_a_key_of_queries_of_another_dtype_than_the_runs_is_named_so(
+    frame_kind: str, metrics: list[str]
+) -> None:
+    # queries=' 'day' (Int64) is joined onto the judgments, and the refusal of the run's
+    # String 'day' named "Int64 in the judgments", which have no such column
+    run = RUN.with_columns(
+        day=pl.when(pl.col("query_id") == "q1").then(pl.lit("1")).otherwise(pl.lit("2"))
+    )
+    queries = pl.DataFrame({"query_id": ["q1", "q2", "q3"], "day": [1, 2, 2]})
+    table = run.lazy() if frame_kind == "LazyFrame" else run
+    message = (
+        "column 'day' has dtype String in the run but Int64 in queries=; cast one side to match"
+    )
+    with pytest.raises(ColumnTypeError, match=re.escape(message)):
+        irm.evaluate(table, metrics, qrels=QRELS, queries=queries, by="day")
