@@ -207,3 +207,25 @@ def test_a_key_of_queries_of_another_dtype_than_the_runs_is_named_so(
     )
     with pytest.raises(ColumnTypeError, match=re.escape(message)):
         irm.evaluate(table, metrics, qrels=QRELS, queries=queries, by="day")
+
+
+def test_queries_key_of_a_judged_table_that_holds_it_is_refused(frame_kind: str) -> None:
+    # the judged table's own 'day' was read and queries=' 'day' ignored in silence: the
+    # groups were the table's m and t, not queries=' x and y
+    judged = pl.DataFrame(
+        {
+            "query_id": ["q1", "q1", "q2"],
+            "doc_id": ["a", "b", "c"],
+            "rank": [1, 2, 1],
+            "relevance": [1, 0, 1],
+            "day": ["m", "m", "t"],
+        }
+    )
+    queries = pl.DataFrame({"query_id": ["q1", "q2"], "day": ["x", "y"]})
+    table = judged.lazy() if frame_kind == "LazyFrame" else judged
+    message = (
+        "by key 'day' is both in queries= and in the judged table; give each judged query "
+        "its value once: drop the column from one of them"
+    )
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        irm.evaluate(table, ["ndcg"], queries=queries, by="day")

@@ -216,7 +216,8 @@ def evaluate(
         Attributes of the queries (``query_id`` and ``by`` keys such as day, market or
         segment): each judged query is counted in the group its own value names,
         whether the run retrieved it or not (see ``by``). A query with several rows
-        counts in each of their groups.
+        counts in each of their groups. Read with ``by`` alone; a key the judgments (or
+        the judged table) carry themselves is refused, as it would not be read.
     prefs
         Preference judgments for the ``prefs_*`` measures (trec_eval ``-R prefs``):
         ``query_id``, ``jg``, ``jsg``, ``doc_id``, ``rel_level``

@@ -59,13 +59,17 @@ def with_query_attributes(
             f"queries= has none of the by= keys {list(options.attribute_keys)!r} (its "
             f"columns: {', '.join(map(repr, schema.names()))}); add them, or drop queries="
         )
-    if qrels is not None:
-        given = [k for k in keys if k in qrels.collect_schema()]
-        if given:
-            raise InvalidValueError(
-                f"by key {given[0]!r} is both in queries= and in the judgments; give each "
-                "judged query its value once: drop the column from one of them"
-            )
+    run_schema = run.collect_schema()
+    # the judgments' own key wins (see evaluate's by=): queries= would be read for nothing;
+    # without qrels= the run is the judged table, its rows the judgments
+    judgments = run_schema if qrels is None else qrels.collect_schema()
+    given = [k for k in keys if k in judgments]
+    if given:
+        where = "the judged table" if qrels is None else "the judgments"
+        raise InvalidValueError(
+            f"by key {given[0]!r} is both in queries= and in {where}; give each "
+            "judged query its value once: drop the column from one of them"
+        )
     # a row of no query: refused when the plan runs, as every table's null id (a join
     # would drop it in silence)
     attributes = (
@@ -73,7 +77,6 @@ def with_query_attributes(
         .map_batches(lambda frame: _refuse_null_ids(frame, query_id))
         .unique()
     )
-    run_schema = run.collect_schema()
     for key in keys:  # a key the run holds too: checked against queries='s, not the
         # judgments' (which take queries=' column, so the refusal would name them)
         if key in run_schema and run_schema[key] != schema[key]:
