@@ -229,3 +229,21 @@ def test_queries_key_of_a_judged_table_that_holds_it_is_refused(frame_kind: str)
     )
     with pytest.raises(InvalidValueError, match=re.escape(message)):
         irm.evaluate(table, ["ndcg"], queries=queries, by="day")
+
+
+def test_a_scalar_rank_beside_list_shaped_ids_is_refused(frame_kind: str) -> None:
+    # the list positions replaced the row's rank in silence: P@1 was 0.0 (c first)
+    run = pl.DataFrame({"query_id": ["q1"], "doc_id": [["c", "a", "b"]], "rank": [1]})
+    qrels = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "relevance": [1, 1]})
+    table = run.lazy() if frame_kind == "LazyFrame" else run
+    message = (
+        "column 'rank' of the run holds one value per row beside the lists of 'doc_id': a "
+        "list-shaped run's ranks are the list positions (1 = first), or a parallel list of one "
+        "rank per document in 'rank'; drop the column, e.g. .drop('rank'), or make it such a "
+        "list"
+    )
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        irm.evaluate(table, ["P@1"], qrels=qrels)
+    # a parallel list of ranks is read: a is at rank 1, so P@1 = 1/1
+    ranked = run.with_columns(rank=pl.Series([[3, 1, 2]]))
+    assert irm.evaluate(ranked, ["P@1"], qrels=qrels).row(0) == (1, 1.0)
