@@ -231,19 +231,29 @@ def test_queries_key_of_a_judged_table_that_holds_it_is_refused(frame_kind: str)
         irm.evaluate(table, ["ndcg"], queries=queries, by="day")
 
 
-def test_a_scalar_rank_beside_list_shaped_ids_is_refused(frame_kind: str) -> None:
-    # the list positions replaced the row's rank in silence: P@1 was 0.0 (c first)
-    run = pl.DataFrame({"query_id": ["q1"], "doc_id": [["c", "a", "b"]], "rank": [1]})
+@pytest.mark.parametrize(
+    ("column", "value", "what"), [("rank", 1, "rank"), ("score", 0.5, "score")]
+)
+def test_a_scalar_rank_or_score_beside_list_shaped_ids_is_refused(
+    frame_kind: str, column: str, value: float, what: str
+) -> None:
+    # the list positions replaced the row's rank in silence (P@1 was 0.0: c first); a
+    # row's one score became every document's score (all tied under order='score')
+    run = pl.DataFrame({"query_id": ["q1"], "doc_id": [["c", "a", "b"]], column: [value]})
     qrels = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "relevance": [1, 1]})
     table = run.lazy() if frame_kind == "LazyFrame" else run
     message = (
-        "column 'rank' of the run holds one value per row beside the lists of 'doc_id': a "
-        "list-shaped run's ranks are the list positions (1 = first), or a parallel list of one "
-        "rank per document in 'rank'; drop the column, e.g. .drop('rank'), or make it such a "
-        "list"
+        f"column {column!r} of the run holds one value per row beside the lists of 'doc_id': "
+        "a list-shaped run's ranks are the list positions (1 = first), or a parallel list of "
+        f"one {what} per document in {column!r}; drop the column, e.g. .drop({column!r}), or "
+        "make it such a list"
     )
     with pytest.raises(InvalidValueError, match=re.escape(message)):
         irm.evaluate(table, ["P@1"], qrels=qrels)
-    # a parallel list of ranks is read: a is at rank 1, so P@1 = 1/1
-    ranked = run.with_columns(rank=pl.Series([[3, 1, 2]]))
-    assert irm.evaluate(ranked, ["P@1"], qrels=qrels).row(0) == (1, 1.0)
+
+
+def test_a_parallel_list_of_ranks_is_read() -> None:
+    # a is at rank 1, so P@1 = 1/1
+    run = pl.DataFrame({"query_id": ["q1"], "doc_id": [["c", "a", "b"]], "rank": [[3, 1, 2]]})
+    qrels = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "relevance": [1, 1]})
+    assert irm.evaluate(run, ["P@1"], qrels=qrels).row(0) == (1, 1.0)

@@ -9,7 +9,7 @@ ground truth is one list of relevant ids per query::
 A run whose ``doc_id`` column is a ``List`` (or ``Array``) holds one row per query, its
 ranking in order: the document at list position ``i`` (0-based) gets rank ``i + 1``,
 and a parallel ``List`` in ``score`` (same length) is kept as the score (a ``rank``
-column must be such a list too: one value per row is refused). Judgments whose
+or ``score`` column must be such a list: one value per row is refused). Judgments whose
 ``doc_id`` is a ``List`` list a query's relevant documents (relevance 1), or give graded
 labels in a parallel ``List`` named by ``relevance=`` (a scalar ``relevance`` applies to
 every listed document).
@@ -130,13 +130,15 @@ def long_run(
     if not is_list_column(schema, doc_id):
         return run
     parallel: list[str] = [c for c in (score, rank, relevance) if is_list_column(schema, c)]
-    if rank in schema and rank not in parallel:  # the positions would replace it in silence
-        raise InvalidValueError(
-            f"column {rank!r} of the run holds one value per row beside the lists of "
-            f"{doc_id!r}: a list-shaped run's ranks are the list positions (1 = first), or a "
-            f"parallel list of one rank per document in {rank!r}; drop the column, e.g. "
-            f".drop({rank!r}), or make it such a list"
-        )
+    for column, what in ((rank, "rank"), (score, "score")):
+        # the positions would replace a rank, each document take the row's one score
+        if column in schema and column not in parallel:
+            raise InvalidValueError(
+                f"column {column!r} of the run holds one value per row beside the lists of "
+                f"{doc_id!r}: a list-shaped run's ranks are the list positions (1 = first), "
+                f"or a parallel list of one {what} per document in {column!r}; drop the "
+                f"column, e.g. .drop({column!r}), or make it such a list"
+            )
     lists: list[str] = [doc_id, *parallel]
     positions: list[str] = [] if rank in parallel else [rank]
     lazy = _checked(_as_lists(run.lazy(), schema, lists), lists, query_id, "run")
