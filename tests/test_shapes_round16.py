@@ -4,6 +4,7 @@ refusal by name (never a polars error), and an option no requested metric reads 
 from __future__ import annotations
 
 import importlib
+import math
 import re
 
 import polars as pl
@@ -257,3 +258,49 @@ def test_a_parallel_list_of_ranks_is_read() -> None:
     run = pl.DataFrame({"query_id": ["q1"], "doc_id": [["c", "a", "b"]], "rank": [[3, 1, 2]]})
     qrels = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "relevance": [1, 1]})
     assert irm.evaluate(run, ["P@1"], qrels=qrels).row(0) == (1, 1.0)
+
+
+# judged_only= removes the run's unjudged documents; without a cutoff @k these metrics
+# read only which judged documents were retrieved, or their order, so it changed nothing
+# and was accepted. Run q1: u1 (unjudged), a (rel 1), n (rel 0), b (rel 1).
+CLOSED_RUN = pl.DataFrame(
+    {"query_id": ["q1"] * 4, "doc_id": ["u1", "a", "n", "b"], "rank": [1, 2, 3, 4]}
+)
+CLOSED_QRELS = pl.DataFrame(
+    {"query_id": ["q1"] * 3, "doc_id": ["a", "n", "b"], "relevance": [1, 0, 1]}
+)
+CLOSED = ["bpref", "recall", "set_recall", "num_rel_ret", "success", "cg", "fcp", "gm_bpref"]
+
+
+@pytest.mark.parametrize("metric", CLOSED)
+def test_judged_only_beside_a_metric_of_the_judged_documents_alone_is_refused(
+    metric: str,
+) -> None:
+    message = (
+        f"judged_only=True is not read by metric {metric!r}: without a cutoff @k a metric of "
+        "the judged documents retrieved (recall, num_rel_ret, hit_rate, cg) or of their order "
+        "(bpref, fcp) is the same with the unjudged documents removed, and a count of the "
+        "judgments or of the queries (num_rel, num_q) reads no ranking; only the metrics of a "
+        "ranking's places (P, ndcg, map, num_ret, recall@k...) read the ranking closed up on "
+        "its judged documents; drop judged_only= (it would change nothing), or evaluate such "
+        "a metric"
+    )
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        irm.evaluate(CLOSED_RUN, [metric], qrels=CLOSED_QRELS, judged_only=True)
+    # the metric's own judged_only= too
+    with pytest.raises(MetricParameterError, match=re.escape("it would change nothing")):
+        irm.evaluate(CLOSED_RUN, [f"{metric}(judged_only=True)"], qrels=CLOSED_QRELS)
+
+
+def test_judged_only_is_read_at_a_cutoff_and_beside_a_metric_of_places() -> None:
+    # recall@1: u1 at the top, 0/2; closed up, a at the top, 1/2
+    # ndcg@2 closed up: a, n -> 1 / (1 + 1/log2(3)) beside bpref (1 - 0/2 ... = 0.5)
+    got = irm.evaluate(
+        CLOSED_RUN, ["recall@1", "bpref", "ndcg@2"], qrels=CLOSED_QRELS, judged_only=True
+    )
+    ideal = 1.0 + 1.0 / math.log2(3.0)
+    assert got.row(0) == pytest.approx((1, 0.5, 0.5, 1.0 / ideal), rel=1e-12)
+    assert irm.evaluate(CLOSED_RUN, ["recall@1"], qrels=CLOSED_QRELS).item(0, 1) == 0.0
+    # a metric of no ranking is refused by its own words
+    with pytest.raises(MetricParameterError, match=re.escape("num_rel reads no ranking")):
+        irm.evaluate(CLOSED_RUN, ["num_rel(judged_only=True)"], qrels=CLOSED_QRELS)

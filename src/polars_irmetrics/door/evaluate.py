@@ -803,6 +803,10 @@ def reads_ranking(requests: Requests, name: str) -> bool:
     >>> reads_ranking(parse_metric_list(["num_rel", "ndcg@10"]), "judged_only")
     True
     """
+    if name == "judged_only":  # without @k, recall or bpref is the same on judged docs
+        return any(
+            r.route in READ_BY[name] and r.metric.reads_judged_only(r.k) for _, r in requests
+        )
     return any(r.route in READ_BY[name] and r.metric.ranking for _, r in requests)
 
 
@@ -823,6 +827,17 @@ def check_ranking_read(options: EvalOptions, requests: Requests) -> None:
         if name not in given or reads_ranking(requests, name):
             continue
         metrics = metrics_named([label for label, _ in requests])
+        if name == "judged_only" and any(r.metric.ranking for _, r in requests):
+            raise InvalidValueError(
+                f"judged_only={options.judged_only!r} is not read by {metrics}: without a "
+                "cutoff @k a metric of the judged documents retrieved (recall, num_rel_ret, "
+                "hit_rate, cg) or of their order (bpref, fcp) is the same with the unjudged "
+                "documents removed, and a count of the judgments or of the queries (num_rel, "
+                "num_q) reads no ranking; only the metrics of a ranking's places (P, ndcg, "
+                "map, num_ret, recall@k...) read the ranking closed up on its judged "
+                "documents; drop judged_only= (it would change nothing), or evaluate such a "
+                "metric"
+            )
         raise InvalidValueError(
             f"{name}={getattr(options, name)!r} is not read by {metrics}: a count of the "
             "judgments or of the queries (num_rel, idcg, num_q, prefs_num_prefs_poss) "

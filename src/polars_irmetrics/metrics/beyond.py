@@ -235,6 +235,7 @@ BEYOND_METRICS: tuple[Metric, ...] = (
         "judged document has the same label, or none is judged); an empty list scores "
         "1/2 when there are pairs (every pair is tied). k past the end of the list "
         "changes nothing. Quadratic in the judged documents of a query.",
+        unjudged=False,  # judged_only= changes nothing without @k
     ),
     Metric(
         "judged",

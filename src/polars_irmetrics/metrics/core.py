@@ -227,6 +227,7 @@ CORE_METRICS: tuple[Metric, ...] = (
         "rel_ret@k / min(k, R). 0 when R = 0. relevancy_method='by_threshold' (Microsoft "
         "Recommenders): rel_ret@threshold / R. ir_measures' SetR(rel=2)@5 is set_recall, "
         "the whole retrieved set: the @5 has no effect there nor here.",
+        unjudged=False,  # judged_only= changes nothing without @k
     ),
     Metric(
         "f1",
@@ -311,6 +312,7 @@ CORE_METRICS: tuple[Metric, ...] = (
         latex=r"\mathrm{Hit@}k = \mathbb{1}\left[\exists\, r \le k : \ell_r \ge \lambda\right]",
         aliases=(Alias("success"),),
         formula="1 if rel_ret@k > 0 else 0 (trec_eval success_k, ir_measures Success@k).",
+        unjudged=False,  # judged_only= changes nothing without @k
     ),
     Metric(
         "mrr",
@@ -443,6 +445,7 @@ CORE_METRICS: tuple[Metric, ...] = (
         params=(GAIN,),
         binary=False,
         formula="sum of gain(rel) over ranks 1..k.",
+        unjudged=False,  # judged_only= changes nothing without @k
     ),
     Metric(
         "bpref",
@@ -457,6 +460,7 @@ CORE_METRICS: tuple[Metric, ...] = (
         formula="(1/R) * sum over retrieved relevant d of (1 - min(n_d, R) / min(N, R)), "
         "n_d = judged non-relevant documents ranked above d; unjudged documents are "
         "ignored (Buckley & Voorhees 2004, trec_eval bpref).",
+        unjudged=False,  # judged_only= changes nothing without @k
     ),
     Metric(
         "num_q",
@@ -510,5 +514,6 @@ CORE_METRICS: tuple[Metric, ...] = (
         aliases=(Alias("numrelret", aggregate="sum"), Alias("hits"), Alias("relret")),
         integer=True,
         formula="rel_ret@k (trec_eval num_rel_ret; ranx hits@k).",
+        unjudged=False,  # judged_only= changes nothing without @k
     ),
 )

@@ -434,7 +434,7 @@ def _build(
         raise MetricParameterError(
             f"metric {shown!r}: {called} takes no cutoff; use {metric.name!r} without '@{k}'"
         )
-    judged_only = _check_judged_only(metric, options.pop("judged_only", False), shown)
+    judged_only = _check_judged_only(metric, options.pop("judged_only", False), shown, k)
     empty = _check_empty(metric, options.pop("empty_target_action", None), shown)
     resolved: list[tuple[str, ParamValue]] = []
     for param in metric.params:
@@ -548,8 +548,10 @@ def _check_empty(metric: Metric, value: ParamValue, shown: str) -> str | None:
     return str(value)
 
 
-def _check_judged_only(metric: Metric, value: ParamValue, shown: str) -> bool:
-    """ir_measures' ``judged_only=True``: unjudged documents removed before scoring."""
+def _check_judged_only(metric: Metric, value: ParamValue, shown: str, k: int | None) -> bool:
+    """ir_measures' ``judged_only=True``: unjudged documents removed before scoring;
+    refused where that changes nothing (:meth:`Metric.reads_judged_only
+    <polars_irmetrics.metrics.spec.Metric.reads_judged_only>`)."""
     flag = str(value).lower()
     if flag not in ("true", "false", "1", "0"):
         raise MetricParameterError(
@@ -559,6 +561,17 @@ def _check_judged_only(metric: Metric, value: ParamValue, shown: str) -> bool:
         raise MetricParameterError(
             f"metric {shown!r}: judged_only removes the run's unjudged documents; "
             f"{metric.name} reads no relevance judgments"
+        )
+    if flag in ("true", "1") and not metric.reads_judged_only(k):
+        what = (
+            "reads no ranking (a count of the judgments or of the queries)"
+            if not metric.ranking
+            else "without a cutoff @k reads the judged documents alone (which of them the "
+            "run retrieved, or their order), the same with the unjudged ones removed"
+        )
+        raise MetricParameterError(
+            f"metric {shown!r}: judged_only removes the run's unjudged documents, and "
+            f"{metric.name} {what}: it would change nothing; drop judged_only"
         )
     return flag in ("true", "1")
 

@@ -343,6 +343,13 @@ class Metric:
         ``prefs_num_prefs_poss``) or a metric of the whole run's ranks (RecTools'
         ``covered_users``), beside which alone the two options are refused
         (:func:`~polars_irmetrics.door.evaluate.check_ranking_read`).
+    unjudged
+        Whether, without a cutoff ``@k``, the value reads where the run's unjudged
+        documents stand. ``False``: it reads which judged documents the run retrieved
+        (``recall``, ``num_rel_ret``, ``hit_rate``, ``cg``, ``num_nonrel_judged_ret``) or
+        their order among themselves (``bpref``, ``gm_bpref``, ``fcp``), so ``judged_only``
+        (which removes the unjudged documents) changes nothing there and is refused beside
+        it alone (:meth:`reads_judged_only`); with a cutoff it cuts another top k.
     integer
         Whether the per-query value is a count (printed without decimals).
     aggregate
@@ -405,6 +412,7 @@ class Metric:
     binary: bool = True
     threshold: bool = False
     ranking: bool = True
+    unjudged: bool = True
     integer: bool = False
     aggregate: Aggregate = "mean"
     formula: str = ""
@@ -442,6 +450,20 @@ class Metric:
             if needed in self.reads:
                 return route
         return "offline"
+
+    def reads_judged_only(self, k: int | None) -> bool:
+        """Whether ``judged_only`` (the run's unjudged documents removed) can change the
+        metric's value at cutoff ``k``: it reads a ranking (:attr:`ranking`), and the
+        unjudged documents' places (:attr:`unjudged`) or a top k they would share.
+
+        >>> from polars_irmetrics.metrics.registry import get_metric
+        >>> recall = get_metric("recall")
+        >>> get_metric("bpref").reads_judged_only(None), recall.reads_judged_only(None)
+        (False, False)
+        >>> recall.reads_judged_only(5), get_metric("ndcg").reads_judged_only(None)
+        (True, True)
+        """
+        return self.ranking and (self.unjudged or k is not None)
 
     def summarize(
         self, column: str, how: Aggregate | None = None, ci_level: float = CI_LEVEL

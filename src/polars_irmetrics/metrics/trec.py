@@ -526,6 +526,7 @@ TREC_METRICS: tuple[Metric, ...] = (
         aggregate="geometric",
         formula="per query, bpref; over queries exp(mean(log(max(bpref, 0.00001)))) "
         "(trec_eval gm_bpref). Summary only in trec_eval's output.",
+        unjudged=False,  # judged_only= changes nothing without @k
     ),
     Metric(
         "iprec",
@@ -656,6 +657,7 @@ TREC_METRICS: tuple[Metric, ...] = (
         integer=True,
         formula="judged documents with 0 <= rel < level at ranks 1..k (trec_eval "
         "num_nonrel_judged_ret, summed in its summary).",
+        unjudged=False,  # judged_only= changes nothing without @k
     ),
     Metric(
         "ndcg_rel",
