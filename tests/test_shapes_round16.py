@@ -304,3 +304,22 @@ def test_judged_only_is_read_at_a_cutoff_and_beside_a_metric_of_places() -> None
     # a metric of no ranking is refused by its own words
     with pytest.raises(MetricParameterError, match=re.escape("num_rel reads no ranking")):
         irm.evaluate(CLOSED_RUN, ["num_rel(judged_only=True)"], qrels=CLOSED_QRELS)
+
+
+@pytest.mark.parametrize("keys", [["query_id"], ["query_id", "doc_id"]])
+def test_a_pandas_tables_named_index_is_read_as_pa_table_from_pandas_reads_it(
+    keys: list[str],
+) -> None:
+    # df.set_index('query_id') lost its query ids (column 'query_id' not found), where
+    # pa.Table.from_pandas of the same frame keeps them: the same values on both paths
+    pd = pytest.importorskip("pandas")
+    pa = pytest.importorskip("pyarrow")
+    frame = RUN.to_pandas().set_index(keys)
+    qrels = QRELS.to_pandas().set_index("query_id")
+    expected = irm.evaluate(RUN, ["ndcg@2", "map"], qrels=QRELS)
+    assert isinstance(frame, pd.DataFrame)
+    assert irm.evaluate(frame, ["ndcg@2", "map"], qrels=qrels).equals(expected)
+    through_arrow = irm.evaluate(
+        pa.Table.from_pandas(frame), ["ndcg@2", "map"], qrels=pa.Table.from_pandas(qrels)
+    )
+    assert through_arrow.equals(expected)

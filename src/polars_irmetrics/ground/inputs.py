@@ -4,7 +4,8 @@ polars DataFrames and LazyFrames are used as they are. A pandas DataFrame, a pya
 Table or RecordBatch, and any object with the Arrow PyCapsule stream interface
 (``__arrow_c_stream__``: DuckDB and Ibis results, nanoarrow, ...) are converted to a
 polars DataFrame first (``pl.from_pandas``, or ``pl.DataFrame``, which reads the Arrow
-stream, without a copy where the buffers allow it). pandas is not a dependency: it is
+stream, without a copy where the buffers allow it); a pandas table's named index levels
+are columns there, as ``pa.Table.from_pandas`` keeps them. pandas is not a dependency: it is
 only looked for when it was already imported.
 """
 
@@ -65,6 +66,11 @@ def as_polars(frame: object, name: str) -> pl.DataFrame | pl.LazyFrame:
         return frame
     pandas = sys.modules.get("pandas")
     if pandas is not None and isinstance(frame, pandas.DataFrame):
+        # a named index level is a column (df.set_index('query_id')), as
+        # pa.Table.from_pandas keeps it; an unnamed one (a filter's row labels) is not
+        named = [n for n in frame.index.names if n is not None and n not in frame.columns]
+        if named:
+            frame = frame.reset_index(level=named)
         typed: pa.Schema | None = None
         # columns Arrow cannot type: refused by their conversion below, by name
         with contextlib.suppress(pa.lib.ArrowException, TypeError, ValueError):
