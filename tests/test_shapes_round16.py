@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import math
 import re
+from typing import Any
 
 import polars as pl
 import pytest
@@ -323,3 +324,44 @@ def test_a_pandas_tables_named_index_is_read_as_pa_table_from_pandas_reads_it(
         pa.Table.from_pandas(frame), ["ndcg@2", "map"], qrels=pa.Table.from_pandas(qrels)
     )
     assert through_arrow.equals(expected)
+
+
+FUSE_A = pl.DataFrame(
+    {
+        "query_id": ["q1", "q1", "q1", "q2", "q2"],
+        "doc_id": ["a", "b", "c", "a", "d"],
+        "score": [0.9, 0.5, 0.1, 0.8, 0.3],
+    }
+)
+FUSE_B = pl.DataFrame(
+    {
+        "query_id": ["q1", "q1", "q2", "q2"],
+        "doc_id": ["b", "c", "d", "e"],
+        "score": [3.0, 2.0, 5.0, 1.0],
+    }
+)
+
+
+def _as_lists(run: pl.DataFrame) -> pl.DataFrame:
+    ordered = run.sort("query_id", "score", descending=[False, True])
+    return ordered.group_by("query_id", maintain_order=True).agg("doc_id", "score")
+
+
+@pytest.mark.parametrize(
+    ("kind", "convert"),
+    [
+        ("lists", _as_lists),
+        ("lists without scores", lambda run: _as_lists(run).drop("score")),
+        ("pandas", lambda run: run.to_pandas()),
+        ("arrow", lambda run: run.to_arrow()),
+    ],
+)
+@pytest.mark.parametrize("method", ["rrf", "bordafuse"])
+def test_fuse_reads_every_shape_evaluate_reads(kind: str, convert: Any, method: str) -> None:
+    # fuse refused list-shaped runs ("dtype List(String); ids must be strings or
+    # integers") and pandas or Arrow tables ("run 'a' is a DataFrame"), which evaluate
+    # and compare read; rrf and bordafuse read the positions, the same in every shape
+    expected = irm.fuse({"a": FUSE_A, "b": FUSE_B}, method)
+    got = irm.fuse({"a": convert(FUSE_A), "b": convert(FUSE_B)}, method)
+    assert isinstance(got, pl.DataFrame)
+    assert got.equals(expected)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +38,8 @@ from polars_irmetrics.fusion.methods import (
     FusionMethod,
 )
 from polars_irmetrics.fusion.options import FusionOptions, Weights
+from polars_irmetrics.ground.inputs import ArrowStreamExportable, as_polars
+from polars_irmetrics.ground.lists import long_run
 from polars_irmetrics.ground.options import EvalOptions, check_named_columns
 from polars_irmetrics.ground.validate import common_id_dtype, id_kind
 
@@ -112,8 +115,8 @@ def gather(runs: Runs, options: FusionOptions) -> Gathered:
     q, d = options.query_id, options.doc_id
     # one name each (not a list or a pl.col), and the ids two columns: the door's checks
     named = EvalOptions.build(query_id=q, doc_id=d, score=options.score, rank=options.rank)
-    if isinstance(runs, pl.DataFrame | pl.LazyFrame):
-        return _gather_long(runs, options, named)
+    if not isinstance(runs, Mapping) and _is_table(runs):  # one long frame of every run
+        return _gather_long(_long_form(runs, "runs", options), options, named)
     if not isinstance(runs, Mapping):
         raise InvalidValueError(
             f"runs must be a dict of run name to DataFrame/LazyFrame, or one frame with "
@@ -132,12 +135,8 @@ def gather(runs: Runs, options: FusionOptions) -> Gathered:
     wide: list[bool] = []
     order_dtypes: list[pl.DataType] = []
     eager = True
-    for index, (name, run) in enumerate(zip(names, runs.values(), strict=True)):
-        if not isinstance(run, pl.DataFrame | pl.LazyFrame):
-            raise InvalidValueError(
-                f"run {name!r} is a {type(run).__name__}; each run must be a polars "
-                "DataFrame or LazyFrame"
-            )
+    for index, (name, given) in enumerate(zip(names, runs.values(), strict=True)):
+        run = _long_form(given, f"run {name!r}", options)
         eager = eager and isinstance(run, pl.DataFrame)
         lazy = run.lazy()
         schema = lazy.collect_schema()
@@ -189,6 +188,29 @@ def gather(runs: Runs, options: FusionOptions) -> Gathered:
 
 #: Integers beyond this magnitude have no exact Float64 (2**53 + 1 is 2**53 there).
 _EXACT = 2**53
+
+
+def _is_table(value: object) -> bool:
+    """Whether ``value`` is a table :func:`~polars_irmetrics.ground.inputs.as_polars`
+    reads: a polars frame, a pandas DataFrame, an Arrow table or stream."""
+    pandas = sys.modules.get("pandas")
+    return isinstance(value, pl.DataFrame | pl.LazyFrame | ArrowStreamExportable) or (
+        pandas is not None and isinstance(value, pandas.DataFrame)
+    )
+
+
+def _long_form(run: object, name: str, options: FusionOptions) -> pl.DataFrame | pl.LazyFrame:
+    """``run`` as polars reads it, in the long form: a pandas or Arrow table converted
+    (as :func:`~polars_irmetrics.evaluate` converts it), a list-shaped run (one row of
+    document ids per query) exploded, its positions the ranks."""
+    frame = as_polars(run, name)
+    return long_run(
+        frame,
+        query_id=options.query_id,
+        doc_id=options.doc_id,
+        rank=options.rank,
+        score=options.score,
+    )
 
 
 def _raw(order: str, dtype: pl.DataType, options: FusionOptions) -> pl.Expr:

@@ -526,7 +526,10 @@ def fuse(
     runs
         A dict of run name to DataFrame/LazyFrame (each with ``query_id``, ``doc_id``
         and ``score`` or ``rank``), or one long frame whose ``system`` column names the
-        run (runs are then ordered by name, which is the order of ``weights``).
+        run (runs are then ordered by name, which is the order of ``weights``). A pandas
+        DataFrame or an Arrow table is converted, and a list-shaped run (a ``List`` of
+        document ids per query) read in the long form, as :func:`~polars_irmetrics.evaluate`
+        reads them.
     method
         ``rrf`` (``k``, default 60), ``isr``, ``log_isr``, ``logn_isr`` (``sigma``,
         default 0.01), ``rbc`` (``phi``), ``bordafuse``, ``w_bordafuse``,
