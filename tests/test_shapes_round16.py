@@ -365,3 +365,11 @@ def test_fuse_reads_every_shape_evaluate_reads(kind: str, convert: Any, method: 
     got = irm.fuse({"a": convert(FUSE_A), "b": convert(FUSE_B)}, method)
     assert isinstance(got, pl.DataFrame)
     assert got.equals(expected)
+
+
+def test_judged_only_beside_bpref_and_an_exposure_measure_is_read_by_neither() -> None:
+    # the mixed-routes refusal said "judged_only=True is read by metric 'bpref' and not by
+    # metric 'ee_loss'": bpref does not read it either
+    message = "judged_only=True is not read by metrics 'bpref', 'ee_loss': without a cutoff @k"
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        irm.evaluate(CLOSED_RUN, ["bpref", "ee_loss"], qrels=CLOSED_QRELS, judged_only=True)

@@ -872,6 +872,12 @@ def _cut(request: MetricRequest) -> bool:
     return _ranked(request) and request.metric.ranking
 
 
+def _closed_up(request: MetricRequest) -> bool:
+    """A ranking metric that reads ``judged_only`` (not bpref, nor recall without @k:
+    :meth:`~polars_irmetrics.metrics.spec.Metric.reads_judged_only`)."""
+    return _ranked(request) and request.metric.reads_judged_only(request.k)
+
+
 def _levelled(request: MetricRequest) -> bool:
     """A ranking metric that reads ``relevance_level`` (:func:`reads_level`)."""
     return reads_level([("", request)])
@@ -886,7 +892,11 @@ def _levelled(request: MetricRequest) -> bool:
 #: measures that read judgments; the beyond-accuracy metrics read none.
 _MIXED_UNREAD: Mapping[str, tuple[_Reads, _Reads, str]] = {
     "depth": (_cut, _whole_rankings, "read each ranking whole"),
-    "judged_only": (_cut, _whole_rankings, "read the unjudged documents of each ranking too"),
+    "judged_only": (
+        _closed_up,
+        _whole_rankings,
+        "read the unjudged documents of each ranking too",
+    ),
     "unjudged": (_ranked, _judged_exposure, "leave out a query the judgments lack"),
     "relevance_level": (
         _levelled,
