@@ -48,7 +48,8 @@ trec_eval, and is named on standard error.
   trec_eval 10 evaluates such
   a query on a one-document ranking of an unjudged document, then resets ``num_ret``,
   ``utility``, ``unj`` and ``rbp_resid``: every measure comes out 0, which in the
-  geometric means counts as 0.00001.
+  geometric means counts as 0.00001. With ``--trec-eval-version 9``, files that
+  share no query are refused, as 9.0.8 refuses them.
 * Relevance is read as trec_eval reads it, with C's ``atol``: the sign and the
   leading digits (``1.9`` is 1, ``1e1`` is 1, ``.5e1`` is 0); a label that is no
   number is refused. Documents are ordered by score, ties by document id
@@ -450,14 +451,17 @@ def run(args: argparse.Namespace) -> int:
             unretrieved=unretrieved,
             judged_only=args.judged_only,
         )
-    if per_query.height == 0:
+    judged_ids = _query_ids(qrels)
+    retrieved = set(run_frame.get_column("query_id").cast(pl.String).to_list())
+    # trec_eval 9.0.8 evaluates only the queries in both files, with -c too: none is
+    # an error there (10.0 with -c scores every judged query)
+    nothing_shared = args.complete and version == 9 and not judged_ids & retrieved
+    if per_query.height == 0 or nothing_shared:
         raise QuerySetError(
             "no queries with both results and relevance info: the run and the judgments "
             "share no query id (compare the first field of both files)"
         )
     query_ids = [str(q) for q in per_query.get_column("query_id").to_list()]
-    judged_ids = _query_ids(qrels)
-    retrieved = set(run_frame.get_column("query_id").cast(pl.String).to_list())
     if not args.complete:
         _warn_unretrieved(judged_ids - retrieved, args.run)
     values = {c.printed: per_query.get_column(c.metric).to_list() for c in computed}
