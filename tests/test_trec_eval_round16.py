@@ -3,6 +3,10 @@
 Each expected output below is what the binary built from ``usnistgov/trec_eval``
 (tags v10.0 and v9.0.8, ``make``) printed on the same files, pasted as printed.
 
+* ``-c``: a judged query without results scores 0 on every measure but num_rel.
+  ``utility`` with a coefficient for missed documents scored the library's empty
+  ranking there (``utility.1,-1,-1,0``: -R), which trec_eval 9.0.8 never adds to its
+  summary.
 * ``-c`` with ``--trec-eval-version 9`` on files that share no query: 9.0.8 stops
   ("No queries with both results and relevance info", exit status 7); zeros were
   printed.
@@ -15,6 +19,57 @@ from pathlib import Path
 import pytest
 
 from polars_irmetrics.cli.main import main
+
+QRELS = "q1 0 a 1\nq1 0 b 0\nq1 0 c 2\nq2 0 a 1\nq2 0 x 0\n"
+#: q3 is judged (2 relevant documents) and has no results
+QRELS_Q3 = QRELS + "q3 0 k 1\nq3 0 m 1\n"
+RUN = "q1 Q0 a 1 3 r\nq1 Q0 b 2 2 r\nq1 Q0 z 3 1 r\nq2 Q0 x 1 1 r\nq2 Q0 y 2 1 r\n"
+
+#: (judgments, flags, version, the lines printed)
+C_CASES = [
+    pytest.param(
+        QRELS_Q3,
+        ["-q", "-c", "-m", "utility.1,-1,-1,0"],
+        9,
+        # trec_eval 9.0.8: q3 adds 0; the summary divides by the 3 judged queries:
+        # (-2 - 3 + 0) / 3 = -1.6667 (it was (-2 - 3 - 2) / 3 = -2.3333: q3's -R)
+        "utility_1,-1,-1,0     \tq1\t-2.0000\n"
+        "utility_1,-1,-1,0     \tq2\t-3.0000\n"
+        "utility_1,-1,-1,0     \tall\t-1.6667\n",
+        id="c-utility-missed-v9",
+    ),
+    pytest.param(
+        QRELS_Q3,
+        ["-q", "-c", "-m", "utility.1,-1,-1,0"],
+        10,
+        # On purpose not trec_eval 10.0's lines (the trec_eval guide's table, "-c
+        # parameterised utility"): 10.0 scores q3 on its one-document stand-in ranking,
+        # -1 - 2 = -3.0000 (all -2.6667), and resets only a measure named exactly
+        # 'utility'. q3 scores 0 here, as under that name: (-2 - 3 + 0) / 3 = -1.6667
+        "utility_1,-1,-1,0     \tq1\t-2.0000\n"
+        "utility_1,-1,-1,0     \tq2\t-3.0000\n"
+        "utility_1,-1,-1,0     \tq3\t0.0000\n"
+        "utility_1,-1,-1,0     \tall\t-1.6667\n",
+        id="c-utility-missed-v10",
+    ),
+]
+
+
+@pytest.mark.parametrize(("qrels", "flags", "version", "printed"), C_CASES)
+def test_output_is_trec_evals(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    qrels: str,
+    flags: list[str],
+    version: int,
+    printed: str,
+) -> None:
+    (tmp_path / "qrels").write_text(qrels)
+    (tmp_path / "run").write_text(RUN)
+    files = [str(tmp_path / "qrels"), str(tmp_path / "run")]
+    status = main(["trec-eval", "--trec-eval-version", str(version), *flags, *files])
+    captured = capsys.readouterr()
+    assert (status, captured.out) == (0, printed)
 
 
 @pytest.mark.parametrize(

@@ -48,8 +48,10 @@ trec_eval, and is named on standard error.
   trec_eval 10 evaluates such
   a query on a one-document ranking of an unjudged document, then resets ``num_ret``,
   ``utility``, ``unj`` and ``rbp_resid``: every measure comes out 0, which in the
-  geometric means counts as 0.00001. With ``--trec-eval-version 9``, files that
-  share no query are refused, as 9.0.8 refuses them.
+  geometric means counts as 0.00001; 9.0.8 adds 0 for it. Here too it scores 0 on
+  every measure but ``num_rel`` (``utility`` included, whatever its coefficients for
+  missed documents). With ``--trec-eval-version 9``, files that share no query are
+  refused, as 9.0.8 refuses them.
 * Relevance is read as trec_eval reads it, with C's ``atol``: the sign and the
   leading digits (``1.9`` is 1, ``1e1`` is 1, ``.5e1`` is 0); a label that is no
   number is refused. Documents are ordered by score, ties by document id
@@ -451,6 +453,8 @@ def run(args: argparse.Namespace) -> int:
             unretrieved=unretrieved,
             judged_only=args.judged_only,
         )
+    if args.complete and args.rel_format in ("qrels", "qrels_jg"):
+        per_query = _zero_without_results(per_query, run_frame, metrics)
     judged_ids = _query_ids(qrels)
     retrieved = set(run_frame.get_column("query_id").cast(pl.String).to_list())
     # trec_eval 9.0.8 evaluates only the queries in both files, with -c too: none is
@@ -511,6 +515,28 @@ def run(args: argparse.Namespace) -> int:
     else:
         write_table(_lines_table(text), args.output, fmt)
     return 0
+
+
+def _zero_without_results(
+    per_query: pl.DataFrame, run_frame: pl.DataFrame, metrics: Sequence[str]
+) -> pl.DataFrame:
+    """With ``-c``, a judged query without results scores 0 on every measure but
+    ``num_rel`` (its count of relevant judgments).
+
+    trec_eval 9.0.8 adds nothing for such a query (the summary divides by every judged
+    query); 10.0 evaluates it on a one-document stand-in ranking, where every measure is
+    0 or reset to 0. The library's empty ranking is another thing for utility, whose
+    missed-document coefficients are worth something without results
+    (``utility.1,-1,-1,0``: -R; with ``-N``, the non-relevant documents missed).
+    """
+    has_results = pl.col("query_id").is_in(
+        run_frame.get_column("query_id").cast(pl.String).implode()
+    )
+    zeroed = [m for m in dict.fromkeys(metrics) if m != "num_rel"]
+    return per_query.with_columns(
+        pl.when(has_results).then(pl.col(m)).otherwise(pl.lit(0).cast(per_query.schema[m]))
+        for m in zeroed
+    )
 
 
 def _lines_table(text: str) -> pl.DataFrame:
