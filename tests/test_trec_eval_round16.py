@@ -3,6 +3,9 @@
 Each expected output below is what the binary built from ``usnistgov/trec_eval``
 (tags v10.0 and v9.0.8, ``make``) printed on the same files, pasted as printed.
 
+* ``-N NUM`` (``--Number_docs_in_coll``): the documents in the collection, which
+  utility's fourth coefficient reads (m_utility.c: ``p4 * (N + a - num_ret - R)``);
+  it was refused as an unknown flag.
 * ``-c``: a judged query without results scores 0 on every measure but num_rel.
   ``utility`` with a coefficient for missed documents scored the library's empty
   ranking there (``utility.1,-1,-1,0``: -R), which trec_eval 9.0.8 never adds to its
@@ -26,6 +29,56 @@ QRELS_Q3 = QRELS + "q3 0 k 1\nq3 0 m 1\n"
 RUN = "q1 Q0 a 1 3 r\nq1 Q0 b 2 2 r\nq1 Q0 z 3 1 r\nq2 Q0 x 1 1 r\nq2 Q0 y 2 1 r\n"
 
 #: (judgments, flags, version, the lines printed)
+N_CASES = [
+    pytest.param(
+        QRELS,
+        ["-q", "-N", "100", "-m", "utility.1,-1,0,1"],
+        version,
+        # both binaries; q1: a = 1, num_ret = 3, R = 2:
+        # 1*1 - 1*(3 - 1) + 0*(2 - 1) + 1*(100 + 1 - 3 - 2) = 1 - 2 + 96 = 95
+        # q2: a = 0, num_ret = 2, R = 1: 0 - 2 + 0 + (100 + 0 - 2 - 1) = 95
+        "utility_1,-1,0,1      \tq1\t95.0000\n"
+        "utility_1,-1,0,1      \tq2\t95.0000\n"
+        "utility_1,-1,0,1      \tall\t95.0000\n",
+        id=f"N-utility-v{version}",
+    )
+    for version in (10, 9)
+]
+N_CASES += [
+    pytest.param(
+        QRELS,
+        ["--Number_docs_in_coll", "7", "-m", "set"],
+        version,
+        # both binaries: -N changes no measure of 'set' (utility's fourth coefficient is 0)
+        "runid                 \tall\tr\n"
+        "num_q                 \tall\t2\n"
+        "num_ret               \tall\t5\n"
+        "num_rel               \tall\t3\n"
+        "num_rel_ret           \tall\t1\n"
+        "utility               \tall\t-1.5000\n"
+        "set_P                 \tall\t0.1667\n"
+        "set_relative_P        \tall\t0.2500\n"
+        "set_recall            \tall\t0.2500\n"
+        "set_map               \tall\t0.0833\n"
+        "set_F                 \tall\t0.2000\n",
+        id=f"N-set-v{version}",
+    )
+    for version in (10, 9)
+]
+N_CASES.append(
+    pytest.param(
+        QRELS_Q3,
+        ["-q", "-c", "-N", "100", "-m", "utility.0,0,0,1"],
+        9,
+        # trec_eval 9.0.8: q1 100 + 1 - 3 - 2 = 96, q2 100 + 0 - 2 - 1 = 97, q3 adds 0:
+        # (96 + 97) / 3 = 64.3333
+        "utility_0,0,0,1       \tq1\t96.0000\n"
+        "utility_0,0,0,1       \tq2\t97.0000\n"
+        "utility_0,0,0,1       \tall\t64.3333\n",
+        id="c-N-utility-v9",
+    )
+)
+
 C_CASES = [
     pytest.param(
         QRELS_Q3,
@@ -55,7 +108,7 @@ C_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("qrels", "flags", "version", "printed"), C_CASES)
+@pytest.mark.parametrize(("qrels", "flags", "version", "printed"), N_CASES + C_CASES)
 def test_output_is_trec_evals(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],

@@ -52,6 +52,9 @@ trec_eval, and is named on standard error.
   every measure but ``num_rel`` (``utility`` included, whatever its coefficients for
   missed documents). With ``--trec-eval-version 9``, files that share no query are
   refused, as 9.0.8 refuses them.
+* ``-N NUM``: the documents in the collection (default 0, as in trec_eval), read by
+  utility's fourth coefficient (``utility.1,-1,0,0.5``: 0.5 per non-relevant document
+  not retrieved, NUM + relevant retrieved - retrieved - relevant of them).
 * Relevance is read as trec_eval reads it, with C's ``atol``: the sign and the
   leading digits (``1.9`` is 1, ``1e1`` is 1, ``.5e1`` is 0); a label that is no
   number is refused. Documents are ordered by score, ties by document id
@@ -230,6 +233,18 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="evaluate only the top DEPTH documents of each query (e.g. -M 1000)",
     )
     p.add_argument(
+        "-N",
+        "--Number_docs_in_coll",
+        dest="num_docs",
+        type=int,
+        default=0,
+        metavar="NUM",
+        help="number of documents in the collection (default 0, as in trec_eval): "
+        "utility's fourth coefficient counts the non-relevant documents not retrieved, "
+        "NUM + relevant retrieved - retrieved - relevant (e.g. -N 1000 -m "
+        "utility.1,-1,0,0.5)",
+    )
+    p.add_argument(
         "-J",
         "--Judged_docs_only",
         dest="judged_only",
@@ -373,7 +388,9 @@ def run(args: argparse.Namespace) -> int:
             + ", ".join(REL_FORMATS)
         )
     default = _DEFAULT_MEASURES[args.rel_format]
-    selection, notes = _select_measures(args.measures or [default], args.level, version)
+    selection, notes = _select_measures(
+        args.measures or [default], args.level, version, args.num_docs
+    )
     if args.max_docs is not None and args.max_docs < 1:
         raise InvalidValueError(f"-M must be a positive number of documents, got {args.max_docs}")
     for note in notes:

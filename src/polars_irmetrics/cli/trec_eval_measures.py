@@ -435,13 +435,15 @@ def _parse_measure_args(
 
 
 def _select_measures(
-    values: Sequence[str] | None, level: int = 1, version: Version = 10
+    values: Sequence[str] | None, level: int = 1, version: Version = 10, num_docs: int = 0
 ) -> tuple[_Selection, list[str]]:
     """Resolve ``-m`` values (default ``official``) into printed columns, in table order.
 
     Returns the selection and notes for standard error (parameters given twice).
     ``level`` is ``-l``, which decides whether Rndcg can be printed; ``version`` the
-    trec_eval version followed (its table, all_trec and iprec's rounding).
+    trec_eval version followed (its table, all_trec and iprec's rounding);
+    ``num_docs`` is ``-N``, the documents in the collection, which utility's fourth
+    coefficient (non-relevant documents not retrieved) reads.
     """
     marked, params, notes = _parse_measure_args(list(values) if values else ["official"], version)
     wanted = set(marked)
@@ -477,7 +479,9 @@ def _select_measures(
         else:
             printed = family.name if param is None else f"{family.name}_{param}"
             metric_name = (
-                _library_metric(family, param, level, rounding) if family.supported else None
+                _library_metric(family, param, level, rounding, num_docs)
+                if family.supported
+                else None
             )
             if metric_name is None:
                 unsupported.append(printed)
@@ -509,9 +513,12 @@ def _relstring_length(param: str | None) -> int:
 
 
 def _library_metric(
-    family: _Family, param: str | None, level: int, rounding: str = "lround"
+    family: _Family, param: str | None, level: int, rounding: str = "lround", num_docs: int = 0
 ) -> str | None:
-    """The library metric that prints as ``family`` with ``param``; None if there is none."""
+    """The library metric that prints as ``family`` with ``param``; None if there is none.
+
+    ``num_docs`` (``-N``) is utility's ``collection``, as m_utility.c reads
+    ``epi->num_docs_in_coll`` (0 unless ``-N`` is given)."""
     name = family.name
     base = _LIBRARY_NAME[name]
     if name == "Rndcg" and level < 1:
@@ -526,8 +533,9 @@ def _library_metric(
         if rounding != "truncate":
             options["rounding"] = rounding
         return _with_params(base, **options)
+    collection = {"collection": num_docs} if num_docs else {}
     if param is None:
-        return base
+        return _with_params(base, **collection) if name == "utility" else base
     if name == "set_F":  # m_set_F.c: (x + 1) P R / (x P + R), x its first parameter
         beta = _c_double(param.split(",")[0], f"{name}.{param}")
         if beta == 1.0:
@@ -543,7 +551,7 @@ def _library_metric(
                 "e.g. -m utility.1,-1,0,0"
             )
         keys = ("rel_ret", "nonrel_ret", "rel_missed", "nonrel_missed")
-        return _with_params(base, **dict(zip(keys, coefficients, strict=True)))
+        return _with_params(base, **dict(zip(keys, coefficients, strict=True)), **collection)
     if name in ("rbp", "rbp_resid"):
         pairs = _pairs(name, param)
         p = _persistence(pairs)
