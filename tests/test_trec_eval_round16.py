@@ -13,6 +13,8 @@ Each expected output below is what the binary built from ``usnistgov/trec_eval``
 * ``-c`` with ``--trec-eval-version 9`` on files that share no query: 9.0.8 stops
   ("No queries with both results and relevance info", exit status 7); zeros were
   printed.
+* An error in a file named ``run`` (or any word of the message) named no file: the
+  file was taken to be named already by the message's "of the run".
 """
 
 from __future__ import annotations
@@ -149,3 +151,46 @@ def test_version_9_with_c_and_no_shared_query_is_refused(
         "irm: error: no queries with both results and relevance info: the run and the "
         "judgments share no query id (compare the first field of both files)\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "qrels", "run", "message"),
+    [
+        (
+            "run",
+            QRELS,
+            "q1 Q0 a 1 3 r\nq1 Q0 a 2 2 r\n",
+            "irm: error: run: column 'doc_id' of the run: query 'q1' lists 1 document(s) more "
+            "than once; each (query, document) pair may appear once (trec_eval refuses such "
+            "runs too): keep one row per document, e.g. .unique(['query_id', 'doc_id'])\n",
+        ),
+        (
+            "q",
+            "q1 0 a 1\nq1 0 a 0\n",
+            RUN,
+            "irm: error: q: column 'doc_id' of the judgments: query 'q1' judges 1 document(s) "
+            "more than once; keep one judgment per document, e.g. .unique(['query_id', "
+            "'doc_id'])\n",
+        ),
+    ],
+)
+def test_a_file_named_like_a_word_of_the_message_is_named(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    qrels: str,
+    run: str,
+    message: str,
+) -> None:
+    # trec_eval's own usage names its files 'qrels' and 'run'; 'run' is also a word of
+    # the message ("of the run"), which was taken for the file's name: none was given.
+    # trec_eval 10.0 and 9.0.8 on the run: "trec_eval.form_res_qrels: duplicate docs a",
+    # exit 4; on the judgments: "trec_eval.form_res_rels: duplicate docs a", exit 4
+    monkeypatch.chdir(tmp_path)
+    qrels_name, run_name = ("qrels", name) if name == "run" else (name, "run")
+    (tmp_path / qrels_name).write_text(qrels)
+    (tmp_path / run_name).write_text(run)
+    status = main(["trec-eval", "-m", "map", qrels_name, run_name])
+    captured = capsys.readouterr()
+    assert (status, captured.out, captured.err) == (2, "", message)

@@ -889,6 +889,30 @@ _SIDES = (
 _UNREAD = re.compile(r"[A-Za-z_]\w*=[^:]*? is (?:not read|read only) by ")
 
 
+#: The words by which messages name a table (``of the run``, ``a run file``), not a file.
+_TABLE_WORDS = re.compile(r"\b(?:the|a|an) (?:run|judgments|judged table|neighbors)\b")
+
+
+def _names_file(message: str, name: str) -> bool:
+    """Whether ``message`` names the file ``name`` already: among the names that lead it
+    (``run, line 3: ...``, ``run.txt, qrels.txt: ...``), or elsewhere as a word of its
+    own. A bare name such as trec_eval's ``run`` is also a word of the messages
+    themselves (``column 'doc_id' of the run: ...``), which does not count.
+
+    >>> _names_file("column 'doc_id' of the run: query 'q1' lists 1 document twice", "run")
+    False
+    >>> _names_file("run, line 3: score 'x' is not a number", "run")
+    True
+    >>> _names_file("b.parquet: no column 'x', which a.parquet has", "a.parquet")
+    True
+    """
+    leading = message.split(": ", 1)[0]
+    if name in (part.strip() for part in leading.split(",")):
+        return True
+    pattern = rf"(?<![\w.\-/]){re.escape(name)}(?![\w\-/]|\.\w)"
+    return re.search(pattern, _TABLE_WORDS.sub("", message)) is not None
+
+
 def _with_source(message: str, args: argparse.Namespace) -> str:
     """A data error found while the command ran (``column 'doc_id' of the run: query
     'q1' lists ...``), led by the file behind the table it names, where the command
@@ -901,6 +925,9 @@ def _with_source(message: str, args: argparse.Namespace) -> str:
     "run.txt: column 'doc_id' of the run: query 'q1' lists 1 document twice"
     >>> _with_source("column 'q' is Int64 in the run and String in the judgments", args)
     "run.txt, qrels.txt: column 'q' is Int64 in the run and String in the judgments"
+    >>> _with_source("column 'doc_id' of the run: query 'q1' lists 1 document twice",
+    ...     argparse.Namespace(run="run", qrels="qrels"))
+    "run: column 'doc_id' of the run: query 'q1' lists 1 document twice"
     >>> _with_source("unknown metric 'x'", args)
     "unknown metric 'x'"
 
@@ -918,7 +945,7 @@ def _with_source(message: str, args: argparse.Namespace) -> str:
         "qrels": getattr(args, "qrels", None),
         "neighbors": getattr(args, "neighbors", None),
     }
-    if any(isinstance(f, str) and f in message for f in files.values()):
+    if any(isinstance(f, str) and _names_file(message, f) for f in files.values()):
         return message
     if files["qrels"] is None:  # a judged table: the run's own rows carry the labels
         files["judged"] = files["run"]
