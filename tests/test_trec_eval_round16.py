@@ -194,3 +194,68 @@ def test_a_file_named_like_a_word_of_the_message_is_named(
     status = main(["trec-eval", "-m", "map", qrels_name, run_name])
     captured = capsys.readouterr()
     assert (status, captured.out, captured.err) == (2, "", message)
+
+
+#: The last three rows of the trec_eval guide's table "Where irm trec-eval prints
+#: another number, on purpose": (judgments, run, flags, version, the lines printed).
+GAINS_QRELS = "q1 0 a 1\nq1 0 b 0\nq1 0 c 2\n"
+KEPT = [
+    pytest.param(
+        GAINS_QRELS,
+        "q1 Q0 a 1 3 r\nq1 Q0 b 2 2 r\nq1 Q0 c 3 1 r\n",
+        ["-q", "-m", "dcg", "-m", "ndcg.1=2"],
+        10,
+        # trec_eval 10.0: "Segmentation fault", exit 139. Alone, -m dcg prints 2.0000
+        # (1/log2(2) + 0 + 2/log2(4) = 1 + 1) and -m ndcg.1=2 prints 0.9197:
+        # (2 + 0 + 2/2) / (2 + 2/log2(3)) = 3 / 3.2619
+        "dcg                   \tq1\t2.0000\n"
+        "ndcg_1=2              \tq1\t0.9197\n"
+        "dcg                   \tall\t2.0000\n"
+        "ndcg_1=2              \tall\t0.9197\n",
+        id="dcg-beside-parameterised-ndcg",
+    ),
+]
+KEPT += [
+    pytest.param(
+        GAINS_QRELS,
+        "q1 Q0 b 1 3 r\nq1 Q0 a 2 2 r\nq1 Q0 c 3 1 r\n",
+        ["-q", "-m", "ndcg.1=0.5"],
+        version,
+        # both binaries: 0.6577 = 1.3155 / 2 (the gain 0 sorted above 0.5 ends the ideal
+        # ranking after rank 1). Here: DCG 0 + 0.5/log2(3) + 2/2 = 1.3155, ideal DCG
+        # 2 + 0.5/log2(3) = 2.3155: 0.5681
+        "ndcg_1=0.5            \tq1\t0.5681\nndcg_1=0.5            \tall\t0.5681\n",
+        id=f"gains-less-than-1-apart-v{version}",
+    )
+    for version in (10, 9)
+]
+KEPT.append(
+    pytest.param(
+        "\ufeffq1 0 a 1\nq1 0 b 0\nq2 0 c 1\n",
+        "q1 Q0 a 1 3 r\nq1 Q0 b 2 2 r\nq2 Q0 c 1 1 r\n",
+        ["-q", "-m", "map"],
+        9,
+        # trec_eval 9.0.8: map q1 0.0000, q2 1.0000, all 0.5000 (its q1 has no judgment
+        # of a: that line's query is '\ufeffq1')
+        "map                   \tq1\t1.0000\nmap                   \tq2\t1.0000\n"
+        "map                   \tall\t1.0000\n",
+        id="byte-order-mark",
+    )
+)
+
+
+@pytest.mark.parametrize(("qrels", "run", "flags", "version", "printed"), KEPT)
+def test_the_useful_behaviour_is_kept(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    qrels: str,
+    run: str,
+    flags: list[str],
+    version: int,
+    printed: str,
+) -> None:
+    (tmp_path / "qrels").write_text(qrels, encoding="utf-8")
+    (tmp_path / "run").write_text(run)
+    files = [str(tmp_path / "qrels"), str(tmp_path / "run")]
+    status = main(["trec-eval", "--trec-eval-version", str(version), *flags, *files])
+    assert (status, capsys.readouterr().out) == (0, printed)
