@@ -13,6 +13,9 @@ Each expected output below is what the binary built from ``usnistgov/trec_eval``
 * ``-c`` with ``--trec-eval-version 9`` on files that share no query: 9.0.8 stops
   ("No queries with both results and relevance info", exit status 7); zeros were
   printed.
+* ``-Z``: gm_map and gm_bpref convert the logarithm trec_eval holds for them, not the
+  value; with ``-c``, the summary num_rel is the count of judgments above 0, z-scores
+  or not, and 9.0.8's summary adds nothing for a query without results.
 * An error in a file named ``run`` (or any word of the message) named no file: the
   file was taken to be named already by the message's "of the run".
 """
@@ -257,5 +260,77 @@ def test_the_useful_behaviour_is_kept(
     (tmp_path / "qrels").write_text(qrels, encoding="utf-8")
     (tmp_path / "run").write_text(run)
     files = [str(tmp_path / "qrels"), str(tmp_path / "run")]
+    status = main(["trec-eval", "--trec-eval-version", str(version), *flags, *files])
+    assert (status, capsys.readouterr().out) == (0, printed)
+
+
+# ------------------------------------------------------------------ -Z
+Z_QRELS = "q1 0 a 1\nq1 0 b 0\nq2 0 a 1\nq2 0 x 0\nq3 0 k 1\n"  # q3: no results
+Z_RUN = "q1 Q0 a 1 3 r\nq1 Q0 b 2 2 r\nq2 Q0 x 1 1 r\n"
+Z_FILE = (
+    "q1 map 0.25 0.25\nq2 map 0.25 0.25\nq3 map 0.25 0.25\n"
+    "q1 gm_map -4 2\nq2 gm_map -4 2\nq3 gm_map -4 2\n"
+    "q1 num_rel 1 0.5\nq2 num_rel 1 0.5\nq3 num_rel 2 1\n"
+)
+# map: q1 1 -> (1 - 0.25) / 0.25 = 3, q2 and q3 0 -> -1. gm_map converts the log of
+# max(map, 0.00001): q1 log 1 = 0 -> (0 + 4) / 2 = 2, q2 and q3 log 0.00001 = -11.5129
+# -> -3.7565; the summary is exp of the mean
+Z_CASES = [
+    pytest.param(
+        Z_QRELS,
+        ["-q", "-c", "-m", "map", "-m", "gm_map", "-m", "num_rel"],
+        10,
+        # trec_eval 10.0. Znum_rel all: with -c the count of judgments > 0 (3), not a
+        # sum of z-scores (it was 0 + 0 - 1 = -1.0000); Zmap all (3 - 1 - 1) / 3;
+        # Zgm_map all exp((2 - 3.7565 - 3.7565) / 3) = 0.1592 (it was 2.1544, the
+        # geometric mean of the z-scores of map itself, (1 + 4) / 2 and (0 + 4) / 2)
+        "Znum_rel               \tq1\t0.0000\nZmap                   \tq1\t3.0000\n"
+        "Znum_rel               \tq2\t0.0000\nZmap                   \tq2\t-1.0000\n"
+        "Znum_rel               \tq3\t-1.0000\nZmap                   \tq3\t-1.0000\n"
+        "Znum_rel               \tall\t3.0000\nZmap                   \tall\t0.3333\n"
+        "Zgm_map                \tall\t0.1592\n",
+        id="c-v10",
+    ),
+    pytest.param(
+        Z_QRELS,
+        ["-q", "-c", "-m", "map", "-m", "gm_map", "-m", "num_rel"],
+        9,
+        # trec_eval 9.0.8: q3 is not evaluated: it adds 0 to Zmap, (3 - 1 + 0) / 3 =
+        # 0.6667 (it was 0.3333), and log(0.00001) to gm_map's sum:
+        # exp((2 - 3.7565 - 11.5129) / 3) = 0.0120 (it was 2.1544)
+        "Znum_rel               \tq1\t0.0000\nZmap                   \tq1\t3.0000\n"
+        "Znum_rel               \tq2\t0.0000\nZmap                   \tq2\t-1.0000\n"
+        "Znum_rel               \tall\t3.0000\nZmap                   \tall\t0.6667\n"
+        "Zgm_map                \tall\t0.0120\n",
+        id="c-v9",
+    ),
+    *(
+        pytest.param(
+            "q1 0 a 1\nq1 0 b 0\nq2 0 a 1\nq2 0 x 0\n",
+            ["-m", "gm_map"],
+            version,
+            # both binaries: exp((2 - 3.7565) / 2) = 0.4155 (it was 2.2361, the
+            # geometric mean of the z-scores of map, 2.5 and 2)
+            "Zgm_map                \tall\t0.4155\n",
+            id=f"gm_map-v{version}",
+        )
+        for version in (10, 9)
+    ),
+]
+
+
+@pytest.mark.parametrize(("qrels", "flags", "version", "printed"), Z_CASES)
+def test_z_scores_summarise_as_trec_eval(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    qrels: str,
+    flags: list[str],
+    version: int,
+    printed: str,
+) -> None:
+    (tmp_path / "qrels").write_text(qrels)
+    (tmp_path / "run").write_text(Z_RUN)
+    (tmp_path / "z").write_text(Z_FILE)
+    files = ["-Z", str(tmp_path / "z"), str(tmp_path / "qrels"), str(tmp_path / "run")]
     status = main(["trec-eval", "--trec-eval-version", str(version), *flags, *files])
     assert (status, capsys.readouterr().out) == (0, printed)

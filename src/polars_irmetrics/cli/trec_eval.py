@@ -28,7 +28,10 @@ names get a ``Z`` prefix, every value 4 decimals, counts summed; a query or meas
 missing from FILE is an error (trec_eval prints -1000000), except gm_map and gm_bpref,
 which trec_eval's files never list (their summary is then 0.0000, as in trec_eval); a
 standard deviation of 0 with a value other than the mean prints -1000000, as in
-trec_eval, and is named on standard error.
+trec_eval, and is named on standard error. gm_map and gm_bpref convert
+log(max(value, 0.00001)), the value trec_eval holds for them, and their summary is exp
+of the mean z-score; with ``-c`` the summary num_rel is the count of judgments above 0,
+as without ``-Z``.
 
 * ``-m NAME[.PARAMS]`` marks a measure, a family with parameters (``P.5,10`` gives
   ``P_5`` and ``P_10``; cutoffs are sorted, duplicates and cutoffs below 1 are errors)
@@ -605,16 +608,7 @@ def _render(
     values = table.values
     if zscores is not None:
         undefined: list[str] = []
-        values = {
-            c.printed: zscores.convert(
-                c.printed,
-                table.query_ids,
-                values[c.printed],
-                missing_ok=c.geometric,
-                undefined=undefined,
-            )
-            for c in computed
-        }
+        values = {c.printed: _z_values(zscores, table, values, c, undefined) for c in computed}
         for note in undefined:
             print(
                 f"irm trec-eval: warning: z-score undefined, printed -1000000: {note}",
@@ -641,18 +635,62 @@ def _render(
         for column in computed:
             if not column.summary:
                 continue
-            if column.printed in table.summary_override and zscores is None:
+            if column.printed in table.summary_override:
+                # m_num_rel.c with -c: the count of judgments > 0, z-scores or not
                 total: int | float = table.summary_override[column.printed]
+            elif zscores is not None:
+                evaluated = [values[column.printed][i] for i in table.order]
+                total = _z_summary(evaluated, len(table.all_order), column)
             else:
                 column_values = [values[column.printed][i] for i in table.all_order]
-                if zscores is not None and column.integer:
-                    total = 0.0
-                    for v in column_values:  # trec_eval sums a count's z-scores
-                        total += float(v)
-                else:
-                    total = _summary(column_values, column)
+                total = _summary(column_values, column)
             out.append(line(column.printed, "all", total))
     return "".join(out)
+
+
+def _z_values(
+    zscores: ZScores,
+    table: _Table,
+    values: dict[str, list[Any]],
+    column: _Column,
+    undefined: list[str],
+) -> list[float]:
+    """The z-scores of ``column`` for the queries trec_eval evaluates (``table.order``;
+    9.0.8 with ``-c`` leaves out those without results: 0.0 here, never printed).
+
+    gm_map and gm_bpref convert the logarithm of max(value, 0.00001), the per-query
+    value trec_eval holds for them (m_gm_map.c, m_gm_bpref.c).
+    """
+    ids = [table.query_ids[i] for i in table.order]
+    raw = [values[column.printed][i] for i in table.order]
+    if column.geometric:
+        raw = [math.log(max(float(v), _MIN_GEO_MEAN)) for v in raw]
+    converted = zscores.convert(
+        column.printed, ids, raw, missing_ok=column.geometric, undefined=undefined
+    )
+    out = [0.0] * len(table.query_ids)
+    for i, z in zip(table.order, converted, strict=True):
+        out[i] = z
+    return out
+
+
+def _z_summary(evaluated: Sequence[float], num_queries: int, column: _Column) -> float:
+    """trec_eval's summary of z-scores (meas_avg.c): a count's z-scores summed, the
+    others' averaged over ``num_queries``, every judged query with ``-c``; one without
+    results adds 0 (9.0.8 evaluates none), or log(0.00001) to gm_map and gm_bpref,
+    whose summary is exp of the mean."""
+    total = 0.0
+    for z in evaluated:  # in query order, as trec_eval accumulates
+        total += float(z)
+    if column.integer:
+        return total
+    if not column.geometric:
+        return total / num_queries
+    total += (num_queries - len(evaluated)) * math.log(_MIN_GEO_MEAN)
+    try:
+        return math.exp(total / num_queries)
+    except OverflowError:  # C's exp gives inf, printed as inf
+        return math.inf
 
 
 def _z_line(measure: str, query: str, value: object) -> str:

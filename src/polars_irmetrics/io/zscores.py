@@ -62,7 +62,7 @@ class ZScores:
         missing_ok
             Give trec_eval's ``-1000000`` for a query or measure not in the file
             instead of raising (trec_eval's gm_map and gm_bpref, which the file never
-            lists: their geometric mean then floors every value to 0.00001).
+            lists: their summary, exp of the mean z-score, is then 0).
         undefined
             A list that receives one note per undefined z-score (standard deviation 0,
             value not the mean), for the caller to report.
