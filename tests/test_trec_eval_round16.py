@@ -334,3 +334,39 @@ def test_z_scores_summarise_as_trec_eval(
     files = ["-Z", str(tmp_path / "z"), str(tmp_path / "qrels"), str(tmp_path / "run")]
     status = main(["trec-eval", "--trec-eval-version", str(version), *flags, *files])
     assert (status, capsys.readouterr().out) == (0, printed)
+
+
+# ------------------------------------------------------------------ -T and -D
+@pytest.mark.parametrize(
+    "flags",
+    [["-T", "trec_results"], ["--Results_format=trec_results"], ["-D", "0"], ["-D0"]],
+)
+def test_flags_that_change_nothing_are_taken(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str]
+) -> None:
+    # trec_eval 10.0 and 9.0.8 on each: "map all 0.2500" (q1: a at rank 1 of R = 2,
+    # AP (1/1) / 2 = 0.5; q2: 0); they were refused as unrecognized arguments, with
+    # the file after them ("unrecognized arguments: -T run")
+    (tmp_path / "qrels").write_text(QRELS)
+    (tmp_path / "run").write_text(RUN)
+    files = [str(tmp_path / "qrels"), str(tmp_path / "run")]
+    assert main(["trec-eval", *flags, "-m", "map", *files]) == 0
+    assert capsys.readouterr().out == "map                   \tall\t0.2500\n"
+
+
+@pytest.mark.parametrize("level", ["1", "0.q1"])
+def test_debug_output_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], level: str
+) -> None:
+    # trec_eval prints its debug lines on standard output (-D 1), or evaluates only
+    # query q1 (-D 0.q1): neither is reproduced
+    (tmp_path / "qrels").write_text(QRELS)
+    (tmp_path / "run").write_text(RUN)
+    files = [str(tmp_path / "qrels"), str(tmp_path / "run")]
+    assert main(["trec-eval", "-D", level, "-m", "map", *files]) == 2
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == (
+        "",
+        f"irm: error: -D '{level}': trec_eval's debug output (and -D LEVEL.QUERY's one "
+        "query) is not reproduced; drop -D, or give -D 0 (no debug output)\n",
+    )

@@ -275,6 +275,22 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "qrels_jg (qrels whose second field is a judgment group)",
     )
     p.add_argument(
+        "-T",
+        "--Results_format",
+        dest="results_format",
+        choices=("trec_results",),
+        default="trec_results",
+        help="format of the run file: trec_results, the only one trec_eval reads (a "
+        "table, Parquet, CSV or TSV, is read by its suffix)",
+    )
+    p.add_argument(
+        "-D",
+        "--Debug_level",
+        dest="debug",
+        metavar="LEVEL",
+        help="trec_eval's debug output: only -D 0 (none), the default, is accepted",
+    )
+    p.add_argument(
         "-Z",
         "--Zscore",
         dest="zscores",
@@ -389,6 +405,11 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidValueError(
             f"-R {args.rel_format!r}: unknown relevance format; choose one of "
             + ", ".join(REL_FORMATS)
+        )
+    if args.debug is not None and args.debug.strip() != "0":
+        raise InvalidValueError(
+            f"-D {args.debug!r}: trec_eval's debug output (and -D LEVEL.QUERY's one query) "
+            "is not reproduced; drop -D, or give -D 0 (no debug output)"
         )
     default = _DEFAULT_MEASURES[args.rel_format]
     selection, notes = _select_measures(
