@@ -370,3 +370,19 @@ def test_debug_output_is_refused_in_one_line(
         f"irm: error: -D '{level}': trec_eval's debug output (and -D LEVEL.QUERY's one "
         "query) is not reproduced; drop -D, or give -D 0 (no debug output)\n",
     )
+
+
+@pytest.mark.parametrize("flag", ["-v", "--version"])
+def test_version_is_printed_on_standard_error(
+    capsys: pytest.CaptureFixture[str], flag: str
+) -> None:
+    # trec_eval 10.0: "trec_eval version 10.0-rc3" on standard error, exit status 0,
+    # without files (9.0.8: "trec_eval version 9.0.7"); it was refused as unknown
+    with pytest.raises(SystemExit) as done:
+        main(["trec-eval", flag])
+    assert done.value.code == 0
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == (
+        "",
+        "trec_eval version 10.0 (irm trec-eval; --trec-eval-version 9 for 9.0.8)\n",
+    )

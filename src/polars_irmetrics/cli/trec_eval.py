@@ -185,6 +185,24 @@ skipped with a warning unless -c is given (trec_eval 10.0 exits with status 4 th
 """
 
 
+class _PrintVersion(argparse.Action):
+    """``-v``/``--version``: as trec_eval, the version on standard error, exit status 0
+    (the files are not needed)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        print(
+            "trec_eval version 10.0 (irm trec-eval; --trec-eval-version 9 for 9.0.8)",
+            file=sys.stderr,
+        )
+        parser.exit(0)
+
+
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the ``trec-eval`` subcommand."""
     p = sub.add_parser(
@@ -196,6 +214,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.set_defaults(func=run)
+    p.add_argument(
+        "-v",
+        "--version",
+        action=_PrintVersion,
+        nargs=0,
+        help="print the trec_eval version followed on standard error and exit",
+    )
     p.add_argument(
         "-q",
         "--query_eval_wanted",
