@@ -157,7 +157,8 @@ def knn(
         d`` floats plus the running top ``k`` of every query (exactly ``k``: ties with
         the ``k``-th are broken by id as they are read), whatever the corpus' size and
         its ties. The scores have the same bits whatever the block size (each is
-        computed by a product of one shape: 4,096 documents, two queries or more).
+        computed by a product of one shape, 256 queries by 4,096 documents, in
+        float64; float32 scores are its value rounded once).
         Queries split over several calls get the same bits under ``"cosine"`` and
         ``"dot"``; under ``"l2"`` each call centres on its own queries, which can
         move the last bit.
