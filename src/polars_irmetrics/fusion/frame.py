@@ -569,11 +569,16 @@ def checked(
     options: FusionOptions,
     schema: pl.Schema,
     counts: Counts | None = None,
+    *,
+    score: str | None = None,
 ) -> pl.LazyFrame:
     """``fused`` with its check flags read: the first problem raised, else the flags
     dropped. With ``counts``, ``fused`` also holds count rows (a non-null
     ``counts.kind`` column): they are taken out before the checks and handed to
-    ``counts.read`` after them (a problem is raised first)."""
+    ``counts.read`` after them (a problem is raised first). With ``score``, the fused
+    score column: a fused score beyond float64's range (finite runs' scores whose sum
+    overflows) is refused (:func:`_overflow`), where it was ranked as infinite, tied
+    with every other such document."""
     q, d = options.query_id, options.doc_id
 
     def check(frame: pl.DataFrame) -> pl.DataFrame:
@@ -593,11 +598,30 @@ def checked(
                 "the fused run holds a (query, document) twice though no run lists one "
                 "twice: pass fitted= the table fit_fusion returned, one row per (run, index)"
             )
+        if score is not None:
+            _overflow(frame, score, options)
         if counts is not None and rows is not None:
             counts.read(rows)
         return frame.drop(BAD, DUP)
 
     return fused.map_batches(check, schema=schema)
+
+
+def _overflow(frame: pl.DataFrame, score: str, options: FusionOptions) -> None:
+    """Refuse the first (by query and document) fused score that is not finite: every
+    run's score is finite (checked before), so the method's sum or product overflowed."""
+    q, d = options.query_id, options.doc_id
+    over = frame.filter(~pl.col(score).is_finite()).sort(q, d, nulls_last=True).head(1)
+    if not over.height:
+        return
+    row = over.row(0, named=True)
+    raise InvalidValueError(
+        f"the fused score of query {row[q]!r}, document {row[d]!r} is {row[score]} in "
+        f"{options.method!r}: the runs' scores are finite, but their combination is "
+        "beyond float64's range (about 1.8e308), so such documents would tie; divide "
+        f"the scores by a large number first, e.g. pl.col({options.score!r}) / 1e300, or "
+        "pass norm='max'"
+    )
 
 
 def _too_wide(

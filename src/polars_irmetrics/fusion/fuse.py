@@ -228,7 +228,7 @@ def _per_run(
     if norm is None:
         long = long.with_columns(pl.col(RAW).alias(SCORE))
     elif norm in SCORE_NORMS:
-        long = long.with_columns(normalise(norm, pl.col(RAW), by).alias(SCORE))
+        long = normalise(norm, long, RAW, by, SCORE)
         flag = floored(norm, pl.col(RAW), by)
         if flag is not None:  # counted beside the overlap (fusion.overlap)
             long = long.with_columns(flag.alias(FLOORED))
@@ -446,7 +446,7 @@ def build_fusion(runs: Runs, options: FusionOptions) -> tuple[pl.LazyFrame, bool
         }
     )
     counts = Counts(KIND, overlap.columns, overlap.warn)
-    return checked(ranked, gathered, options, schema, counts), gathered.eager
+    return checked(ranked, gathered, options, schema, counts, score=options.score), gathered.eager
 
 
 @overload

@@ -27,7 +27,7 @@ from collections.abc import Callable
 import polars as pl
 
 from polars_irmetrics.errors import UnknownMetricError
-from polars_irmetrics.metrics.scope import exact_mean, wide_sum
+from polars_irmetrics.metrics.scope import exact_mean, power_scale, wide_sum
 
 __all__ = ["FLOORED", "NORMS", "POSITION_NORMS", "floored", "normalise", "resolve_norm"]
 
@@ -38,40 +38,47 @@ FLOOR = 1e-9
 FLOORED = "__irmf_floored"
 
 
-def _floor(expr: pl.Expr) -> pl.Expr:
-    return pl.max_horizontal(expr, pl.lit(FLOOR))
+def _floor(expr: pl.Expr, scale: pl.Expr | float = 1.0) -> pl.Expr:
+    return pl.max_horizontal(expr, FLOOR * scale)
 
 
-def _min_max(s: pl.Expr, by: list[str]) -> pl.Expr:
-    low, high = s.min().over(by), s.max().over(by)
-    return (s - low) / _floor(high - low)
+#: Columns of :func:`normalise`'s stages, dropped after it: the scores times their
+#: (run, query)'s power-of-two scale, that scale, and zmuv's mean.
+_Y, _K, _M = "__irmf_norm_y", "__irmf_norm_k", "__irmf_norm_m"
+_Y_, _K_ = pl.col(_Y), pl.col(_K)
 
 
-def _min_max_inverted(s: pl.Expr, by: list[str]) -> pl.Expr:
-    low, high = s.min().over(by), s.max().over(by)
-    return (high - s) / _floor(high - low)
+def _min_max(by: list[str]) -> pl.Expr:
+    low, high = _Y_.min().over(by), _Y_.max().over(by)
+    return (_Y_ - low) / _floor(high - low, _K_)
 
 
-def _max(s: pl.Expr, by: list[str]) -> pl.Expr:
-    return s / _floor(s.max().over(by))
+def _min_max_inverted(by: list[str]) -> pl.Expr:
+    low, high = _Y_.min().over(by), _Y_.max().over(by)
+    return (high - _Y_) / _floor(high - low, _K_)
 
 
-def _sum(s: pl.Expr, by: list[str]) -> pl.Expr:
+def _max(by: list[str]) -> pl.Expr:
+    return _Y_ / _floor(_Y_.max().over(by))  # read unscaled (_K is 1): no difference overflows
+
+
+def _sum(by: list[str]) -> pl.Expr:
     # the scores' sum the same bits in any order whatever their size (wide_sum)
-    low = s.min().over(by)
-    return (s - low) / _floor(wide_sum(s).over(by) - low * pl.len().over(by))
+    low = _Y_.min().over(by)
+    return (_Y_ - low) / _floor(wide_sum(_Y_).over(by) - low * pl.len().over(by), _K_)
 
 
-def _zmuv(s: pl.Expr, by: list[str]) -> pl.Expr:
-    # the mean and the variance the same bits in any order, scores of 2**32 and more too
-    mean = exact_mean(s, wide=True).over(by)
-    std = exact_mean((s - mean) ** 2, wide=True).over(by).sqrt()  # population (ddof 0), as numpy's
-    return (s - mean) / _floor(std)
+def _zmuv(by: list[str]) -> pl.Expr:
+    # the variance the same bits in any order, scores of 2**32 and more too; the mean
+    # (_M) a column of its own, computed before (a window inside a window is evaluated
+    # group by group, a hundred times slower)
+    std = exact_mean((_Y_ - pl.col(_M)) ** 2, wide=True).over(by).sqrt()  # ddof 0, as numpy's
+    return (_Y_ - pl.col(_M)) / _floor(std, _K_)
 
 
 #: Score normalisations computed from the scores alone (``rank`` and ``borda`` use
 #: positions and are built in :mod:`polars_irmetrics.fusion.fuse`).
-SCORE_NORMS: dict[str, Callable[[pl.Expr, list[str]], pl.Expr]] = {
+SCORE_NORMS: dict[str, Callable[[list[str]], pl.Expr]] = {
     "min-max": _min_max,
     "min-max-inverted": _min_max_inverted,
     "max": _max,
@@ -120,8 +127,18 @@ def resolve_norm(norm: str | None) -> str | None:
     return name
 
 
-def normalise(norm: str, score: pl.Expr, by: list[str]) -> pl.Expr:
-    """A score normalisation (one of ``SCORE_NORMS``) as a window over ``by``.
+def normalise(norm: str, frame: pl.LazyFrame, score: str, by: list[str], out: str) -> pl.LazyFrame:
+    """``frame`` with column ``out``: column ``score`` under a score normalisation (one
+    of ``SCORE_NORMS``), each window over ``by``.
+
+    The scores of each window are first multiplied by the power of two that brings
+    their largest magnitude near 1 where it is below ``2**-1`` or of ``2**96`` or more
+    (:func:`~polars_irmetrics.metrics.scope.power_scale`; 1 otherwise, and always under
+    ``max``), and the floor alike: every normalisation but ``max`` is a quotient of
+    differences of the scores, the same on the scaled scores (a product by a power of
+    two is exact), where the differences and squares of scores of ``1e300`` no longer
+    overflow (zmuv's variance was infinite and every score 0) nor those of ``1e-160``
+    underflow. Each stage is a column of its own, so no window holds another.
 
     Examples
     --------
@@ -130,11 +147,19 @@ def normalise(norm: str, score: pl.Expr, by: list[str]) -> pl.Expr:
 
     >>> import polars as pl
     >>> from polars_irmetrics.fusion.norms import normalise
-    >>> frame = pl.DataFrame({"q": ["a", "a", "a", "b", "b"], "s": [3.0, 1.0, 2.0, 5.0, 5.0]})
-    >>> frame.select(normalise("min-max", pl.col("s"), ["q"]))["s"].to_list()
+    >>> frame = pl.LazyFrame({"q": ["a", "a", "a", "b", "b"], "s": [3.0, 1.0, 2.0, 5.0, 5.0]})
+    >>> normalise("min-max", frame, "s", ["q"], "n").collect()["n"].to_list()
     [1.0, 0.0, 0.5, 0.0, 0.0]
+    >>> huge = pl.LazyFrame({"q": ["a"] * 3, "s": [1e300, 2e300, 4e300]})
+    >>> normalise("zmuv", huge, "s", ["q"], "n").collect()["n"].round(12).to_list()
+    [-1.06904496765, -0.267261241912, 1.336306209562]
     """
-    return SCORE_NORMS[norm](score, by)
+    s = pl.col(score)
+    scale = pl.lit(1.0) if norm == "max" else power_scale(s.abs().max().over(by))
+    frame = frame.with_columns(scale.alias(_K)).with_columns((s * _K_).alias(_Y))
+    if norm == "zmuv":
+        frame = frame.with_columns(exact_mean(_Y_, wide=True).over(by).alias(_M))
+    return frame.with_columns(SCORE_NORMS[norm](by).alias(out)).drop(_Y, _K, _M, strict=False)
 
 
 def floored(norm: str | None, score: pl.Expr, by: list[str]) -> pl.Expr | None:
@@ -148,10 +173,10 @@ def floored(norm: str | None, score: pl.Expr, by: list[str]) -> pl.Expr | None:
     --------
     >>> import polars as pl
     >>> from polars_irmetrics.fusion.norms import floored, normalise
-    >>> frame = pl.DataFrame({"q": ["a", "a", "b", "b"], "s": [2.0, 1.0, -1.0, -2.0]})
-    >>> frame.select(
-    ...     normalise("max", pl.col("s"), ["q"]), f=floored("max", pl.col("s"), ["q"])
-    ... ).rows()
+    >>> frame = pl.LazyFrame({"q": ["a", "a", "b", "b"], "s": [2.0, 1.0, -1.0, -2.0]})
+    >>> normalise("max", frame, "s", ["q"], "n").select(
+    ...     "n", f=floored("max", pl.col("s"), ["q"])
+    ... ).collect().rows()
     [(1.0, False), (0.5, False), (-999999999.9999999, True), (-1999999999.9999998, True)]
     """
     if norm != "max":

@@ -304,18 +304,44 @@ def exact_sum(value: pl.Expr) -> pl.Expr:
 
 #: :func:`wide_sum` adds terms below this magnitude exactly (whole parts as Int128).
 WIDE_LIMIT = 2.0**96
+#: A group whose largest magnitude is at least this (and below :data:`WIDE_LIMIT`) is
+#: added as it is by :func:`wide_sum`; a smaller or larger one at :func:`power_scale`.
+_WIDE_LOW = 2.0**-1
+
+
+def power_scale(peak: pl.Expr) -> pl.Expr:
+    """The power of two by which :func:`wide_sum` multiplies a group's terms, from their
+    largest magnitude ``peak``: 1 where ``peak`` is in ``[2**-1, 2**96)`` (scores of
+    ordinary size, added as they are), 0, not finite or null; else the one that brings
+    ``peak`` near ``[1, 2)``, between ``2**-1022`` and ``2**1022`` (a subnormal peak is
+    brought to ``2**-52`` or more: every subnormal is then a whole number of ``2**-64``).
+    A product by a power of two only moves the exponent: exact, and so is the division
+    that undoes it (but where the result is subnormal, or beyond float64's range).
+
+    >>> import polars as pl
+    >>> peaks = pl.DataFrame({"p": [3.0, 1e-300, 1e300, 5e-324, 0.0]})
+    >>> [x * s for x, s in peaks.select("p", power_scale(pl.col("p")).alias("s")).rows()]
+    [3.0, 1.3393857589828342, 1.4932217896051503, 2.220446049250313e-16, 0.0]
+    """
+    exponent = peak.log(2).floor().clip(-1022, 1022)
+    plain = (peak >= _WIDE_LOW) & (peak < WIDE_LIMIT) | ~(peak > 0) | ~peak.is_finite()
+    return pl.when(plain.fill_null(True)).then(1.0).otherwise(pl.lit(2.0).pow(-exponent))
 
 
 def wide_sum(value: pl.Expr) -> pl.Expr:
     """Group context: the sum of float ``value`` (nulls as 0) with the same bits in any
-    row order, for terms of 2**32 and more too: each term's whole part (terms of 2**32
-    and more) and its units of 2**-64 (the rest; exact for terms of 2**-11 and more)
-    added as two Int128 sums, exact in any order, then made one float. Two plain
-    reductions of per-row values, so a group-by of them streams. A term that is NaN or
-    infinite, or of 2**96 or more, gives the float sum (NaN or infinite from the terms
-    whatever their order; at 2**96 and more its last bit may follow the order). It
-    costs a third more than :func:`exact_sum` (a second Int128 sum): for sums of user
-    scores, whose size nothing bounds (fusion's ``zmuv`` and ``sum`` normalisations).
+    row order, for terms of any size: each term's whole part (terms of 2**32 and more)
+    and its units of 2**-64 (the rest; exact for terms of 2**-11 and more) added as two
+    Int128 sums, exact in any order, then made one float. A group whose largest
+    magnitude is below ``2**-1`` or of ``2**96`` or more is first multiplied by the
+    power of two that brings it near 1 (:func:`power_scale`), and the sum divided by it
+    last: scores of ``1e-20`` or ``1e300`` keep their digits (in units of 2**-64 alone,
+    terms near ``1e-10`` kept 31 bits, ``1e-20`` none). A term that is NaN or infinite
+    gives the float sum (NaN or infinite from the terms whatever their order); a sum
+    beyond float64's range is infinite. Plain reductions of per-row values, so a
+    group-by of them streams. It costs a third more than :func:`exact_sum` (a second
+    Int128 sum, and the largest magnitude): for sums of user scores, whose size nothing
+    bounds (fusion's ``zmuv`` and ``sum`` normalisations).
 
     Examples
     --------
@@ -329,16 +355,25 @@ def wide_sum(value: pl.Expr) -> pl.Expr:
     [0.25, 0.0]
     >>> frame.group_by("g").agg(wide_sum(pl.col("x"))).sort("g")["x"].to_list()
     [1.75, 1.75]
+
+    Small terms keep their digits (1e-20 is below a unit of 2**-64, where the sum
+    was 0.0); here the float sum's bits, ``1e-20 + 2e-20``:
+
+    >>> tiny = pl.DataFrame({"x": [1e-20, 2e-20]})
+    >>> tiny.select(wide_sum(pl.col("x"))).item()
+    2.9999999999999997e-20
     """
-    v = value.cast(pl.Float64).fill_null(0.0)
+    raw = value.cast(pl.Float64).fill_null(0.0)
+    scale = power_scale(raw.abs().max())
+    v = raw * scale
     large = ~(v.abs() < FIXED_LIMIT)  # NaN too: its terms are never read
     whole = v.floor()
     wholes = (whole * large.cast(pl.Float64)).cast(pl.Int128, strict=False).sum()
     rest = pl.when(large).then(v - whole).otherwise(v)  # exact: v - floor(v) for |v| >= 1
     units = (rest * _SCALE).floor().cast(pl.Int128, strict=False).sum()
-    total = wholes.cast(pl.Float64) + units.cast(pl.Float64) / _SCALE
-    special = ~(v.abs() < WIDE_LIMIT).all()  # NaN, an infinity, or 2**96 or more
-    return pl.when(special).then(v.sum()).otherwise(total)
+    total = (wholes.cast(pl.Float64) + units.cast(pl.Float64) / _SCALE) / scale
+    special = ~raw.is_finite().all()  # NaN or an infinity
+    return pl.when(special).then(raw.sum()).otherwise(total)
 
 
 def exact_sum_horizontal(terms: list[pl.Expr]) -> pl.Expr:

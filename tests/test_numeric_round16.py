@@ -1,0 +1,124 @@
+"""Round 16 numeric probe: scores of any scale, exact or refused.
+
+Fusion's sums of raw scores counted units of 2**-64: scores near 1e-10 kept about 31
+bits (``sum`` 6.6e-10 off ranx's), near 1e-20 none (every fused score 0.0, the run
+ordered by document id), and ``zmuv`` on scores near 1e-8 was 1 % off (its variance's
+terms near 1e-16 are a few units each). Scores of 1e160 made ``zmuv``'s variance
+infinite (every normalised score 0.0, as ranx's), and ``sum``'s normalisation of
+scores near 1e308 overflowed. The sums now read each group at a power-of-two scale
+(exact), and a fused score beyond float64's range is refused by name.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import InvalidValueError
+
+RNG = np.random.default_rng(16)
+A_BASE = RNG.random(6)
+B_BASE = RNG.random(6)
+DOCS = [f"d{i}" for i in range(6)]
+
+
+def _run(values: np.ndarray) -> pl.DataFrame:
+    return pl.DataFrame({"query_id": ["q1"] * 6, "doc_id": DOCS, "score": values.tolist()})
+
+
+def _fused(out: pl.DataFrame) -> dict[str, float]:
+    return dict(zip(out["doc_id"].to_list(), out["score"].to_list(), strict=True))
+
+
+def _zmuv(x: np.ndarray) -> np.ndarray:
+    # ranx's zmuv: (s - mean) / max(std, 1e-9), population std; computed here on the
+    # scores brought to [0, 1) by a power of two (exact), so numpy's squares neither
+    # underflow nor overflow, and the floor scaled alike
+    k = 2.0 ** -math.floor(math.log2(np.abs(x).max()))
+    y = x * k
+    return (y - y.mean()) / max(float(y.std()), 1e-9 * k)
+
+
+def _sum_norm(x: np.ndarray) -> np.ndarray:
+    # ranx's sum: (s - min) / max(sum - n * min, 1e-9)
+    k = 2.0 ** -math.floor(math.log2(np.abs(x).max()))
+    y = x * k
+    return (y - y.min()) / max(float(y.sum() - len(y) * y.min()), 1e-9 * k)
+
+
+def _expected(method: str, norm: str | None, scale: float) -> dict[str, float]:
+    a, b = A_BASE * scale, B_BASE * scale
+    if norm == "zmuv":
+        a, b = _zmuv(a), _zmuv(b)
+    elif norm == "sum":
+        a, b = _sum_norm(a), _sum_norm(b)
+    combined = {"sum": a + b, "mnz": 2 * (a + b), "anz": (a + b) / 2, "wsum": 0.3 * a + 0.7 * b}
+    return dict(zip(DOCS, combined[method].tolist(), strict=True))
+
+
+CASES = [
+    # (method, norm, scale): before the fix, the worst relative error against the
+    # formula (in float64 on numpy) was, per case:
+    ("sum", None, 1e-10),  # 6.6e-10
+    ("wsum", None, 1e-10),  # 1.4e-9
+    ("sum", None, 1e-15),  # 2.4e-4
+    ("mnz", None, 1e-20),  # 1.0: every fused score 0.0
+    ("anz", None, 1e-300),  # 1.0
+    ("sum", "zmuv", 1e-8),  # 1.1e-2
+    ("sum", "zmuv", 1e-6),  # 5.6e-7
+    ("sum", "zmuv", 1e160),  # 1.0: every normalised score 0.0 (the variance infinite)
+    ("sum", "sum", 1e-8),  # 8.3e-12 (absolute)
+    ("sum", "sum", 1e308),  # a normalised score infinite, the others 0.0
+]
+
+
+@pytest.mark.parametrize(("method", "norm", "scale"), CASES)
+@pytest.mark.parametrize("lazy", [False, True])
+def test_fused_scores_of_any_scale_equal_the_formula(
+    method: str, norm: str | None, scale: float, lazy: bool
+) -> None:
+    runs = {"a": _run(A_BASE * scale), "b": _run(B_BASE * scale)}
+    weights = {"weights": [0.3, 0.7]} if method == "wsum" else {}
+    if lazy:
+        got = irm.fuse({k: v.lazy() for k, v in runs.items()}, method, norm=norm, **weights)
+        assert isinstance(got, pl.LazyFrame)
+        out = got.collect()
+    else:
+        out = irm.fuse(runs, method, norm=norm, **weights)
+        assert isinstance(out, pl.DataFrame)
+    fused, expected = _fused(out), _expected(method, norm, scale)
+    assert fused.keys() == expected.keys()
+    for doc, value in expected.items():
+        assert fused[doc] == pytest.approx(value, rel=1e-12, abs=0.0), doc
+    # and the run is ranked by those scores, the highest first
+    assert out["doc_id"].to_list() == sorted(expected, key=lambda doc: -expected[doc])
+
+
+def test_a_fused_score_beyond_float64_is_refused() -> None:
+    # sum: d0 = 1e308 + 1.7e308 and d1 = 1.5e308 + 1e308 are both beyond 1.8e308: they
+    # came out inf and tied (d1 ranked above d0 by id, though 2.7e308 > 2.5e308)
+    a = pl.DataFrame(
+        {"query_id": ["q1"] * 3, "doc_id": ["d0", "d1", "d2"], "score": [1e308, 1.5e308, 1.7e308]}
+    )
+    b = a.with_columns(pl.Series("score", [1.7e308, 1e308, 0.5]))
+    message = (
+        "the fused score of query 'q1', document 'd0' is inf in 'sum': the runs' scores are "
+        "finite, but their combination is beyond float64's range (about 1.8e308), so such "
+        "documents would tie; divide the scores by a large number first, e.g. "
+        "pl.col('score') / 1e300, or pass norm='max'"
+    )
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.fuse({"a": a, "b": b}, "sum")
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.fuse({"a": a.lazy(), "b": b.lazy()}, "sum", buckets=2).collect()
+    # the fix the message gives: 1e8 + 1.7e8 = 2.7e8 above 1.5e8 + 1e8 = 2.5e8
+    scaled = {k: v.with_columns(pl.col("score") / 1e300) for k, v in {"a": a, "b": b}.items()}
+    assert irm.fuse(scaled, "sum")["doc_id"].to_list() == ["d0", "d1", "d2"]
+    # wsum stays within range: 0.3 * 1e308 + 0.7 * 1.7e308 = 1.49e308
+    out = irm.fuse({"a": a, "b": b}, "wsum", weights=[0.3, 0.7])
+    assert out["score"][0] == pytest.approx(1.49e308, rel=1e-12)
