@@ -122,3 +122,39 @@ def test_a_fused_score_beyond_float64_is_refused() -> None:
     # wsum stays within range: 0.3 * 1e308 + 0.7 * 1.7e308 = 1.49e308
     out = irm.fuse({"a": a, "b": b}, "wsum", weights=[0.3, 0.7])
     assert out["score"][0] == pytest.approx(1.49e308, rel=1e-12)
+
+
+def test_a_duration_dwell_is_refused_with_a_fix_in_seconds() -> None:
+    # before: the hint was pl.col('dwell').cast(pl.Float64), which reads a Duration in
+    # its unit: 12.5 s in ns became 12.5e9 "seconds", every click satisfied
+    log = pl.DataFrame(
+        {
+            "session_id": [1, 1, 2],
+            "position": [1, 2, 1],
+            "clicked": [1, 1, 1],
+            "dwell": [12.5, 3.0, 30.0],
+        }
+    )
+    metric = "sat_click_rate(dwell_threshold=10)"
+    for unit in ("ns", "us", "ms"):
+        timed = log.with_columns(
+            (pl.col("dwell") * 1e9).cast(pl.Duration("ns")).cast(pl.Duration(unit))
+        )
+        message = (
+            f"column 'dwell' of the log has dtype Duration(time_unit='{unit}'); a dwell must "
+            "be a number of seconds: convert it, e.g. "
+            "pl.col('dwell').dt.total_seconds(fractional=True)"
+        )
+        with pytest.raises(irm.ColumnTypeError, match=f"^{re.escape(message)}$"):
+            irm.evaluate_online(timed, [metric])
+        fixed = timed.with_columns(pl.col("dwell").dt.total_seconds(fractional=True))
+        # satisfied clicks: 12.5 and 30.0 of the 3 clicks are above 10 s: 2 / 3
+        assert irm.evaluate_online(fixed, [metric])[metric].item() == 2 / 3
+    # a text dwell keeps the cast
+    text = log.with_columns(pl.col("dwell").cast(pl.String))
+    message = (
+        "column 'dwell' of the log has dtype String; a dwell must be a number of seconds: "
+        "cast it, e.g. pl.col('dwell').cast(pl.Float64)"
+    )
+    with pytest.raises(irm.ColumnTypeError, match=f"^{re.escape(message)}$"):
+        irm.evaluate_online(text, [metric])

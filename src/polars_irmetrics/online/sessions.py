@@ -283,9 +283,16 @@ def _seconds(schema: pl.Schema, column: str) -> tuple[pl.Expr, float]:
 def _numeric(schema: pl.Schema, column: str) -> pl.Expr:
     dtype = schema[column]
     if not dtype.is_numeric():
+        # a Duration cast to Float64 is a count of its unit (ns, us, ms), not seconds:
+        # 12.5 s in ns would read as 12.5e9 seconds, above every dwell threshold
+        fix = (
+            f"convert it, e.g. pl.col({column!r}).dt.total_seconds(fractional=True)"
+            if isinstance(dtype, pl.Duration)
+            else f"cast it, e.g. pl.col({column!r}).cast(pl.Float64)"
+        )
         raise ColumnTypeError(
             f"column {column!r} of the log has dtype {dtype}; a dwell must be a number of "
-            f"seconds: cast it, e.g. pl.col({column!r}).cast(pl.Float64)"
+            f"seconds: {fix}"
         )
     return pl.col(column).cast(pl.Float64)
 
