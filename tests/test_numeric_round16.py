@@ -158,3 +158,101 @@ def test_a_duration_dwell_is_refused_with_a_fix_in_seconds() -> None:
     )
     with pytest.raises(irm.ColumnTypeError, match=f"^{re.escape(message)}$"):
         irm.evaluate_online(text, [metric])
+
+
+# the run orders b a c e d, the reference a b c d e
+_REFERENCE = pl.DataFrame(
+    {"query_id": ["q"] * 5, "doc_id": list("abcde"), "score": [5.0, 4.0, 3.0, 2.0, 1.0]}
+)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "base"),
+    [
+        (pl.Int64, 2**62),
+        (pl.UInt64, 2**62),
+        (pl.UInt64, 2**64 - 6),
+        (pl.Int128, 2**100),
+        (pl.Decimal(38, 0), 10**30),
+    ],
+)
+def test_agreement_orders_wide_integer_scores_exactly(dtype: pl.DataType, base: int) -> None:
+    # scores base + 4, base + 5, base + 3, base + 1, base + 2: as Float64 they were one
+    # value, the query one tie group ordered by id (e d c b a): kendall_tau null,
+    # tau_ap -1.0, jaccard@2 0.0
+    run = pl.DataFrame(
+        {
+            "query_id": ["q"] * 5,
+            "doc_id": list("abcde"),
+            "score": [base + i for i in (4, 5, 3, 1, 2)],
+        },
+        schema_overrides={"score": dtype},
+    )
+    metrics = ["kendall_tau", "tau_ap", "jaccard@2", "rbo(ties='w')"]
+    out = irm.evaluate(run, metrics, reference=_REFERENCE, per_query=True)
+    # kendall_tau: 2 discordant pairs of 10 ((a, b), (d, e)): (8 - 2) / 10 = 0.6
+    assert out["kendall_tau"].item() == pytest.approx(0.6, abs=1e-12)
+    # tau_ap over b a c e d: a 0/1, c 2/2, e 3/3, d 3/4: 2/4 * 2.75 - 1 = 0.375
+    assert out["tau_ap"].item() == pytest.approx(0.375, abs=1e-12)
+    assert out["jaccard@2"].item() == 1.0  # {b, a} and {a, b}
+    # the same as the run given by its ranks, which has no scores to round
+    ranked = run.drop("score").with_columns(pl.Series("rank", [2, 1, 3, 5, 4]))
+    want = irm.evaluate(ranked, metrics, reference=_REFERENCE, per_query=True)
+    assert out.rows() == want.rows()
+
+
+# scores base + 4, base + 3, base + 2, base + 1 for documents 1..4: the order 1 2 3 4,
+# which as Float64 became one tie, broken by id descending (4 3 2 1)
+WIDE_SCORES = [
+    (pl.Int64, 2**62),
+    (pl.UInt64, 2**62),
+    (pl.Int128, 2**100),
+    (pl.Decimal(38, 0), 10**30),
+]
+
+
+def _wide_run(
+    dtype: pl.DataType, base: int, query: str = "query_id", doc: str = "doc_id"
+) -> pl.DataFrame:
+    scores = pl.Series("score", [base + 4, base + 3, base + 2, base + 1], dtype=dtype)
+    return pl.DataFrame({query: [1] * 4, doc: [1, 2, 3, 4], "score": scores})
+
+
+@pytest.mark.parametrize(("dtype", "base"), WIDE_SCORES)
+def test_beyond_accuracy_orders_wide_integer_scores_exactly(dtype: pl.DataType, base: int) -> None:
+    history = pl.DataFrame({"user_id": [9, 9, 9, 8, 8, 7, 6], "item_id": [1, 1, 1, 2, 2, 3, 4]})
+    recs = _wide_run(dtype, base, "user_id", "item_id")
+    metrics = ["novelty@2", "arp@2", "aplt@2"]
+    out = irm.beyond_accuracy(recs, metrics, interactions=history)
+    # the top 2 are items 1 (3 of 7 interactions) and 2 (2 of 7); before: 4 and 3 (1 each)
+    # novelty: (-log2(3/7) - log2(2/7)) / 2 = 1.5149; arp: (3 + 2) / 2 = 2.5; aplt: item
+    # 2 alone is in the long tail (the head: the most popular items up to 20 %... item 1)
+    assert out["novelty@2"].item() == pytest.approx(
+        (-math.log2(3 / 7) - math.log2(2 / 7)) / 2, abs=1e-12
+    )
+    assert out["arp@2"].item() == 2.5
+    ranked = recs.drop("score").with_columns(pl.Series("rank", [1, 2, 3, 4]))
+    assert out.rows() == irm.beyond_accuracy(ranked, metrics, interactions=history).rows()
+
+
+@pytest.mark.parametrize(("dtype", "base"), WIDE_SCORES)
+def test_serendipity_and_exposure_order_wide_integer_scores_exactly(
+    dtype: pl.DataType, base: int
+) -> None:
+    run = _wide_run(dtype, base)
+    ranked = run.drop("score").with_columns(pl.Series("rank", [1, 2, 3, 4]))
+    history = pl.DataFrame({"query_id": [9, 9, 9, 8, 8, 7, 6], "doc_id": [1, 1, 1, 2, 2, 3, 4]})
+    qrels = pl.DataFrame({"query_id": [1, 1], "doc_id": [3, 4], "relevance": [1, 1]})
+    metric = "serendipity(kind='kotkov')@2"
+    out = irm.evaluate(run, [metric], qrels=qrels, interactions=history)
+    # the top 2 (items 1 and 2) are not relevant: 0.0; before, items 4 and 3 (popularity
+    # rank 3 of n = 4) at ranks 1 and 2: ((3 - 1) / 4 + (3 - 2) / 4) / 2 = 0.375
+    assert out[metric].item() == 0.0
+    groups = pl.DataFrame({"doc_id": [1, 2, 3, 4], "group": ["x", "x", "y", "y"]})
+    judged = pl.DataFrame({"query_id": [1] * 4, "doc_id": [1, 2, 3, 4], "relevance": [1, 1, 0, 0]})
+    exposure = ["awrf", "ee_loss", "ee_disparity"]
+    got = irm.evaluate(run, exposure, qrels=judged, groups=groups)
+    want = irm.evaluate(ranked, exposure, qrels=judged, groups=groups)
+    # before: ee_loss 0.87890625 where the ranking 1 2 3 4 gives 0.0
+    assert got.rows() == want.rows()
+    assert got["ee_loss"].item() == 0.0

@@ -36,6 +36,7 @@ from polars_irmetrics.errors import (
     MetricParameterError,
     QuerySetError,
 )
+from polars_irmetrics.ground.facts import score_order
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
@@ -299,7 +300,9 @@ def _ordered(
     descending, ties broken by ``doc_id`` descending compared as text (trec_eval), and
     equal scores one tie group.
     """
-    value = pl.col(order).cast(pl.Float64)
+    # exact for integers beyond 2**53 too: as Float64, 2**62 + 1 and 2**62 + 2 were
+    # one tie group (kendall_tau null, tau_ap -1)
+    value = score_order(order, frame.collect_schema()[order])
     # the tie key is the id as text whatever its dtype (trec_eval, repro_eval's
     # break_ties and the ranking metrics): integer ids 9 and 10 tied order 9 first
     text = pl.col(doc_id).cast(pl.String).alias(_TEXT)

@@ -49,6 +49,7 @@ from polars_irmetrics.ground.facts import (
     SharedFacts,
     SharedIds,
     ranking_facts,
+    score_order,
     whole_ranks,
 )
 from polars_irmetrics.ground.options import EvalOptions, key_keyword, refuse_result_keys
@@ -228,12 +229,10 @@ def build_exposure_plan(
         shown = native.cast(pl.String)
     sampled = options.sample_id in run_schema
     sample = pl.col(options.sample_id) if sampled else pl.lit(0)
-    ranked = run.select(
-        pl.col(query_id),
-        sample.alias(_S),
-        pl.col(doc_id),
-        pl.col(order).cast(pl.Float64).alias(order),
-    )
+    # scores exact (ground.facts.score_order): as Float64, integer scores beyond 2**53
+    # tied, and the ranking was the ids' order
+    value = pl.col(order).cast(pl.Float64) if use_rank else score_order(order, run_schema[order])
+    ranked = run.select(pl.col(query_id), sample.alias(_S), pl.col(doc_id), value.alias(order))
     relevant = qrels.select(
         query_id, doc_id, pl.col(options.relevance).cast(pl.Float64).alias(_REL)
     ).filter(pl.col(_REL) > 0)

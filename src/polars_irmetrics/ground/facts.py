@@ -54,6 +54,7 @@ __all__ = [
     "SharedIds",
     "id_rows",
     "ranking_facts",
+    "score_order",
     "shared_frame",
     "whole_ranks",
 ]
@@ -87,6 +88,22 @@ _INT64_MAX = 2**63 - 1
 #: The integer dtypes whose values go beyond Int64, where a rank is cast to Int64: a
 #: rank of 2**63 or more there is refused, never read as null (a rank never held).
 WIDE_INTEGERS: tuple[type[pl.DataType], ...] = (pl.UInt64, pl.Int128, pl.UInt128)
+
+
+def score_order(column: str, dtype: pl.DataType) -> pl.Expr:
+    """The value a ranking sorts column ``column`` (of ``dtype``) by, score descending:
+    integers and decimals as they are, exactly, as ``evaluate`` ranks them (as Float64,
+    integers beyond 2**53 such as nanosecond timestamps, and decimals of more than 15
+    digits, tie with their neighbours); a float or a Boolean as Float64 (exact).
+
+    >>> import polars as pl
+    >>> frame = pl.DataFrame({"s": [2**62 + 1, 2**62]})
+    >>> frame.select(score_order("s", frame.schema["s"]).rank("ordinal"))["s"].to_list()
+    [2, 1]
+    """
+    if dtype.is_integer() or isinstance(dtype, pl.Decimal):
+        return pl.col(column)
+    return pl.col(column).cast(pl.Float64)
 
 
 def ranking_facts(

@@ -26,6 +26,7 @@ from polars_irmetrics.ground.facts import (
     SharedIds,
     id_rows,
     ranking_facts,
+    score_order,
 )
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
@@ -514,7 +515,10 @@ def _kotkov(
     position = (
         pl.col(options.rank).cast(pl.Float64)
         if by_rank
-        else pl.struct(pl.col(options.score).cast(pl.Float64), pl.col(doc).cast(pl.String))
+        else pl.struct(
+            score_order(options.score, run.collect_schema()[options.score]),
+            pl.col(doc).cast(pl.String),
+        )
         .rank("ordinal", descending=True)
         .over(on)
         .cast(pl.Float64)

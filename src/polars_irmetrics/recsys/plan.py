@@ -68,6 +68,7 @@ from polars_irmetrics.ground.facts import (
     SharedIds,
     id_rows,
     ranking_facts,
+    score_order,
     shared_frame,
 )
 from polars_irmetrics.ground.facts import ITEM_USERS as FACT_USERS
@@ -772,7 +773,9 @@ def _rows(
         rows = rows.with_columns(rank.alias(POSITION))
     elif "order:score" in scope.needs:
         text = pl.col(item).cast(pl.String)
-        tie_broken = pl.struct(pl.col(options.score).cast(pl.Float64), text)
+        # exact for integer scores beyond 2**53 too (ground.facts.score_order)
+        score = score_order(options.score, recommendations.collect_schema()[options.score])
+        tie_broken = pl.struct(score, text)
         rows = rows.with_columns(
             tie_broken.rank("ordinal", descending=True)
             .over([*by, user])
