@@ -64,7 +64,12 @@ from polars_irmetrics.metrics.registry import (
     parse_metric_list,
 )
 from polars_irmetrics.metrics.requests import refuse_summaries
-from polars_irmetrics.metrics.scope import exact_sum, exact_sum_horizontal
+from polars_irmetrics.metrics.scope import (
+    exact_sum,
+    exact_sum_horizontal,
+    wide_sum,
+    wide_sum_horizontal,
+)
 
 __all__ = ["grid_points", "optimize_fusion"]
 
@@ -254,13 +259,14 @@ def grid_points(param: str, n_runs: int, step: float | None) -> list[Any]:
     return points
 
 
-def _fused_score(method: str, n: int) -> pl.Expr:
+def _fused_score(method: str, n: int, *, wide: bool) -> pl.Expr:
     v = [pl.col(f"__irmf_v{i}") for i in range(n)]
     w = [pl.col(f"__irmf_w{i}") for i in range(n)]
     p = pl.col(_PARAM)
     filled = [x.fill_null(0.0) for x in v]
-    # exact sums, the bits of fuse's (metrics.scope.exact_sum over a document's runs)
-    total = exact_sum_horizontal
+    # exact sums, the bits of fuse's (metrics.scope.exact_sum over a document's runs,
+    # or wide_sum where fuse adds scores of any size: ``wide``)
+    total = wide_sum_horizontal if wide else exact_sum_horizontal
     if method in ("wsum", "w_bordafuse"):
         return total([wi * vi for wi, vi in zip(w, filled, strict=True)])
     if method == "wmnz":
@@ -481,6 +487,8 @@ def optimize_fusion(
     else:
         row = fusion.contribution({})
     long = long.with_columns(row.alias(VALUE))
+    # fuse adds scores of any size with wide_sum (raw scores, or max's quotients)
+    wide_sums = needs_score(fusion, None) and normalised in (None, "max")
     per_run = [
         pl.col(VALUE).filter(pl.col(RUN) == i).first().alias(f"__irmf_v{i}") for i in range(n)
     ]
@@ -497,7 +505,8 @@ def optimize_fusion(
     wide = long.group_by(q, d).agg(
         *per_run,
         pl.len().cast(pl.Float64).alias(_CNT),
-        exact_sum(pl.col(VALUE)).alias(_SUM),  # the same bits in any row order
+        # the same bits in any row order, and as fuse's (scores of any size: wide)
+        (wide_sum if wide_sums else exact_sum)(pl.col(VALUE)).alias(_SUM),
         *flags_for(names, present),
         *(overlap.floor_words() if overlap.floor else []),
     )
@@ -544,7 +553,7 @@ def optimize_fusion(
             q,
             d,
             (pl.col(GRID).cast(pl.Int64) * 2**32 + pl.col(_QCODE)).alias(_KEY),
-            _fused_score(fusion.name, n).alias("__irmf_score"),
+            _fused_score(fusion.name, n, wide=wide_sums).alias("__irmf_score"),
         )
         keyed = fused.with_columns(rank_key("__irmf_score"))
         if cutoff is not None:

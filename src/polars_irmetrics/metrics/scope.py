@@ -365,15 +365,52 @@ def wide_sum(value: pl.Expr) -> pl.Expr:
     """
     raw = value.cast(pl.Float64).fill_null(0.0)
     scale = power_scale(raw.abs().max())
-    v = raw * scale
-    large = ~(v.abs() < FIXED_LIMIT)  # NaN too: its terms are never read
-    whole = v.floor()
-    wholes = (whole * large.cast(pl.Float64)).cast(pl.Int128, strict=False).sum()
-    rest = pl.when(large).then(v - whole).otherwise(v)  # exact: v - floor(v) for |v| >= 1
-    units = (rest * _SCALE).floor().cast(pl.Int128, strict=False).sum()
-    total = (wholes.cast(pl.Float64) + units.cast(pl.Float64) / _SCALE) / scale
+    wholes, units = _wide_parts(raw * scale)
+    total = _wide_total(wholes.sum(), units.sum(), scale)
     special = ~raw.is_finite().all()  # NaN or an infinity
     return pl.when(special).then(raw.sum()).otherwise(total)
+
+
+def _wide_parts(v: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """Per term of :func:`wide_sum` (already scaled): its whole part where it is of
+    2**32 or more (else 0) and the rest in units of 2**-64, both Int128."""
+    large = ~(v.abs() < FIXED_LIMIT)  # NaN too: its terms are never read
+    whole = v.floor()
+    wholes = (whole * large.cast(pl.Float64)).cast(pl.Int128, strict=False)
+    rest = pl.when(large).then(v - whole).otherwise(v)  # exact: v - floor(v) for |v| >= 1
+    return wholes, (rest * _SCALE).floor().cast(pl.Int128, strict=False)
+
+
+def _wide_total(wholes: pl.Expr, units: pl.Expr, scale: pl.Expr) -> pl.Expr:
+    return (wholes.cast(pl.Float64) + units.cast(pl.Float64) / _SCALE) / scale
+
+
+def wide_sum_horizontal(terms: list[pl.Expr]) -> pl.Expr:
+    """Per row: the sum of ``terms`` (nulls as 0) with the bits :func:`wide_sum` gives
+    the same values as rows of a group (the same scale, from the largest magnitude,
+    and the same integer sums), for scores of any size.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> frame = pl.DataFrame({"a": [1e-20, 0.1], "b": [2e-20, 0.7], "c": [None, 0.2]})
+    >>> frame.select(wide_sum_horizontal([pl.col(c) for c in "abc"]))["a"].to_list()
+    [2.9999999999999997e-20, 1.0]
+    >>> long = pl.DataFrame({"g": [0, 0, 1, 1, 1], "x": [1e-20, 2e-20, 0.1, 0.7, 0.2]})
+    >>> long.group_by("g").agg(wide_sum(pl.col("x"))).sort("g")["x"].to_list()
+    [2.9999999999999997e-20, 1.0]
+    """
+    values = [term.cast(pl.Float64).fill_null(0.0) for term in terms]
+    scale = power_scale(pl.max_horizontal([value.abs() for value in values]))
+    parts = [_wide_parts(value * scale) for value in values]
+    wholes = pl.sum_horizontal([whole for whole, _ in parts])
+    units = pl.sum_horizontal([unit for _, unit in parts])
+    special = ~pl.all_horizontal([value.is_finite() for value in values])
+    return (
+        pl.when(special)
+        .then(pl.sum_horizontal(values))
+        .otherwise(_wide_total(wholes, units, scale))
+    )
 
 
 def exact_sum_horizontal(terms: list[pl.Expr]) -> pl.Expr:
