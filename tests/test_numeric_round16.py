@@ -285,3 +285,36 @@ def test_optimize_fusion_grid_reads_small_scores_as_fuse_does(method: str, param
     # both runs list every document), and none is the ids' order (0.577...)
     assert len(set(values)) > 1 or method == "gmnz"
     assert all(abs(v - 0.5770771961191933) > 1e-3 for v in values)
+
+
+@pytest.mark.parametrize(
+    "dtype", [pl.Int64, pl.UInt64, pl.Int128, pl.Decimal(38, 0)], ids=lambda d: str(d)
+)
+def test_rating_metrics_refuse_integers_float64_cannot_hold(dtype: pl.DataType) -> None:
+    # labels 2**62 + (10, 20, 35, 41), predictions 2**62 + (12, 18, 30, 44): errors
+    # -2, 2, 5, -3 (rmse sqrt(42 / 4) = 3.24); read as Float64 every value was 2**62:
+    # rmse 0.0 and r2 null
+    base = 2**62
+    frame = pl.DataFrame(
+        {
+            "y": pl.Series([base + 10, base + 20, base + 35, base + 41], dtype=dtype),
+            "p": pl.Series([base + 12, base + 18, base + 30, base + 44], dtype=dtype),
+        }
+    )
+    message = (
+        "column 'y' has 4 value(s) of magnitude 2**53 or more (e.g. 4611686018427387914); "
+        "mae, rmse read(s) it as a Float64 number, which holds such integers to a few "
+        "units only (2**62 + 10 and 2**62 + 12 are one value, their error 0): subtract one "
+        "offset from the labels and the predictions first, e.g. pl.col('y') - 2**62 and "
+        "pl.col('p') - 2**62"
+    )
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.evaluate(frame, ["rmse", "mae"], label="y", prediction="p")
+    # the fix the message gives: rmse sqrt((4 + 4 + 25 + 9) / 4), mae (2 + 2 + 5 + 3) / 4
+    shifted = frame.select((pl.all().cast(pl.Int128) - base).cast(pl.Int64))
+    out = irm.evaluate(shifted, ["rmse", "mae"], label="y", prediction="p")
+    assert out["rmse"].item() == pytest.approx(math.sqrt(42 / 4), abs=1e-12)
+    assert out["mae"].item() == 3.0
+    # auc orders such integers exactly, as before: not refused
+    clicks = frame.with_columns(pl.Series("y", [0, 1, 0, 1]))
+    assert irm.evaluate(clicks, ["auc"], label="y", prediction="p")["auc"].item() == 0.75

@@ -805,6 +805,14 @@ def _check_dtypes(schema: pl.Schema, options: EvalOptions, names: frozenset[str]
         refuse_zero_positive(positive, options.label)
 
 
+def _wide_numbers(dtype: pl.DataType) -> bool:
+    """Whether ``dtype`` holds integers beyond 2**53 (Float64's exact integers): Int64,
+    UInt64, the 128-bit integers, and decimals of more than 15 digits."""
+    if isinstance(dtype, pl.Decimal):
+        return dtype.precision is None or dtype.precision > 15
+    return dtype in (pl.Int64, pl.UInt64, pl.Int128, pl.UInt128)
+
+
 def _key_checks(options: EvalOptions) -> list[_Check]:
     """Two tables: a null ``query_id`` or ``doc_id`` on either side (it pairs with
     nothing; a full join keeps it on its own side)."""
@@ -897,6 +905,24 @@ def _checks(
         "read(s) it as a number, and an infinite one has no finite error (scikit-learn "
         "refuses it too): drop or fix those rows, e.g. .filter(pl.col({%s!r}).is_finite())"
     )
+    for role, column in (("label", scope.label), ("prediction", scope.prediction)):
+        if _wide_numbers(schema[column]):
+            # read as Float64 by the rating metrics, where integers beyond 2**53 lose
+            # their last digits: 2**62 + 10 and 2**62 + 12 were one value, an error of 0
+            checks.append(
+                _Check(
+                    f"{role}_wide",
+                    both & (pl.col(column).cast(pl.Float64).abs() >= 2.0**53),
+                    pl.col(column),
+                    InvalidValueError,
+                    f"column {{{role}!r}} has {{n}} value(s) of magnitude 2**53 or more"
+                    "{where} (e.g. {example}); {metrics} read(s) it as a Float64 number, "
+                    "which holds such integers to a few units only (2**62 + 10 and 2**62 + "
+                    "12 are one value, their error 0): subtract one offset from the labels "
+                    "and the predictions first, e.g. pl.col({label!r}) - 2**62 and "
+                    "pl.col({prediction!r}) - 2**62",
+                )
+            )
     if schema[scope.prediction].is_float():  # an integer or a decimal is finite
         checks.append(
             _Check(
@@ -1127,7 +1153,7 @@ def _raised_checks(checks: list[_Check], names: set[str]) -> list[tuple[_Check, 
         if check.name == "range":
             if probability:
                 raised.append((check, ", ".join(probability)))
-        elif check.name in ("pred_inf", "label_inf"):
+        elif check.name in ("pred_inf", "label_inf", "label_wide", "prediction_wide"):
             if rating:
                 raised.append((check, ", ".join(rating)))
         elif check.name in ("binary", "binary_positive"):
