@@ -18,9 +18,8 @@ from polars_irmetrics.errors import ColumnNotFoundError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
-    held_tally,
-    systems_column,
     systems_named,
+    systems_tally,
     warn_from_plan,
     warn_on_joint,
     with_common_ids,
@@ -110,16 +109,8 @@ def _tally(
 
     docs = counted(run, _DOCS, _GROUPED)
     if systems and system_rows is not None:  # each system's own documents too
-        per_system = held_tally(
-            system_rows.select(*systems, doc_id),
-            grouped.select(doc_id),
-            [doc_id],
-            f"{_DOCS}|all",
-            _GROUPED,
-            distinct=True,
-            systems=systems,
-        )
-        docs = pl.concat([docs, per_system.select(systems_column(_GROUPED))], how="horizontal")
+        per_system = systems_tally(system_rows, grouped, doc_id, _GROUPED, systems, distinct=True)
+        docs = pl.concat([docs, per_system], how="horizontal")
     if relevant is not None:
         judged = counted(relevant, _RELEVANT, _RELEVANT_GROUPED)
         docs = pl.concat([docs, judged], how="horizontal")

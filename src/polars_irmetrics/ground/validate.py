@@ -60,6 +60,7 @@ __all__ = [
     "system_name",
     "system_tallies",
     "systems_column",
+    "systems_tally",
     "systems_named",
     "tally_counts",
     "unplaced_query_error",
@@ -1261,6 +1262,31 @@ def held_tally(
     return pl.concat([tally, per_system], how="horizontal")
 
 
+def systems_tally(
+    rows: pl.LazyFrame,
+    held: pl.LazyFrame,
+    column: str,
+    matched: str,
+    systems: Sequence[str],
+    *,
+    distinct: bool = False,
+) -> pl.LazyFrame:
+    """One row of one column, :func:`systems_column` of ``matched``: the systems of
+    ``rows`` (its ``systems`` keys and ``column``) whose ``column`` ids ``held`` mostly
+    lacks, each with its counts (:func:`held_tally`'s, without the whole run's), to set
+    beside a tally of the whole run."""
+    tally = held_tally(
+        rows.select(*systems, column),
+        held.select(column),
+        [column],
+        f"{matched}|all",
+        matched,
+        distinct=distinct,
+        systems=systems,
+    )
+    return tally.select(systems_column(matched))
+
+
 def systems_column(matched: str) -> str:
     """The column of :func:`held_tally`'s row that lists, for its ``matched`` count, the
     systems whose ids the other table mostly lacks."""
@@ -1544,16 +1570,9 @@ def interactions_tally(
             .select(pl.len().cast(pl.Int64).alias(total), pl.col(known).count().cast(pl.Int64))
         )
         if systems and system_rows is not None:
-            per_system = held_tally(
-                system_rows.select(*systems, ids),
-                known_ids.select(column),
-                [column],
-                f"{total}|all",
-                known,
-                distinct=True,
-                systems=systems,
+            parts.append(
+                systems_tally(system_rows, known_ids, column, known, systems, distinct=True)
             )
-            parts.append(per_system.select(systems_column(known)))
     return pl.concat(parts, how="horizontal")
 
 

@@ -44,8 +44,8 @@ from polars_irmetrics.ground.validate import (
     null_ids_count,
     null_ids_error,
     require_columns,
-    systems_column,
     systems_named,
+    systems_tally,
     warn_from_plan,
     warn_on_joint,
     with_tally,
@@ -378,15 +378,7 @@ def build_mad_plan(
             parts = [tally, empty]
             systems = [k for k in options.system_keys if k in run_names]
             if systems:  # each system's own ids too: one that matches none, by name
-                per_system = held_tally(
-                    run.select(*systems, column),
-                    clusters.select(column),
-                    [column],
-                    f"{_RUN_IDS}|all",
-                    _CLUSTERED,
-                    systems=systems,
-                )
-                parts.append(per_system.select(systems_column(_CLUSTERED)))
+                parts.append(systems_tally(run, clusters, column, _CLUSTERED, systems))
             both = pl.concat(parts, how="horizontal")
             joint = keyword not in counted
             say = functools.partial(
