@@ -128,9 +128,13 @@ _SHAPE_TEXT = {
 }
 
 
-def rises(value: pl.Expr, rounds: Sequence[str], position: str) -> pl.Expr:
-    """Per row, whether ``value`` is above the one at the position before it in its
-    round (``rounds``: the columns that tell a round apart; the rows in any order)."""
+def broken_shape(kind: str, value: pl.Expr, rounds: Sequence[str], position: str) -> pl.Expr:
+    """Per row, whether its round breaks the shape ``kind`` (:data:`SHAPES`) of
+    ``value``: ``"slate"``, more than one value in the round; ``"falling"``, above the
+    value at the position before it (``rounds``: the columns that tell a round apart;
+    the rows in any order)."""
+    if kind == "slate":
+        return value.n_unique().over(rounds) > 1
     return (value > value.shift(1).over(rounds, order_by=position)).fill_null(False)
 
 

@@ -79,6 +79,7 @@ from polars_irmetrics.metrics.scope import fixed_sum
 from polars_irmetrics.ope.checks import (
     BELOW_1_FIX,
     Check,
+    broken_shape,
     by_null_checks,
     check_interval_read,
     check_position,
@@ -88,7 +89,6 @@ from polars_irmetrics.ope.checks import (
     log_id_checks,
     null_check,
     raising,
-    rises,
     scaled_tiny,
     shape_check,
     slot_overlap,
@@ -654,7 +654,7 @@ def _cascade(
     rows = rows.with_columns(
         (pl.col(position).max().over(rnd) != pl.len().over(rnd)).fill_null(False).alias(gap),
         # the log's cascade propensity rising down a slate: no logging policy gives it
-        rises(pl.col(propensity), rnd, position).alias(rise),
+        broken_shape("falling", pl.col(propensity), rnd, position).alias(rise),
     )
     checks = [
         *checks,

@@ -51,10 +51,10 @@ from polars_irmetrics.ope.checks import (
     SHAPES,
     WHERE,
     Check,
+    broken_shape,
     by_null_checks,
     id_column,
     log_id_checks,
-    rises,
     shape_check,
     slate_columns,
     slate_unsupported_text,
@@ -336,11 +336,9 @@ def _shape_flags(
     gives): refused, as obp refuses it, exact values compared."""
     flags = []
     for column, name in [*((c, c) for c in in_log), *((_e(c), c) for c in in_policy)]:
-        value = pl.col(column)
-        if SHAPES.get(name) == "slate":
-            flags.append((value.n_unique().over(rounds) > 1).alias(_shape(column)))
-        elif SHAPES.get(name) == "falling":
-            flags.append(rises(value, rounds, position).alias(_shape(column)))
+        if name in SHAPES:
+            flag = broken_shape(SHAPES[name], pl.col(column), rounds, position)
+            flags.append(flag.alias(_shape(column)))
     return flags
 
 
