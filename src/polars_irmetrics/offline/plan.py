@@ -410,6 +410,9 @@ def _per_query(
         )
         if within is not None:
             found = found.filter(within)
+        # read twice (below): one join, where polars' own common-plan elimination
+        # missed it beside the catalogue's metrics (two joins of the whole run)
+        found = found.cache()
         # the judged documents that were not retrieved (rank null)
         missed = per_group.join(
             found.select(*keys, doc_id), on=[*keys, doc_id], how="anti", nulls_equal=False
