@@ -620,6 +620,9 @@ _VALUE_COLUMNS = (
     "prediction", "sample_weight", "position", "reward", "propensity", "features",
     "serendipity_relevance",
 )  # fmt: skip
+#: The largest bootstrap ``seed``: the intervals hash the rounds with it, and polars'
+#: ``hash(seed=)`` takes an unsigned 64-bit integer.
+_MAX_SEED = 2**64 - 1
 
 
 def plain_number(value: Any) -> Any:
@@ -997,6 +1000,11 @@ class EvalOptions:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise InvalidValueError(f"{name} must be an integer >= {low}, got {value!r}")
+        if self.seed > _MAX_SEED:  # polars' hash takes a 64-bit seed
+            raise InvalidValueError(
+                f"seed must be an integer from 0 to 2**64 - 1 ({_MAX_SEED}), the bootstrap "
+                f"interval's 64-bit seed, got {self.seed!r}: pass seed % 2**64"
+            )
 
     @property
     def system_keys(self) -> tuple[str, ...]:

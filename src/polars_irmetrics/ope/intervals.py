@@ -427,7 +427,11 @@ def _poisson_counts(
         x = (group[:, None] * np.uint64(0x9E3779B97F4A7C15)) ^ (
             bucket[:, None] * np.uint64(0xBF58476D1CE4E5B9)
         )
-        x = x ^ (draws * np.uint64(0x94D049BB133111EB)) ^ np.uint64(seed * 0x2545F491 + 1)
+        # the seed's term wraps at 2**64 as the others do: the same bits for any seed
+        # below 2**64 / 0x2545F491 (about 2.9e10), where it never wrapped; an
+        # OverflowError above it before
+        mixed = np.uint64((seed * 0x2545F491 + 1) % 2**64)
+        x = x ^ (draws * np.uint64(0x94D049BB133111EB)) ^ mixed
         for shift, mult in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):
             x = (x ^ (x >> np.uint64(shift))) * np.uint64(mult)
         x = x ^ (x >> np.uint64(31))
