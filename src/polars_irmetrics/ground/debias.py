@@ -32,6 +32,8 @@ __all__ = ["Debias", "debiased"]
 
 _USERS = f"{INTERNAL}users"
 _BORDER = f"{INTERNAL}border"
+#: The largest ``random_state``: polars' ``hash(seed=)`` takes an unsigned 64-bit integer.
+_MAX_SEED = 2**64 - 1
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,8 @@ class Debias:
         How far above the third quartile of the items' user counts an item may go:
         ``border = int(q3 + iqr_coef * (q3 - q1))`` (RecTools' default 1.5).
     random_state
-        The seed of the draw of the rows an over-border item keeps (an integer >= 0;
+        The seed of the draw of the rows an over-border item keeps (an integer from 0
+        to 2**64 - 1, the hash's 64-bit seed;
         RecTools' ``None``, a fresh draw each time, is not offered: see
         :mod:`polars_irmetrics.ground.debias`).
 
@@ -80,6 +83,12 @@ class Debias:
             raise InvalidValueError(
                 f"debias=Debias(..., random_state={seed!r}): random_state must be an integer "
                 f">= 0, the seed of the draw of the rows kept, got {seed!r}"
+            )
+        if seed > _MAX_SEED:  # polars' hash takes a 64-bit seed
+            raise InvalidValueError(
+                f"debias=Debias(..., random_state={seed!r}): random_state must be at most "
+                f"2**64 - 1 ({_MAX_SEED}), the 64-bit seed of the hash that draws the rows "
+                "kept: pass random_state % 2**64"
             )
 
 
