@@ -301,7 +301,7 @@ def _ordered(
     equal scores one tie group.
     """
     # exact for integers beyond 2**53 too: as Float64, 2**62 + 1 and 2**62 + 2 were
-    # one tie group (kendall_tau null, tau_ap -1)
+    # one tie group (kendall_tau and tau_ap null: no order to compare)
     value = score_order(order, frame.collect_schema()[order])
     # the tie key is the id as text whatever its dtype (trec_eval, repro_eval's
     # break_ties and the ranking metrics): integer ids 9 and 10 tied order 9 first
@@ -543,21 +543,30 @@ def _tau_b(frame: pl.LazyFrame, keys: list[str], x: str, y: str, label: str) -> 
 
 
 def _tau_ap(shared: pl.LazyFrame, keys: list[str], label: str) -> pl.LazyFrame:
-    """Yilmaz et al.'s τ_AP: the run's order against the reference's as the truth."""
-    ranked = shared.select(*keys, _PA, _PB).with_columns(
+    """Yilmaz et al.'s τ_AP: the run's order against the reference's as the truth; null
+    where either side ties every shared document (one tie group: no order to compare,
+    the positions would be the ids' tie-break order, -1 or +1 as the ids fall; Kendall's
+    τ-b is undefined there too, and :func:`~polars_irmetrics.system_agreement`'s τ_AP
+    of means all equal is null)."""
+    ranked = shared.select(*keys, _PA, _PB, TA, TB).with_columns(
         pl.col(_PA).rank("ordinal").over(keys).cast(pl.Int64).alias("__r"),
         pl.len().over(keys).cast(pl.Int64).alias("__n"),
     )
     pairs = _pairs(ranked, keys, "__r")
     # for the lower document (right) of each pair: is the upper one above it in the truth?
     correct = (pl.col(_PB) < pl.col(f"{_PB}__r")).cast(pl.Float64) / (pl.col("__r__r") - 1)
-    summed = pairs.group_by(keys).agg(fixed_sum(correct).alias("__c"), pl.col("__n").first())
+    # a pair in two tie groups of each side: some order on both (the groups are tops)
+    ordered = [(pl.col(t) != pl.col(f"{t}__r")).any().alias(f"__o{t}") for t in (TA, TB)]
+    summed = pairs.group_by(keys).agg(
+        fixed_sum(correct).alias("__c"), pl.col("__n").first(), *ordered
+    )
     tau = 2.0 * pl.col("__c") / (pl.col("__n") - 1) - 1.0
+    defined = pl.col(f"__o{TA}") & pl.col(f"__o{TB}")
     return (
         shared.select(keys)
         .unique()
         .join(summed, on=keys, how="left", nulls_equal=True)
-        .select(*keys, tau.alias(label))
+        .select(*keys, pl.when(defined).then(tau).alias(label))
     )
 
 

@@ -31,7 +31,9 @@ reads the positions, except ``kendall_tau``, whose τ-b counts equal scores as t
   out; fewer than two shared documents (or every one tied) give null.
 * ``tau_ap@k``: Yilmaz et al.'s AP correlation over the shared documents, the reference
   as the truth and the run's order compared with it (trectools' ``tau_ap(list1=run,
-  list2=reference)``); null below two shared documents.
+  list2=reference)``); null below two shared documents, and where either side ties
+  every shared document (equal scores: no order to compare, as ``kendall_tau``; the
+  positions there are the ids' tie-break order, which read as -1 or +1 before).
 * ``intersection(ref_k)@k``: RecTools' ``Intersection``: the share of the run's top k
   that the reference's top ``ref_k`` (``k`` by default) holds, ``|A_k ∩ B_ref_k| /
   |A_k|``; by ``rank``, the top k are the rows ranked ``<= k`` (RecTools' cut; a rank
@@ -209,7 +211,8 @@ AGREEMENT_METRICS: tuple[Metric, ...] = (
         latex=(r"\frac{2}{N-1}\sum_{i=2}^{N} \frac{C(i)}{i-1} - 1"),
         formula="Over the N documents both top-k lists hold, in the run's order: C(i) is "
         "the number of documents above position i that the reference also ranks above "
-        "the document at i. Not symmetric: the reference is the truth. Null for N < 2.",
+        "the document at i. Not symmetric: the reference is the truth. Null for N < 2, "
+        "and where either side ties all N (one tie group: no order to compare).",
     ),
     Metric(
         "intersection",
