@@ -130,3 +130,59 @@ def test_a_seed_that_never_wrapped_keeps_its_draws(seed: int, bounds: tuple[floa
 def test_a_seed_beyond_64_bits_is_refused(seed: int, message: str) -> None:
     with pytest.raises(InvalidValueError, match=re.escape(message)):
         irm.evaluate(LOG, ["ips"], policy=POLICY, ci=0.9, seed=seed)
+
+
+# --- the effective sample size where every weight is 0 -------------------------------
+# (sum w)^2 / sum w^2 is 0 / 0 there: it was NaN, which polars orders above every
+# number, so pl.col("ips_ess") > 100 kept the group; it is 0 now (no row carries weight)
+
+#: segment "x": the policy takes action 0 with 0.7; segment "y": never the logged action
+SEGMENTS = pl.DataFrame(
+    {
+        "round_id": [1, 2, 3, 4],
+        "action": [0, 0, 1, 1],
+        "reward": [1.0, 0.0, 1.0, 1.0],
+        "pscore": [0.5, 0.5, 0.5, 0.5],
+        "segment": ["x", "x", "y", "y"],
+    }
+)
+SEGMENT_POLICY = pl.DataFrame(
+    {
+        "round_id": [1, 1, 2, 2, 3, 3, 4, 4],
+        "action": [0, 1] * 4,
+        "prob": [0.7, 0.3, 0.7, 0.3, 1.0, 0.0, 1.0, 0.0],
+    }
+)
+
+
+@pytest.mark.parametrize("options", [{}, {"buckets": 2}], ids=["one_plan", "buckets"])
+def test_the_ess_of_weights_all_zero_is_zero(options: dict[str, Any]) -> None:
+    out = irm.evaluate(SEGMENTS, ["ips", "snips"], policy=SEGMENT_POLICY, by="segment", **options)
+    rows = {r["segment"]: r for r in out.iter_rows(named=True)}
+    # x: weights 1.4 and 1.4: (2.8)^2 / (1.96 + 1.96) = 2
+    assert rows["x"]["ips_ess"] == pytest.approx(2.0, abs=1e-15)
+    # y: weights 0 and 0; ips 0, snips 0 / 0 (NaN, obp's), the ess 0, not NaN
+    assert (rows["y"]["ips"], rows["y"]["ips_ess"], rows["y"]["ips_max_weight"]) == (0.0, 0.0, 0.0)
+    assert rows["y"]["snips_ess"] == 0.0
+    kept = out.filter(pl.col("ips_ess") > 1)["segment"].to_list()
+    assert kept == ["x"]  # y was kept too, as NaN
+
+
+@pytest.mark.parametrize(
+    "metric", ["ips(clip=0)", "dr(clip=0)", "switch_dr(tau=0)", "dr_os(lambda=0)"]
+)
+def test_the_ess_of_weights_clipped_to_zero_is_zero(metric: str) -> None:
+    model = POLICY.select("round_id", "action", q_hat=pl.lit(0.5))
+    tables = {"reward_model": model} if not metric.startswith("ips") else {}
+    out = irm.evaluate(LOG, [metric], policy=POLICY, **tables)
+    assert out[f"{metric}_ess"].item() == 0.0
+    assert out[f"{metric}_max_weight"].item() == 0.0
+
+
+def test_the_ess_of_a_slate_policy_of_propensity_zero_is_zero() -> None:
+    zero = SLATE_POLICY.with_columns(pscore=pl.lit(0.0))
+    out = irm.evaluate(SLATES, ["slate_ips", "slate_iips"], policy=zero)
+    assert out["slate_ips"].item() == 0.0
+    assert out["slate_ips_ess"].item() == 0.0
+    # slate_iips reads the item propensities (0.5 / 0.5 = 1 at each of the 4 slots)
+    assert out["slate_iips_ess"].item() == pytest.approx(4.0, abs=1e-15)

@@ -113,6 +113,7 @@ from polars_irmetrics.ope.sums import (
     Summary,
     bounded_columns,
     bounded_list_columns,
+    effective_sample_size,
     exact_mean,
     exact_sum,
     exact_total,
@@ -281,10 +282,11 @@ def build_ope_plan(
         Means (default): one row per ``by`` group with ``num_rows`` (the log rows
         averaged), one Float64 column per metric, then, after each weighted estimator,
         ``<metric>_ess`` (the effective sample size of its weights, ``(sum w)^2 / sum
-        w^2``) and ``<metric>_max_weight``; an empty log (no ``by`` key): one row,
-        ``num_rows`` 0 and every other column null. ``per_query=True``: one row per log
-        row (the ``by`` keys, ``round_id`` and ``position``) with each row's
-        contribution, whose mean over the group is the estimate.
+        w^2``; 0 where every weight is 0) and ``<metric>_max_weight``; an empty log (no
+        ``by`` key): one row, ``num_rows`` 0 and every other column null.
+        ``per_query=True``: one row per log row (the ``by`` keys, ``round_id`` and
+        ``position``) with each row's contribution, whose mean over the group is the
+        estimate.
 
     Examples
     --------
@@ -524,7 +526,7 @@ def _summary(
             summary.sums[f"{label}:w"] = weight
             summary.sums[f"{label}:w2"] = weight * weight
             summary.maxima[f"{INTERNAL}{label}:max"] = weight
-            ess = exact_total(f"{label}:w") ** 2 / exact_total(f"{label}:w2")
+            ess = effective_sample_size(f"{label}:w", f"{label}:w2")
             summary.outputs.extend(
                 [
                     ess.alias(f"{label}_ess"),

@@ -15,7 +15,13 @@ from polars_irmetrics.ope.intervals import BUCKET, bootstrap_part, joined_interv
 from polars_irmetrics.ope.normal import normal_interval, wants_normal
 from polars_irmetrics.ope.ratio_intervals import RATIO_BUCKET, ratio_part
 from polars_irmetrics.ope.scale import SCALE
-from polars_irmetrics.ope.sums import PartsPlan, Summary, exact_sum, exact_total
+from polars_irmetrics.ope.sums import (
+    PartsPlan,
+    Summary,
+    effective_sample_size,
+    exact_sum,
+    exact_total,
+)
 
 #: A side merge's finish: ``(result, its rows of every part) -> result with its columns``.
 Finish = Callable[[pl.LazyFrame, pl.LazyFrame], pl.LazyFrame]
@@ -121,9 +127,7 @@ def over_rounds(
             [
                 pl.when(n > 0).then(total / n).alias(label),
                 *bounds,
-                (exact_total(f"{label}:w") ** 2 / exact_total(f"{label}:w2")).alias(
-                    f"{label}_ess"
-                ),
+                effective_sample_size(f"{label}:w", f"{label}:w2").alias(f"{label}_ess"),
                 pl.col(f"{INTERNAL}{label}:max").alias(f"{label}_max_weight"),
             ]
         )

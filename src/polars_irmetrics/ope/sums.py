@@ -47,6 +47,7 @@ __all__ = [
     "Summary",
     "bounded_columns",
     "bounded_list_columns",
+    "effective_sample_size",
     "exact_added",
     "exact_columns",
     "exact_list_columns",
@@ -95,6 +96,23 @@ def exact_total(name: str) -> pl.Expr:
     0.6
     """
     return _as_float(pl.col(_hi(name)), pl.col(_lo(name)), pl.col(_bad(name)))
+
+
+def effective_sample_size(weights: str, squares: str) -> pl.Expr:
+    """Kish's effective sample size of an estimator's weights, ``(sum w)^2 / sum w^2``,
+    from the exact sums ``weights`` and ``squares``; 0 where every weight is 0 (no row
+    carries weight: ``ips(clip=0)``, a policy that takes none of the logged actions).
+    That 0 / 0 was NaN, which polars orders above every number: a filter
+    ``pl.col("ips_ess") > 100`` kept such a group.
+
+    >>> s = Summary(count="n", count_expr=pl.len(), sums={"w": pl.col("w"),
+    ...                                                   "w2": pl.col("w") ** 2})
+    >>> frame = pl.LazyFrame({"w": [0.0, 0.0], "g": [1, 2]})
+    >>> s.part(frame, []).select(effective_sample_size("w", "w2")).collect().item()
+    0.0
+    """
+    w, w2 = exact_total(weights), exact_total(squares)
+    return pl.when(w2 == 0.0).then(pl.lit(0.0)).otherwise(w**2 / w2)
 
 
 def exact_total_over(name: str, keys: list[str]) -> pl.Expr:
