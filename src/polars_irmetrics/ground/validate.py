@@ -515,13 +515,14 @@ def null_key_error(column: str, frame: str = "run") -> InvalidValueError:
 
 
 def null_ids_error(
-    keyword: str, count: int, columns: Sequence[str], row: str
+    keyword: str, count: int | str, columns: Sequence[str], row: str
 ) -> InvalidValueError:
     """The refusal of a table beside the run (``keyword=``: groups=, user_groups=,
     propensities=, queries=) with ``count`` rows whose id (``columns``) is null: such a
     row names nothing the run holds and would be dropped by every join in silence, as
     the judgments', the interactions', the item features', the target's, the reference's
-    and the labels' null ids are refused. ``row``: what each row of the table is.
+    and the labels' null ids are refused. ``row``: what each row of the table is;
+    ``count`` may be a placeholder (``"{first}"``) where a plan's check fills it in.
 
     >>> print(null_ids_error("groups", 2, ["doc_id"], "each row puts one document in a group"))
     ... # doctest: +NORMALIZE_WHITESPACE

@@ -10,7 +10,12 @@ import polars as pl
 
 from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, SupportWarning
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import INTERNAL, warn_from_plan
+from polars_irmetrics.ground.validate import (
+    INTERNAL,
+    null_ids_count,
+    null_ids_error,
+    warn_from_plan,
+)
 from polars_irmetrics.metrics.ope import SLATE_COLUMNS
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.ope.scale import FLOOR, SCALE, SUBNORMAL
@@ -27,6 +32,7 @@ __all__ = [
     "listed_slots",
     "log_id_checks",
     "null_check",
+    "null_id_checks",
     "raising",
     "scaled_tiny",
     "slate_columns",
@@ -36,6 +42,7 @@ __all__ = [
     "warning_unsupported",
     "where_text",
     "wide_id_dtype",
+    "with_null_ids",
     "with_wide_ids",
 ]
 
@@ -74,9 +81,14 @@ class Check:
     #: Text written after the round on the failing rows (``"reward=1e-20"``: the value),
     #: so that the first failing row's is named; none: the round alone.
     detail: pl.Expr | None = None
+    #: Text written in place of the round: a fact of a whole table that names no round
+    #: (the count of a side table's null ids, the same on every row).
+    text: pl.Expr | None = None
 
     def _text(self, rows: pl.Expr | None = None) -> pl.Expr:
         """The round (and :attr:`detail`) as text, only of ``rows`` (a mask) if given."""
+        if self.text is not None:
+            return self.text if rows is None else self.text.filter(rows)
         if self.keys:
             where = where_text(self.keys, rows)
         else:
@@ -165,6 +177,51 @@ def null_check(column: str) -> Check:
         f"column {column!r} of the log has {{n}} null value(s) (first: {{first}}): every "
         f"logged row needs its {column}: drop those rows, e.g. .drop_nulls({column!r})",
     )
+
+
+def _null_ids_column(keyword: str) -> str:
+    return f"{INTERNAL}null_ids_{keyword}"
+
+
+def with_null_ids(
+    rows: pl.LazyFrame, tables: dict[str, pl.LazyFrame | None], keys: Sequence[str]
+) -> pl.LazyFrame:
+    """``rows`` with, on every row, the count of each table's rows (``policy=``,
+    ``reward_model=``; ``None``: none given) whose round (or position) is null (null
+    where none), read by :func:`null_id_checks`: such a row meets no log row, so its
+    probability or ``q_hat`` would be dropped in silence, and a round whose own row was
+    nulled read as a round that does not sum to 1. Read from those rows alone (a filter
+    of the keys): one row, joined to every row."""
+    counts = [
+        table.filter(pl.any_horizontal(pl.col(k).is_null() for k in keys)).select(
+            null_ids_count(keys).alias(_null_ids_column(name))
+        )
+        for name, table in tables.items()
+        if table is not None
+    ]
+    return rows.join(pl.concat(counts, how="horizontal"), how="cross", maintain_order="left")
+
+
+def null_id_checks(keys: Sequence[str], rows: dict[str, str]) -> list[Check]:
+    """The refusal of a null round (or position) in each side table of ``rows`` (its
+    keyword: what each of its rows is), by the argument and the columns, in the words of
+    every side table's (``null_ids_error``): the count read from :func:`with_null_ids`.
+
+    >>> print(null_id_checks(["round_id"], {"policy": "each row gives ..."})[0].template)
+    ... # doctest: +NORMALIZE_WHITESPACE
+    policy= has {first} row(s) with a null 'round_id': each row gives ..., and a null id
+    names none; fill or drop them, e.g. policy.drop_nulls(['round_id'])
+    """
+    return [
+        Check(
+            f"null_ids_{name}",
+            pl.col(_null_ids_column(name)).is_not_null(),
+            InvalidValueError,
+            str(null_ids_error(name, "{first}", keys, row)),
+            text=pl.col(_null_ids_column(name)).cast(pl.String),
+        )
+        for name, row in rows.items()
+    ]
 
 
 def by_null_checks(by: Sequence[str]) -> list[Check]:

@@ -88,6 +88,7 @@ from polars_irmetrics.ope.checks import (
     listed_slots,
     log_id_checks,
     null_check,
+    null_id_checks,
     raising,
     scaled_tiny,
     shape_check,
@@ -95,6 +96,7 @@ from polars_irmetrics.ope.checks import (
     subnormal_reward_check,
     tiny_reward_check,
     warning_unsupported,
+    with_null_ids,
     with_wide_ids,
 )
 from polars_irmetrics.ope.intervals import (
@@ -418,6 +420,8 @@ def _ope_plan(
         log, policy, reward_model, by, options, propensity, positions=kind == "cascade"
     )
     listed = is_listed(policy)
+    # the tables as given (the list shape's rows hand back the policy as they read it)
+    tables = {"policy": policy, "reward_model": reward_model}
     if listed:  # the support warning reads the log and the policy as the rows read them
         rows, log, policy = _listed_rows(
             log, policy, reward_model, keys, action, by, options, propensity, scaling
@@ -426,6 +430,7 @@ def _ope_plan(
         rows = _rows(log, policy, reward_model, keys, action, by, options, propensity, scaling)
     if len(keys) > 1:  # a policy position below 1 in a logged round
         rows = _with_policy_below(rows, policy, keys, log.collect_schema())
+    rows = with_null_ids(rows, tables, keys)
     checks = _checks(options, keys, reward_model is not None, propensity, listed=listed)
     checks[:0] = by_null_checks(by)  # first: a null by key would form a group
     if kind == "cascade":  # an action the log never shows at a position: unsupported
@@ -1269,6 +1274,7 @@ def _checks(
     where = ", ".join(keys)
     checks = [
         *_log_checks(keys, options.action),
+        *null_id_checks(keys, _null_id_rows(keys, model, listed=listed)),
         Check(
             "pscore",
             ~(pscore > 0.0).fill_null(False) | (pscore > 1.0) | pscore.is_nan(),
@@ -1405,6 +1411,22 @@ def _checks(
         )
     # the round is written as text only on the rows that fail
     return [replace(check, keys=tuple(keys)) for check in checks]
+
+
+def _null_id_rows(keys: list[str], model: bool, *, listed: bool) -> dict[str, str]:
+    """What each row of policy= (and reward_model=) is, for :func:`null_id_checks`."""
+    unit = "round" if len(keys) == 1 else "round and position"
+    rows = {}
+    for name, value, values in [
+        ("policy", "probability", "probabilities"),
+        ("reward_model", "q_hat", "q_hat"),
+    ][: 2 if model else 1]:
+        rows[name] = (
+            f"each row gives one {unit}'s {values}, a list by action"
+            if listed
+            else f"each row gives one action's {value} in one {unit}"
+        )
+    return rows
 
 
 def _log_checks(keys: list[str], action: str) -> list[Check]:

@@ -55,6 +55,7 @@ from polars_irmetrics.ope.checks import (
     by_null_checks,
     id_column,
     log_id_checks,
+    null_id_checks,
     shape_check,
     slate_columns,
     slate_unsupported_text,
@@ -62,6 +63,7 @@ from polars_irmetrics.ope.checks import (
     tiny_reward_check,
     warning_unsupported,
     where_text,
+    with_null_ids,
 )
 from polars_irmetrics.ope.rounds import over_rounds
 from polars_irmetrics.ope.scale import SCALE
@@ -207,6 +209,7 @@ def build_slate_plan(
             *((pl.col(_e(c)) / pl.col(c).cast(pl.Float64)).alias(_w(c)) for c in columns),
         )
     )
+    rows = with_null_ids(rows, {"policy": policy}, keys)
     r = pl.col(reward).cast(pl.Float64) * pl.col(SCALE)
     values = []
     sums: dict[str, tuple[str, str | None]] = {}
@@ -359,7 +362,9 @@ def _checks(in_log: list[str], in_policy: list[str], keys: list[str], reward: st
             )
         )
     reward_col = pl.col(reward)
-    checks[:0] = log_id_checks(keys)  # first: a null id or a position below 1
+    # first: a null id or a position below 1, in the log, then in the policy
+    row = "each row gives the evaluation policy's propensities of one logged slot"
+    checks[:0] = [*log_id_checks(keys), *null_id_checks(keys, {"policy": row})]
     checks += [
         Check(
             "reward",
