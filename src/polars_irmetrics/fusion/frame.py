@@ -56,6 +56,7 @@ __all__ = [
     "flags",
     "flags_for",
     "gather",
+    "overflow_error",
     "positions",
     "resolve_weights",
 ]
@@ -615,9 +616,18 @@ def _overflow(frame: pl.DataFrame, score: str, options: FusionOptions) -> None:
     if not over.height:
         return
     row = over.row(0, named=True)
-    raise InvalidValueError(
-        f"the fused score of query {row[q]!r}, document {row[d]!r} is {row[score]} in "
-        f"{options.method!r}: the runs' scores are finite, but their combination is "
+    raise overflow_error(row[q], row[d], row[score], options)
+
+
+def overflow_error(
+    query: object, doc: object, value: float, options: FusionOptions, at: str = ""
+) -> InvalidValueError:
+    """The refusal of a fused score that is not finite though every run's is (the
+    method's sum or product overflowed), for ``fuse`` and ``optimize_fusion``'s grid
+    (``at``: the grid point, as ``" at weights [1.0, 0.0]"``)."""
+    return InvalidValueError(
+        f"the fused score of query {query!r}, document {doc!r} is {value} in "
+        f"{options.method!r}{at}: the runs' scores are finite, but their combination is "
         "beyond float64's range (about 1.8e308), so such documents would tie; divide "
         f"the scores by a large number first, e.g. pl.col({options.score!r}) / 1e300, or "
         "pass norm='max'"

@@ -30,6 +30,7 @@ from polars_irmetrics.fusion.frame import (
     checked,
     flags_for,
     gather,
+    overflow_error,
     positions,
 )
 from polars_irmetrics.fusion.fuse import (
@@ -80,6 +81,8 @@ _SUM = "__irmf_sum"
 _RANK = "__irmf_rank"
 _QCODE = "__irmf_qcode"
 _KEY = "__irmf_key2"
+_SCORE = "__irmf_score"
+_OVER = "__irmf_over"
 
 #: Methods whose fused score is a convex combination of the runs' values (weights on
 #: the simplex), so that it lies between a document's lowest and highest value.
@@ -548,14 +551,27 @@ def optimize_fusion(
         """Per (grid point, query) scores of the queries in ``part`` (the wide table)."""
         # one integer group key for (grid point, query): cheaper windows than two keys
         part = part.with_columns(pl.col(q).rank("dense").cast(pl.Int64).alias(_QCODE))
-        fused = part.join(grid, how="cross").select(
-            GRID,
-            q,
-            d,
-            (pl.col(GRID).cast(pl.Int64) * 2**32 + pl.col(_QCODE)).alias(_KEY),
-            _fused_score(fusion.name, n, wide=wide_sums).alias("__irmf_score"),
+        fused = (
+            part.join(grid, how="cross")
+            .select(
+                GRID,
+                q,
+                d,
+                (pl.col(GRID).cast(pl.Int64) * 2**32 + pl.col(_QCODE)).alias(_KEY),
+                _fused_score(fusion.name, n, wide=wide_sums).alias(_SCORE),
+            )
+            .cache()  # read by the ranking and by the overflow's flag
         )
-        keyed = fused.with_columns(rank_key("__irmf_score"))
+        # a fused score beyond float64's range (finite scores whose sum or product
+        # overflows; 0 * inf is NaN): each (point, query)'s first, refused as fuse
+        # refuses it, where it was ranked as infinite, tied with every other such one
+        over = (
+            fused.filter(~pl.col(_SCORE).is_finite())
+            .group_by(GRID, q)
+            .agg(pl.col(d, _SCORE).sort_by(d).first())
+            .select(GRID, q, pl.struct(d, _SCORE).alias(_OVER))
+        )
+        keyed = fused.with_columns(rank_key(_SCORE))
         if cutoff is not None:
             # only rows scoring at least the group's k-th best can be in its top k, and
             # every row above a kept row is kept, so positions among the kept rows are
@@ -565,7 +581,7 @@ def optimize_fusion(
         ranked = positions(keyed, [_KEY], RANK_KEY, d, _RANK)
         if cutoff is not None:
             ranked = ranked.filter(pl.col(_RANK) <= cutoff)
-        return evaluate(
+        scores = evaluate(
             ranked.select(GRID, q, d, _RANK).cache(),
             metric,
             qrels=judged_part,
@@ -581,6 +597,7 @@ def optimize_fusion(
             relevance=relevance,
             relevance_level=relevance_level,
         )
+        return scores.join(over, on=[GRID, q], how="left", maintain_order="left")
 
     count = _bucket_count(gathered.frame, len(points), buckets)
     with quiet():  # the grid's points are no systems to warn of (fusion.judged)
@@ -598,7 +615,8 @@ def optimize_fusion(
                 schema=evaluate_grid(wide, judged, None).collect_schema(),
                 progress=progress,
             ).collect()
-    label = next(c for c in per_query.columns if c not in (GRID, q))
+    _refuse_overflow(per_query, points, param, options)
+    label = next(c for c in per_query.columns if c not in (GRID, q, _OVER))
     # the judged queries, and the runs' judged documents counted with them: warned of
     # once per run (and once for the runs together missing most judged queries)
     judged_queries, counts = pl.collect_all(
@@ -630,6 +648,23 @@ def optimize_fusion(
     if folds is not None:
         out.append(_cross_validate(matrix, folds, seed, points, param, as_value, higher))
     return best if len(out) == 1 else tuple(out)
+
+
+def _refuse_overflow(
+    per_query: pl.DataFrame, points: list[Any], param: str, options: FusionOptions
+) -> None:
+    """Refuse the grid's first (by point, query and document) fused score that is not
+    finite, in fuse's words, naming the point."""
+    q = options.query_id
+    over = per_query.filter(pl.col(_OVER).is_not_null()).sort(GRID, q).head(1)
+    if not over.height:
+        return
+    row = over.row(0, named=True)
+    first = row[_OVER]
+    point = points[row[GRID]]
+    shown = [float(x) for x in point] if param == "weights" else point
+    at = f" at {param}={shown} (a point of the grid)"
+    raise overflow_error(row[q], first[options.doc_id], first[_SCORE], options, at)
 
 
 def _matrix(
