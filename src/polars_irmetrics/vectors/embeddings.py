@@ -52,10 +52,42 @@ def embedding_dtype(schema: pl.Schema, column: str, what: str) -> FloatType:
     if inner is None or inner not in (pl.Float32, pl.Float64):
         raise ColumnTypeError(
             f"column {column!r} of the {what} has dtype {dtype}; embeddings must be "
-            "Array or List of Float32 or Float64: cast it, e.g. "
-            f"pl.col({column!r}).cast(pl.Array(pl.Float32, d))"
+            f"Array or List of Float32 or Float64: cast it, e.g. {_cast_hint(dtype, column)}"
         )
     return np.float32 if inner == pl.Float32 else np.float64
+
+
+#: The dtypes whose every value Float32 holds exactly (integers below 2**24 in size).
+_FLOAT32_EXACT = (pl.Int8, pl.Int16, pl.UInt8, pl.UInt16, pl.Float16)
+
+
+def _cast_hint(dtype: pl.DataType, column: str) -> str:
+    """The cast that makes ``column`` (of ``dtype``) an embedding without changing a
+    value: Float32 where it holds every value (integers of 16 bits), else Float64 for
+    numbers (Float32 is exact for integers only up to 2**24, Float64 up to 2**53).
+
+    >>> print(_cast_hint(pl.List(pl.Int64), "emb"))  # doctest: +NORMALIZE_WHITESPACE
+    pl.col('emb').cast(pl.Array(pl.Float64, d)) (d: the embeddings' length; Float64 keeps
+    53 bits of each value; Float32 keeps 24, so it holds integers exactly only up to 2**24
+    in magnitude)
+    >>> print(_cast_hint(pl.Array(pl.Int16, 3), "emb"))
+    pl.col('emb').cast(pl.Array(pl.Float32, 3)) (Float32 holds every Int16 exactly)
+    """
+    inner = dtype.inner if isinstance(dtype, pl.List | pl.Array) else None
+    size = str(dtype.size) if isinstance(dtype, pl.Array) else "d"
+    length = "" if isinstance(dtype, pl.Array) else "d: the embeddings' length; "
+    if inner is not None and inner in _FLOAT32_EXACT:
+        return (
+            f"pl.col({column!r}).cast(pl.Array(pl.Float32, {size})) ({length}Float32 "
+            f"holds every {inner} exactly)"
+        )
+    if inner is not None and inner.is_numeric():
+        return (
+            f"pl.col({column!r}).cast(pl.Array(pl.Float64, {size})) ({length}Float64 "
+            "keeps 53 bits of each value; Float32 keeps 24, so it holds integers exactly "
+            "only up to 2**24 in magnitude)"
+        )
+    return f"pl.col({column!r}).cast(pl.Array(pl.Float32, {size}))"
 
 
 def block_of(

@@ -110,7 +110,9 @@ def build_neighbors_plan(
     require_columns(run_schema, [*keys, options.doc_id, score], "run", hint)
     require_columns(truth_schema, [query_id, options.doc_id, score], "neighbors", hint)
     for schema, what in ((run_schema, "run"), (truth_schema, "neighbors")):
+        # the ids are matched by equality, as every route's: strings or integers
         id_kind(schema, query_id, what)
+        id_kind(schema, options.doc_id, what)
         if not schema[score].is_numeric():
             raise ColumnTypeError(
                 f"column {score!r} in the {what} has dtype {schema[score]}; neighbour "
