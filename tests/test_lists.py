@@ -199,7 +199,7 @@ REL_MISMATCH = (
             {"query_id": ["q1", "q1"], "doc_id": [[1], [2]]},
             {"query_id": ["q1"], "doc_id": [[1]]},
             DuplicateError,
-            "column 'rank' of the run: query 'q1' has 1 duplicate rank(s)",
+            "query 'q1' is in 2 rows of the run, whose 'doc_id' holds one list per query",
         ),
     ],
 )

@@ -1072,8 +1072,9 @@ def evaluate_plan(
         "rank": options.rank,
         "score": options.score,
     }
-    # list-shaped run and judgments (one row per query) in the long form
-    table = long_run(table, **columns, relevance=options.relevance)
+    # list-shaped run and judgments (one row per query) in the long form; a query in two
+    # rows of one (system, group) refused by its name
+    table = long_run(table, **columns, relevance=options.relevance, keys=options.by_keys)
     tables = dict(tables)
     listed = tables.get("qrels")
     if listed is not None:

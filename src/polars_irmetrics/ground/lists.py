@@ -28,11 +28,12 @@ checks, as in the long form.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import overload
 
 import polars as pl
 
-from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.errors import DuplicateError, InvalidValueError
 from polars_irmetrics.ground.validate import INTERNAL
 
 __all__ = ["is_list_column", "long_judgments", "long_run"]
@@ -52,6 +53,7 @@ def long_run(
     rank: str = ...,
     score: str = ...,
     relevance: str = ...,
+    keys: Sequence[str] | None = ...,
 ) -> pl.DataFrame: ...
 
 
@@ -64,6 +66,7 @@ def long_run(
     rank: str = ...,
     score: str = ...,
     relevance: str = ...,
+    keys: Sequence[str] | None = ...,
 ) -> pl.LazyFrame: ...
 
 
@@ -76,6 +79,7 @@ def long_run(
     rank: str = ...,
     score: str = ...,
     relevance: str = ...,
+    keys: Sequence[str] | None = ...,
 ) -> pl.DataFrame | pl.LazyFrame: ...
 
 
@@ -87,6 +91,7 @@ def long_run(
     rank: str = "rank",
     score: str = "score",
     relevance: str = "relevance",
+    keys: Sequence[str] | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
     """``run`` in the long form: one row per retrieved document, with its ``rank``.
 
@@ -94,6 +99,10 @@ def long_run(
     list is exploded in order; ``rank`` is the 1-based position unless ``rank`` is a
     parallel list itself; ``score`` (and ``relevance``, for a judged table) are exploded
     beside it when they are lists. Other columns (``by`` keys) are repeated.
+
+    ``keys``: the ``systems=`` and ``by`` keys of the call, where known: a query in two
+    rows of one (system, group), whose two lists' positions would collide as duplicate
+    ranks, is then refused by its name when the plan runs (with positions for ranks).
 
     Returns
     -------
@@ -125,6 +134,14 @@ def long_run(
     Traceback (most recent call last):
     ...
     polars_irmetrics.errors.InvalidValueError: column 'score' of the run holds a list of ...
+
+    A query in two rows (two lists whose positions both start at 1):
+
+    >>> twice = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": [[11, 1], [17]]})
+    >>> long_run(twice, keys=[])
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.DuplicateError: query 'q1' is in 2 rows of the run, whose ...
     """
     schema = run.collect_schema()
     if not is_list_column(schema, doc_id):
@@ -141,7 +158,10 @@ def long_run(
             )
     lists: list[str] = [doc_id, *parallel]
     positions: list[str] = [] if rank in parallel else [rank]
-    lazy = _checked(_as_lists(run.lazy(), schema, lists), lists, query_id, "run")
+    lazy = _as_lists(run.lazy(), schema, lists)
+    if keys is not None and positions and query_id in schema:
+        lazy = _with_rows_of_query(lazy, [*(k for k in keys if k in schema), query_id])
+    lazy = _checked(lazy, lists, query_id, "run", doc_id, keys=keys or ())
     length = pl.col(doc_id).list.len()
     exploded = (
         lazy.filter(length > 0)
@@ -240,12 +260,56 @@ def _as_lists(frame: pl.LazyFrame, schema: pl.Schema, lists: list[str]) -> pl.La
     return frame.with_columns(casts)
 
 
-def _checked(frame: pl.LazyFrame, lists: list[str], query_id: str, what: str) -> pl.LazyFrame:
-    """``frame`` with a row-wise check of its list columns, run on each batch."""
+#: Per row of a list-shaped run: the rows of its (system, group,) query, where two or more.
+_ROWS = f"{INTERNAL}rows_of_query"
+
+
+def _with_rows_of_query(frame: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    """``frame`` with :data:`_ROWS` on the rows of a ``keys`` (the query last) held by
+    more than one row: a count of the ids alone, joined back (null elsewhere)."""
+    twice = frame.group_by(keys).agg(pl.len().alias(_ROWS)).filter(pl.col(_ROWS) > 1)
+    return frame.join(twice, on=keys, how="left", nulls_equal=True, maintain_order="left")
+
+
+def _twice_error(
+    row: dict[str, object], keys: Sequence[str], query_id: str, doc_id: str
+) -> DuplicateError:
+    """The refusal of a query in two rows (of one system and group: ``keys``) of a
+    list-shaped run."""
+    within = ", ".join(f"{k}={row[k]!r}" for k in keys if k != query_id)
+    return DuplicateError(
+        f"query {row[query_id]!r}{f' ({within})' if within else ''} is in {row[_ROWS]} "
+        f"rows of the run, whose {doc_id!r} "
+        "holds one list per query, its ranking in order (rank = position in the list): "
+        "each row's positions start at 1, so the rows' documents would share ranks; keep "
+        f"one row per query, e.g. join the lists: .group_by({query_id!r}, "
+        f"maintain_order=True).agg(pl.col({doc_id!r}).explode())"
+    )
+
+
+def _checked(
+    frame: pl.LazyFrame,
+    lists: list[str],
+    query_id: str,
+    what: str,
+    doc_id: str = "doc_id",
+    keys: Sequence[str] = (),
+) -> pl.LazyFrame:
+    """``frame`` with a row-wise check of its list columns, run on each batch (and of
+    :data:`_ROWS`, where the frame has it: dropped after)."""
     schema = frame.collect_schema()
     lengths = [f"{INTERNAL}len_{i}" for i in range(len(lists))]
+    twice = _ROWS in schema
+    if twice:
+        schema = pl.Schema({k: v for k, v in schema.items() if k != _ROWS})
 
     def check(batch: pl.DataFrame) -> pl.DataFrame:
+        if twice:
+            doubled = batch.filter(pl.col(_ROWS).is_not_null())
+            if doubled.height:
+                shown = [k for k in keys if k in doubled.columns]
+                raise _twice_error(doubled.row(0, named=True), shown, query_id, doc_id)
+            batch = batch.drop(_ROWS)
         sizes = batch.select(
             pl.col(query_id) if query_id in batch.columns else pl.lit(None).alias(query_id),
             *(pl.col(c).list.len().alias(n) for c, n in zip(lists, lengths, strict=True)),
