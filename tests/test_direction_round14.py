@@ -98,8 +98,8 @@ def _summary_refused(label: str, agg: str, plain: str) -> str:
     return (
         f"metric {label!r} summarizes its per-query values with agg={agg!r}, but "
         "per_query=True gives the per-query values themselves, which agg= does not "
-        f"change, so agg= would be ignored: drop agg= (e.g. {plain!r}), or drop "
-        "per_query=True for the summary"
+        f"change, so agg= would be ignored: drop agg= (e.g. {plain!r}), or pass "
+        "per_query=False for the summary"
     )
 
 

@@ -779,7 +779,7 @@ def check_summaries_read(options: EvalOptions, requests: Requests) -> None:
             f"metric {label!r} summarizes its per-query values with "
             f"agg={request.aggregate!r}, but per_query=True gives the per-query values "
             "themselves, which agg= does not change, so agg= would be ignored: drop agg= "
-            f"(e.g. {plain!r}), or drop per_query=True for the summary"
+            f"(e.g. {plain!r}), or pass per_query=False for the summary"
         )
 
 
