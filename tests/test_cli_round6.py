@@ -33,6 +33,13 @@ from polars_irmetrics.io.zscores import read_trec_zscores
 
 from .helpers import irm_in_process
 
+#: The fix a file that is not UTF-8 is refused with.
+_REENCODE = (
+    " (text files are read as UTF-8: re-encode it, e.g. iconv -f latin1 -t utf-8, and the "
+    "files whose ids it must match alike)"
+)
+
+
 _RUN = "a run: Parquet, a TREC run (query_id Q0 doc_id rank score run_id), CSV, TSV or JSON lines"
 _FEWER = "fix or drop the line (a missing value is an empty field, e.g. a,,c)"
 
@@ -165,7 +172,7 @@ def test_located_error_names_a_line_past_the_first_bytes(tmp_path: Path) -> None
     clean = tmp_path / "clean.csv"
     clean.write_text(f"query_id,doc_id,score\n{body}")
     assert str(located_error(str(latin))) == (
-        f"{latin}, line 6002: not valid UTF-8: b'q1,caf\\xe9,1.0'"
+        f"{latin}, line 6002: not valid UTF-8: b'q1,caf\\xe9,1.0'{_REENCODE}"
     )
     assert str(located_error(str(ragged))) == (
         f"{ragged}, line 6002: 4 fields where the header has 3; fix or drop the line (a "
@@ -175,7 +182,7 @@ def test_located_error_names_a_line_past_the_first_bytes(tmp_path: Path) -> None
     small = tmp_path / "small.txt"
     small.write_bytes(b"q1 Q0 d1 1 2.0 r\nq1 Q0 caf\xe9 2 1.0 r\n")
     assert str(located_error(str(small), "a run")) == (
-        f"{small}, line 2: not valid UTF-8: b'q1 Q0 caf\\xe9 2 1.0 r'; expected a run"
+        f"{small}, line 2: not valid UTF-8: b'q1 Q0 caf\\xe9 2 1.0 r'{_REENCODE}; expected a run"
     )
     assert located_error("https://example.org/run.parquet") is None
     assert located_error(str(tmp_path / "*.nothing")) is None
@@ -187,7 +194,8 @@ def test_a_csv_run_not_utf8_past_the_first_bytes_is_named(trec: Path) -> None:
     done = irm_in_process("evaluate", "run.csv", "--qrels", "qrels.txt", "-m", "map", cwd=trec)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == (
-        f"irm: error: run.csv, line 6002: not valid UTF-8: b'q1,\\xe9,1'; expected {_RUN}\n"
+        f"irm: error: run.csv, line 6002: not valid UTF-8: b'q1,\\xe9,1'{_REENCODE}; "
+        f"expected {_RUN}\n"
     )
 
 

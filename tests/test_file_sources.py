@@ -22,6 +22,13 @@ from polars_irmetrics.io import sources
 from polars_irmetrics.io.files import scan_qrels, scan_run
 from polars_irmetrics.io.trec import read_trec_qrels, read_trec_run, scan_trec_run
 
+#: The fix a file that is not UTF-8 is refused with.
+_REENCODE = (
+    " (text files are read as UTF-8: re-encode it, e.g. iconv -f latin1 -t utf-8, and the "
+    "files whose ids it must match alike)"
+)
+
+
 RUN = b"301 Q0 d1 1 2.0 bm25\n301 Q0 d2 2 1.0 bm25\n302 Q0 d1 1 3.0 bm25\n"
 QRELS = b"301 0 d2 1\n302 0 d1 2\n302 0 d9 1\n"
 CSV_RUN = b"query_id,doc_id,score\n301,d1,2.0\n301,d2,1.0\n302,d1,3.0\n"
@@ -143,7 +150,10 @@ def test_the_cli_names_a_file_not_utf8_past_the_first_bytes(
     qrels = _write(tmp_path / "qrels.txt", QRELS)
     assert main(["evaluate", run, "--qrels", qrels, "-m", "map"]) == 2
     err = capsys.readouterr().err
-    assert err == f"irm: error: {run}, line 5001: not valid UTF-8: b'301 Q0 caf\\xe9 1 1.0 r'\n"
+    assert (
+        err == f"irm: error: {run}, line 5001: not valid UTF-8: b'301 Q0 caf\\xe9 1 1.0 r'"
+        f"{_REENCODE}\n"
+    )
 
 
 @pytest.mark.parametrize(

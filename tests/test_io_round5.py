@@ -24,6 +24,13 @@ from polars_irmetrics.io.files import scan_qrels, scan_run
 from polars_irmetrics.io.prefs import read_trec_qrels_prefs
 from polars_irmetrics.io.zscores import read_trec_zscores
 
+#: The fix a file that is not UTF-8 is refused with.
+_REENCODE = (
+    " (text files are read as UTF-8: re-encode it, e.g. iconv -f latin1 -t utf-8, and the "
+    "files whose ids it must match alike)"
+)
+
+
 _PREFS_WHAT = (
     "a text file of 5 whitespace-separated fields per line (query_id jg jsg doc_id rel_level)"
 )
@@ -173,7 +180,7 @@ def test_the_small_formats_name_a_line_that_is_not_utf8(tmp_path: Path) -> None:
     with pytest.raises(TrecFormatError) as info:
         irm.read_trec_qrels_jg(path)
     assert str(info.value) == (
-        f"{path}, line 2: not valid UTF-8: b'q1 a d\\xe9 1'; expected {_JG_WHAT}"
+        f"{path}, line 2: not valid UTF-8: b'q1 a d\\xe9 1'{_REENCODE}; expected {_JG_WHAT}"
     )
 
 

@@ -29,6 +29,13 @@ from polars_irmetrics.io.trec import (
     write_trec_run,
 )
 
+#: The fix a file that is not UTF-8 is refused with.
+_REENCODE = (
+    " (text files are read as UTF-8: re-encode it, e.g. iconv -f latin1 -t utf-8, and the "
+    "files whose ids it must match alike)"
+)
+
+
 RUN_SCHEMA = {"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64, "run_id": pl.String}
 RUN_SCHEMA_RANK = {
     "query_id": pl.String,
@@ -273,7 +280,8 @@ def test_read_trec_run_invalid_utf8(tmp_path: Path) -> None:
     path = tmp_path / "run.txt"
     path.write_bytes(b"q1 Q0 d1 1 2.5 r\nq1 Q0 d\xff 2 1.5 r\n")
     message = (
-        f"{path}, line 2: not valid UTF-8: b'q1 Q0 d\\xff 2 1.5 r'; expected a TREC run "
+        f"{path}, line 2: not valid UTF-8: b'q1 Q0 d\\xff 2 1.5 r'{_REENCODE}; expected a "
+        "TREC run "
         "(query_id Q0 doc_id rank score run_id) or qrels (query_id iteration doc_id "
         "relevance) text file"
     )

@@ -325,7 +325,7 @@ def _check_text(name: str, head: bytes, what: str, error: type[FileFormatError])
         end = head.find(b"\n", bad.start)
         raw = head[start : end if end >= 0 else len(head)].rstrip(b"\r")
         raise error(
-            f"{name}, line {number}: not valid UTF-8: {excerpt(raw)}; expected {what}"
+            f"{name}, line {number}: not valid UTF-8: {excerpt(raw)}{_REENCODE}; expected {what}"
         ) from None
 
 
@@ -381,6 +381,14 @@ def first_undecodable_line(source: str) -> tuple[int, bytes] | None:
     return None
 
 
+#: How a text file that is not UTF-8 is mended (trec_eval compares ids as bytes; here
+#: ids are text, so every file is re-encoded alike for its ids to match).
+_REENCODE = (
+    " (text files are read as UTF-8: re-encode it, e.g. iconv -f latin1 -t utf-8, and the "
+    "files whose ids it must match alike)"
+)
+
+
 def undecodable_error(
     source: str, what: str | None = None, error: type[FileFormatError] = FileFormatError
 ) -> FileFormatError | None:
@@ -397,14 +405,19 @@ def undecodable_error(
     ...     path = pathlib.Path(tmp) / "run.txt"
     ...     _ = path.write_bytes(b"q1 Q0 d1 1 2.0 r\\nq1 Q0 caf\\xe9 2 1.0 r\\n")
     ...     print(str(undecodable_error(str(path), "a run")).replace(tmp, "TMP"))
-    TMP/run.txt, line 2: not valid UTF-8: b'q1 Q0 caf\\xe9 2 1.0 r'; expected a run
+    ... # doctest: +NORMALIZE_WHITESPACE
+    TMP/run.txt, line 2: not valid UTF-8: b'q1 Q0 caf\\xe9 2 1.0 r' (text files are read
+    as UTF-8: re-encode it, e.g. iconv -f latin1 -t utf-8, and the files whose ids it
+    must match alike); expected a run
     """
     found = first_undecodable_line(source)
     if found is None:
         return None
     number, raw = found
     tail = "" if what is None else f"; expected {what}"
-    return error(f"{display_name(source)}, line {number}: not valid UTF-8: {excerpt(raw)}{tail}")
+    return error(
+        f"{display_name(source)}, line {number}: not valid UTF-8: {excerpt(raw)}{_REENCODE}{tail}"
+    )
 
 
 def is_glob(source: str) -> bool:

@@ -407,10 +407,46 @@ def _run_columns(keep_rank: bool) -> list[str]:
     return [name for name in _RUN_SCHEMA if keep_rank or name != "rank"]
 
 
+#: A C99 hexadecimal floating constant, as ``strtod`` (trec_eval's ``atof``) reads it:
+#: sign, ``0x``, hex digits with an optional point, an optional binary exponent.
+_HEX_FLOAT = r"^([+-]?)0[xX]([0-9a-fA-F]*)(?:\.([0-9a-fA-F]*))?(?:[pP]([+-]?[0-9]+))?$"
+
+
+def _hex_float(token: pl.Expr) -> pl.Expr:
+    """``token`` as the Float64 of a hexadecimal floating constant (``0x1p3`` = 8.0,
+    ``-0x1.8p1`` = -3.0), as trec_eval reads a score with ``atof``; null for other text
+    (or one of more than 15 significant hex digits). The digits are one integer, times
+    a power of two: exact where the digits fit 53 bits (``%a`` writes 14 at most).
+
+    >>> t = pl.DataFrame({"t": ["0x1p3", "-0x1.8p1", "0X.8", "0x10", "0x", "1.5", "0x1p-3"]})
+    >>> t.select(_hex_float(pl.col("t"))).to_series().to_list()
+    [8.0, -3.0, 0.5, 16.0, None, None, 0.125]
+    """
+    parts = token.str.extract_groups(_HEX_FLOAT)
+    whole, fraction = parts.struct[1], parts.struct[2].fill_null("").str.strip_chars_end("0")
+    digits = pl.concat_str(whole, fraction).str.strip_chars_start("0")
+    mantissa = (
+        pl.when(digits == "")
+        .then(pl.lit(0, pl.Int64))
+        .otherwise(digits.str.to_integer(base=16, strict=False))
+    )
+    power = (
+        parts.struct[3].fill_null("0").cast(pl.Int64, strict=False) - 4 * fraction.str.len_chars()
+    )
+    # in two halves, so that neither factor leaves float64's range before the product
+    half = power // 2
+    value = mantissa.cast(pl.Float64) * pl.lit(2.0).pow(half) * pl.lit(2.0).pow(power - half)
+    value = pl.when(parts.struct[0] == "-").then(-value).otherwise(value)
+    # at least one hex digit, before or after the point
+    return pl.when(pl.concat_str(whole, parts.struct[2].fill_null("")) != "").then(value)
+
+
 def _parse_run(path: str, *, keep_rank: bool) -> pl.LazyFrame:
     if not isinstance(keep_rank, bool):  # "yes" was taken as True
         raise InvalidValueError(f"keep_rank must be True or False, got {keep_rank!r}")
-    score = _field(4).cast(pl.Float64, strict=False).alias("score")
+    # decimal text, or a hexadecimal constant (0x1p3), which trec_eval's atof reads too
+    token = _field(4)
+    score = pl.coalesce(token.cast(pl.Float64, strict=False), _hex_float(token)).alias("score")
     columns = [_field(0).alias("query_id"), _field(2).alias("doc_id")]
     if keep_rank:
         columns.append(_whole(_field(3).cast(pl.Float64, strict=False), _field(3)).alias("rank"))
