@@ -94,6 +94,19 @@ def test_a_null_round_of_a_side_table_is_refused_by_name(
     assert str(caught.value) == message
 
 
+@pytest.mark.parametrize("buckets", [2, 3, 5, 8, 16])
+@pytest.mark.parametrize("by", [None, "segment"])
+def test_a_bucket_of_no_log_row_does_not_hide_the_null_round(buckets: int, by: str | None) -> None:
+    # every null round hashes to one bucket; with 5 buckets, none of the 4 logged
+    # rounds is there, and that bucket had no log row to carry the refusal: 1.0958 in
+    # silence. The side tables' null-id rows now go with the log's first row.
+    log = LOG.with_columns(segment=pl.lit("x")) if by else LOG
+    plan = irm.evaluate(log.lazy(), ["ips"], policy=_extra(POLICY).lazy(), buckets=buckets, by=by)
+    with pytest.raises(InvalidValueError) as caught:
+        plan.collect()
+    assert str(caught.value) == P_LONG
+
+
 def test_the_count_is_of_the_rows_with_a_null_id() -> None:
     policy = pl.concat([POLICY, _nulled(POLICY.head(3), 0), _nulled(POLICY.head(3), 1)])
     with pytest.raises(InvalidValueError, match=r"^policy= has 2 row\(s\) with a null"):

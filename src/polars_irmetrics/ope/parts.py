@@ -122,6 +122,11 @@ def part_key(schemas: Iterable[pl.Schema], round_id: str, count: int) -> pl.Expr
     return pl.col(round_id).cast(dtype).hash(seed=_SEED) % count
 
 
+def _key_dtype(key: pl.Expr, frame: pl.LazyFrame) -> pl.DataType:
+    """The dtype of :func:`part_key`'s ``key`` over ``frame``."""
+    return frame.select(key).collect_schema().dtypes()[0]
+
+
 def part_sums(
     tables: OpeTables, requests: Requests, options: EvalOptions, scale: float | None = None
 ) -> pl.LazyFrame:
@@ -258,9 +263,17 @@ def ope_in_buckets(tables: OpeTables, requests: Requests, options: EvalOptions) 
         else:
             count = max(bucket_count(frame, "auto") for frame in named.values())
         with spilling(options.spill_dir) as folder:
+            key = part_key(schemas.values(), options.round_id, count)
+            # a side table's row of a null round (or position) goes with the log's first
+            # row: a bucket of log rows, whose checks refuse it (a bucket without one
+            # has no row to carry the refusal); one row of the log read
+            home = tables.log.select(key.first()).collect().item()
             for name, frame in named.items():  # one table after the other
-                key = part_key(schemas.values(), options.round_id, count)
-                sink_buckets(frame, key, Path(folder) / name)
+                ids = [c for c in (options.round_id, options.position) if c in schemas[name]]
+                null = pl.any_horizontal(pl.col(c).is_null() for c in ids)
+                moved = name != "log" and home is not None
+                at = pl.when(null).then(pl.lit(home, _key_dtype(key, frame))).otherwise(key)
+                sink_buckets(frame, at if moved else key, Path(folder) / name)
 
             def side(name: str, bucket: int) -> pl.LazyFrame:
                 return read_bucket(Path(folder) / name, bucket, schemas[name])
