@@ -74,9 +74,12 @@ def ope_frame(
     _warn(job, log, policy)
     _warn_slates(job, log, policy)
     round_id = job.options.round_id
-    frames = [_shuffled(frame, round_id, count, tag) for frame in (log, policy)]
+    # a side table's row of a null round (or position) goes to the part of the log's
+    # first row, whose checks refuse it (a part without a log row has none to carry it)
+    side = _side_tag(tag, _home(log, round_id, count, tag), job.options)
+    frames = [_shuffled(log, round_id, count, tag), _shuffled(policy, round_id, count, side)]
     if reward_model is not None:
-        frames.append(_shuffled(reward_model, round_id, count, tag))
+        frames.append(_shuffled(reward_model, round_id, count, side))
     sums = dd.map_partitions(
         _part,
         *frames,
@@ -112,6 +115,29 @@ def _shuffled(frame: dd.DataFrame, round_id: str, count: int, tag: Tag) -> dd.Da
     # task-based shuffle does
     method = "tasks" if _has_lists(frame) else None
     return tagged.shuffle(on=PART, npartitions=count, ignore_index=True, shuffle_method=method)
+
+
+def _home(log: dd.DataFrame, round_id: str, count: int, tag: Tag) -> int | None:
+    """The part of the log's first row (``None``: an empty log); one row read."""
+    first = log[[round_id]].head(1, npartitions=-1, compute=True)
+    if not len(first):
+        return None
+    return int(tag(first, round_id, count)[PART].iloc[0])
+
+
+def _side_tag(tag: Tag, home: int | None, options: EvalOptions) -> Tag:
+    """``tag`` for the policy and the reward model: a row whose round (or position) is
+    null tagged ``home`` (:func:`_home`)."""
+
+    def side(frame: pd.DataFrame, round_id: str, count: int) -> pd.DataFrame:
+        tagged = tag(frame, round_id, count)
+        ids = [c for c in (round_id, options.position) if c in frame.columns]
+        if home is None:
+            return tagged
+        null = frame[ids].isna().any(axis=1).to_numpy()
+        return tagged.assign(**{PART: tagged[PART].where(~null, home).astype("int64")})
+
+    return side
 
 
 def _has_lists(frame: dd.DataFrame) -> bool:

@@ -92,13 +92,22 @@ def ope_frame(
         {c: f"{INTERNAL}t{side}_{c}" for c in frame.columns} if frame is not None else {}
         for side, frame in enumerate(frames)
     ]
+    # a side table's row of a null round (or position) goes to the part of the log's
+    # first row, whose checks refuse it (a part without a log row has none to carry it)
+    first = log.select(part(log, round_id, count).alias(PART)).limit(1).collect()
+    home = int(first[0][PART]) if first else None
     both: DataFrame | None = None
     for side, frame in enumerate(frames):
         if frame is None:
             continue
+        number = part(frame, round_id, count)
+        if side and home is not None:
+            ids = [c for c in (round_id, job.options.position) if c in frame.columns]
+            null = functools.reduce(operator.or_, [F.col(c).isNull() for c in ids])
+            number = F.when(null, F.lit(home).cast("long")).otherwise(number)
         tagged = frame.select(
             *(F.col(c).alias(n) for c, n in renamed[side].items()),
-            part(frame, round_id, count).alias(PART),
+            number.alias(PART),
             F.lit(side).alias(_SIDE),
         )
         both = tagged if both is None else both.unionByName(tagged, allowMissingColumns=True)
