@@ -47,3 +47,27 @@ def test_evaluate_with_per_query_true_is_refused_in_the_same_words() -> None:
     with pytest.raises(MetricParameterError) as caught:
         irm.evaluate(RUN, ["map(agg='median')"], qrels=qrels, per_query=True)
     assert str(caught.value) == REFUSED
+
+
+@pytest.mark.parametrize(
+    ("option", "hint"),
+    [
+        (
+            {"agg": "median"},
+            "agg=...: agg= is a parameter of each metric, written in its name, e.g. "
+            "\"map(agg='median')\" (with per_query=False: the per-query values themselves "
+            "have no summary)",
+        ),
+        ({"k": 10}, "k=...: the cutoff is written in the metric's name, e.g. 'ndcg@10'"),
+    ],
+    ids=["agg", "k"],
+)
+def test_a_metric_parameter_given_as_an_option_is_pointed_to_the_name(
+    option: dict[str, object], hint: str
+) -> None:
+    # the options' list follows the hint, as for every unknown option
+    for call in (irm.evaluate_jg, irm.evaluate):
+        tables = {"qrels_jg": QRELS_JG} if call is irm.evaluate_jg else {"qrels": QRELS_JG}
+        with pytest.raises(irm.InvalidValueError) as caught:
+            call(RUN, ["map"], **tables, **option)
+        assert str(caught.value).startswith(f"unknown option {hint}; the options are action, ")

@@ -779,6 +779,19 @@ def _shown(value: object) -> str:
     return "a polars expression" if isinstance(value, pl.Expr) else repr(value)
 
 
+#: The hint of an unknown option that is a metric's parameter: it is written in the
+#: metric's name, so that one call may ask for several (``map`` and
+#: ``map(agg='median')``).
+_METRIC_PARAMETERS = {
+    "agg": (
+        ": agg= is a parameter of each metric, written in its name, e.g. "
+        "\"map(agg='median')\" (with per_query=False: the per-query values themselves "
+        "have no summary)"
+    ),
+    "k": ": the cutoff is written in the metric's name, e.g. 'ndcg@10'",
+}
+
+
 @dataclass(frozen=True)
 class EvalOptions:
     """Everything an evaluation takes besides its tables and metrics; the fields and
@@ -905,7 +918,8 @@ class EvalOptions:
         for name in options:
             if name not in fields:
                 raise InvalidValueError(
-                    f"unknown option {name}=...; the options are {', '.join(sorted(fields))}"
+                    f"unknown option {name}=...{_METRIC_PARAMETERS.get(name, '')}; the "
+                    f"options are {', '.join(sorted(fields))}"
                 )
         # a numpy number (np.int64(1) for relevance_level, depth, n_bootstrap) as the
         # Python number it equals: refused as no number before, or named as np.int64(1)
