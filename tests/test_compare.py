@@ -477,8 +477,10 @@ def test_nan_per_query_values_are_refused() -> None:
     with pytest.raises(irm.InvalidValueError) as info:
         compare_values(values, CompareOptions())
     assert str(info.value) == (
-        "per-query value of 'm' for system 'sys' on query 'q1' is NaN; NaN cannot be "
-        "paired: fix or drop that query in every system"
+        "per-query value of 'm' for system 'sys' on query 'q1' is NaN: the metric is "
+        "undefined there, as irm.evaluate(..., per_query=True) shows; NaN cannot be "
+        "paired: drop that query from every system's run, e.g. "
+        "run.filter(pl.col('query_id') != 'q1'), or compare a metric defined there"
     )
 
 

@@ -386,6 +386,9 @@ def test_an_empty_run_is_said_with_every_flattered_metric() -> None:
             baseline="full",
         )
     )
+    # P@2: the empty run and the full one both score 0 on every query (round 17's
+    # warning of identical systems names it)
+    said = [w for w in said if not w[1].startswith("every per-query delta is 0 in 'P@2'")]
     assert [category for category, _ in said] == [IrmWarning] * 3
     assert said[0][1].startswith("system 'empty' has an empty run")
     assert said[1][1] == _flattered("unjudged@2", 3, "empty", "q1")
@@ -406,7 +409,9 @@ def test_no_flattery_no_warning() -> None:
                 runs, metrics, qrels=_Q, baseline="full", query_set=query_set
             )
         )
-        assert said == [], (metrics, query_set)
+        # the systems identical on the common queries: that warning alone (round 17)
+        flattery = [w for w in said if not w[1].startswith("every per-query delta is 0")]
+        assert flattery == [], (metrics, query_set)
 
 
 def test_a_missed_query_that_wins_utility_is_said() -> None:

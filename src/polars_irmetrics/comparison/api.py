@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from polars_irmetrics.comparison.caller import warn_at_caller
 from polars_irmetrics.comparison.frame import (
     PerQuery,
     Runs,
@@ -33,13 +35,24 @@ from polars_irmetrics.comparison.options import (
     Scope,
     Test,
 )
-from polars_irmetrics.comparison.paired import paired_stats
+from polars_irmetrics.comparison.paired import PairedStats, paired_stats
 from polars_irmetrics.comparison.record import Record, recall, remember
 from polars_irmetrics.door.evaluate import Parsed, check_ids_read, check_level_read
-from polars_irmetrics.errors import InvalidValueError, MetricParameterError, QuerySetError
+from polars_irmetrics.errors import (
+    InvalidValueError,
+    IrmError,
+    IrmWarning,
+    MetricParameterError,
+    QuerySetError,
+)
 from polars_irmetrics.ground.inputs import FrameInput
 from polars_irmetrics.ground.options import EvalOptions, PlanKwargs, check_read, option_names
-from polars_irmetrics.metrics.registry import labels_by_route, parse_metric_list, repeated_metric
+from polars_irmetrics.metrics.registry import (
+    labels_by_route,
+    parse_metric,
+    parse_metric_list,
+    repeated_metric,
+)
 from polars_irmetrics.stats.multitest import Correction, adjust
 
 if TYPE_CHECKING:
@@ -187,7 +200,8 @@ def compare(
         ``metric``, ``system``, ``baseline`` (String); ``delta`` (mean − baseline
         mean), ``p_value``, ``p_adjusted`` (Float64), ``significant`` (Boolean:
         ``p_adjusted <= alpha``); ``mean``, ``baseline_mean``, ``relative`` (delta /
-        baseline mean; null when that is 0), ``effect_size`` (Cohen's d_z),
+        baseline mean; null when that is 0), ``effect_size`` (Cohen's d_z, NaN where
+        the deltas are constant: the mean delta over their standard deviation, 0),
         ``statistic`` (the test's own signed statistic of system − baseline, whose sign
         is the direction the test found: t for ``"t"``, the signed-rank sums
         ``r+ − r−`` for ``"wilcoxon"``, which may disagree with the mean's sign, the
@@ -260,6 +274,20 @@ def compare(
     >>> out = irm.compare({"a": a, "b": b}, "unjudged@1", qrels=qrels, baseline="a")
     >>> out.select("delta", "wins", "ties", "losses", "higher_is_better").row(0)
     (0.0, 1, 1, 1, False)
+
+    Two identical systems: every delta is 0, so the p-value is 1 and the statistic 0
+    from every test (scipy's ``ttest_rel`` gives NaN for both; its ``wilcoxon`` and
+    ``permutation_test`` give 1 too), the effect size is NaN (0 / 0), and a warning
+    says so (often the same run passed twice):
+
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     out = irm.compare({"a": a, "b": a}, "P@1", qrels=qrels, baseline="a")
+    >>> out.select("delta", "p_value", "statistic", "effect_size").row(0)
+    (0.0, 1.0, 0.0, nan)
+    >>> str(caught[0].message)[:62]
+    "every per-query delta is 0 in 'P@1', system 'b' against 'a': t"
 
     ``system=`` names the system column of one long frame; a dict names each system by
     its key, and another ``system=`` beside it is refused, not ignored:
@@ -437,11 +465,65 @@ def _check_values(values: PerQuery) -> None:
     nan = np.isnan(values.values)
     if nan.any():
         m, q, s = np.argwhere(nan)[0]
-        raise InvalidValueError(
-            f"per-query value of {values.metrics[m]!r} for system {values.systems[s]!r} "
-            f"on query {values.queries[int(q)]!r} is NaN; NaN cannot be paired: fix or "
-            "drop that query in every system"
+        label, query = values.metrics[m], values.queries[int(q)]
+        count = int(nan[m, :, s].sum())
+        others = (
+            f" (and on {count - 1} other quer{'y' if count == 2 else 'ies'})" if count > 1 else ""
         )
+        column = values.queries.name or "query_id"
+        raise InvalidValueError(
+            f"per-query value of {label!r} for system {values.systems[s]!r} on query "
+            f"{query!r} is NaN{others}: {_undefined_where(label)}; NaN cannot be paired: "
+            f"drop that query from every system's run, e.g. "
+            f"run.filter(pl.col({column!r}) != {query!r}), or compare a metric defined "
+            "there"
+        )
+
+
+def _undefined_where(label: str) -> str:
+    """Why ``label``'s metric has no value on a query: its formula's own words where it
+    declares a NaN (``rnd``: "NaN with 10 documents or fewer or no or only protected
+    ones"), else the generic reason.
+
+    >>> _undefined_where("rnd")[-76:]
+    "(its formula: 'NaN with 10 documents or fewer or no or only protected ones')"
+    """
+    reason = "the metric is undefined there, as irm.evaluate(..., per_query=True) shows"
+    try:
+        formula = parse_metric(label).metric.formula or ""
+    except IrmError:  # values built by hand, under a label that is no metric
+        return reason
+    said = re.search(r"NaN[^;.]*", formula)
+    return reason if said is None else f"{reason} (its formula: {said.group(0)!r})"
+
+
+def _warn_identical(
+    stats: PairedStats,
+    metrics: npt.NDArray[np.object_],
+    systems: npt.NDArray[np.object_],
+    baselines: npt.NDArray[np.object_],
+) -> None:
+    """An :class:`~polars_irmetrics.errors.IrmWarning` naming the comparisons whose
+    per-query deltas are all 0 (the two systems score the same on every paired query:
+    often the same run passed twice): their ``effect_size`` is NaN (Cohen's d_z, the
+    mean delta over the deltas' standard deviation, is 0 / 0), their ``p_value`` 1 and
+    ``statistic`` 0, where scipy's ``ttest_rel`` gives NaN for both."""
+    zero = stats.ties == stats.n
+    if not zero.any():
+        return
+    first = int(np.argmax(zero))
+    where = f"{metrics[first]!r}, system {systems[first]!r} against {baselines[first]!r}"
+    count = int(zero.sum())
+    said = where if count == 1 else f"{count} comparisons (first: {where})"
+    warn_at_caller(
+        f"every per-query delta is 0 in {said}: the systems score the same on all "
+        f"{stats.n} paired queries (the same run passed twice?); effect_size is NaN "
+        "(Cohen's d_z, the mean delta over the deltas' standard deviation, is 0 / 0), "
+        "p_value 1 and statistic 0 (scipy's ttest_rel gives NaN for both; 1 is the "
+        "p-value of every sign flip of zero deltas, so nothing identical reads as "
+        "significant)",
+        IrmWarning,
+    )
 
 
 def compare_values(
@@ -501,6 +583,7 @@ def compare_values(
             }
         )
     stats = paired_stats(a, b, options, higher)
+    _warn_identical(stats, metric_col, system_col, base_col)
     if options.correction_scope == "all":
         adjusted = adjust(stats.p_value, options.correction)
     else:

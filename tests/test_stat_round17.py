@@ -1,0 +1,116 @@
+"""Round 17: comparison statistics and silent NaN / null outputs.
+
+* ``irm.compare`` of two systems identical on every paired query (every delta 0):
+  p 1 and statistic 0 from every test (scipy's ``ttest_rel`` gives NaN for both; its
+  ``wilcoxon`` and ``permutation_test`` give 1), effect size NaN (0 / 0), now with a
+  warning that names the comparison (it was silent).
+* A NaN per-query value (``rnd`` of a ranking of 10 documents or fewer) is refused
+  with the metric's own words for when it is NaN and the filter that drops the query
+  (it said "fix or drop that query in every system", with no cause).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import polars as pl
+import pytest
+import scipy.stats
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import IrmWarning
+
+QRELS = pl.DataFrame(
+    {"query_id": ["q1", "q2", "q3"], "doc_id": ["x", "y", "z"], "relevance": [1, 1, 1]}
+)
+RUN = pl.DataFrame({"query_id": ["q1", "q2", "q3"], "doc_id": ["x", "y", "n"], "rank": [1, 1, 1]})
+
+IDENTICAL = (
+    "every per-query delta is 0 in 'P@1', system 'b' against 'a': the systems score the "
+    "same on all 3 paired queries (the same run passed twice?); effect_size is NaN "
+    "(Cohen's d_z, the mean delta over the deltas' standard deviation, is 0 / 0), "
+    "p_value 1 and statistic 0 (scipy's ttest_rel gives NaN for both; 1 is the p-value "
+    "of every sign flip of zero deltas, so nothing identical reads as significant)"
+)
+
+
+def _irm_warnings(call):  # type: ignore[no-untyped-def]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = call()
+    return out, [str(w.message) for w in caught if issubclass(w.category, IrmWarning)]
+
+
+@pytest.mark.parametrize("test", ["t", "wilcoxon", "randomization", "bootstrap"])
+def test_identical_systems_get_p_one_and_a_warning(test: str) -> None:
+    # P@1 per query: 1, 1, 0 for both systems, so every delta is 0
+    out, said = _irm_warnings(
+        lambda: irm.compare({"a": RUN, "b": RUN}, "P@1", qrels=QRELS, baseline="a", test=test)
+    )
+    row = out.row(0, named=True)
+    assert (row["delta"], row["p_value"], row["statistic"]) == (0.0, 1.0, 0.0)
+    assert np.isnan(row["effect_size"])
+    assert (row["ci_low"], row["ci_high"], row["ties"]) == (0.0, 0.0, 3)
+    assert said == [IDENTICAL]
+
+
+def test_identical_systems_against_scipy() -> None:
+    # the one place compare departs from scipy: ttest_rel of zero deltas is NaN/NaN
+    x = np.array([1.0, 1.0, 0.0])
+    t = scipy.stats.ttest_rel(x, x)
+    assert np.isnan(t.statistic)
+    assert np.isnan(t.pvalue)
+    # Wilcoxon (scipy warns of its 0/0 z, and gives 1) and the sign-flip test agree
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert scipy.stats.wilcoxon(x, x).pvalue == 1.0
+    flips = scipy.stats.permutation_test((x - x,), np.mean, permutation_type="samples")
+    assert flips.pvalue == 1.0
+
+
+def test_two_identical_comparisons_are_counted_in_one_warning() -> None:
+    _, said = _irm_warnings(
+        lambda: irm.compare({"a": RUN, "b": RUN, "c": RUN}, "P@1", qrels=QRELS, baseline="a")
+    )
+    assert said == [
+        IDENTICAL.replace(
+            "in 'P@1', system 'b' against 'a'",
+            "in 2 comparisons (first: 'P@1', system 'b' against 'a')",
+        )
+    ]
+
+
+def test_different_systems_are_not_warned() -> None:
+    other = RUN.with_columns(doc_id=pl.Series(["n", "y", "z"]))  # P@1: 0, 1, 1
+    out, said = _irm_warnings(
+        lambda: irm.compare({"a": RUN, "b": other}, "P@1", qrels=QRELS, baseline="a")
+    )
+    assert said == []
+    assert out["delta"][0] == 0.0  # (0 + 0 + 1) / 3 - (1 + 1 + 0) / 3
+
+
+def _fair_run(sizes: dict[str, int]) -> pl.DataFrame:
+    return pl.concat(
+        pl.DataFrame(
+            {"query_id": [q] * n, "doc_id": [f"d{i}" for i in range(n)], "rank": range(1, n + 1)}
+        )
+        for q, n in sizes.items()
+    )
+
+
+GROUPS = pl.DataFrame({"doc_id": [f"d{i}" for i in range(12)], "group": ["p", "u"] * 6})
+
+
+def test_nan_per_query_value_is_refused_with_its_cause() -> None:
+    run = _fair_run({"q1": 8, "q2": 12, "q3": 12})
+    flipped = run.with_columns(rank=pl.col("rank").reverse().over("query_id"))
+    with pytest.raises(irm.InvalidValueError) as info:
+        irm.compare({"a": run, "b": flipped}, "rnd", groups=GROUPS, baseline="a")
+    assert str(info.value) == (
+        "per-query value of 'rnd' for system 'a' on query 'q1' is NaN: the metric is "
+        "undefined there, as irm.evaluate(..., per_query=True) shows (its formula: "
+        "'NaN with 10 documents or fewer or no or only protected ones'); NaN cannot be "
+        "paired: drop that query from every system's run, e.g. "
+        "run.filter(pl.col('query_id') != 'q1'), or compare a metric defined there"
+    )
