@@ -824,7 +824,10 @@ def test_compare_and_fuse_take_ids_str(
     refused = irm_in_process(*args, cwd=id_files)
     assert (refused.returncode, refused.stderr) == (2, refusal)
     done = irm_in_process(*args, "--ids", "str", cwd=id_files)
-    assert (done.returncode, done.stderr) == (0, "")
+    # a and b score the same mrr on both queries: compare's warning of identical
+    # systems (round 17) is all it says
+    said = [line for line in done.stderr.splitlines() if "every per-query delta is 0" not in line]
+    assert (done.returncode, said) == (0, [])
 
 
 def test_compare_with_ids_str_pairs_the_same_rankings(id_files: Path) -> None:
