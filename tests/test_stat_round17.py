@@ -114,3 +114,51 @@ def test_nan_per_query_value_is_refused_with_its_cause() -> None:
         "paired: drop that query from every system's run, e.g. "
         "run.filter(pl.col('query_id') != 'q1'), or compare a metric defined there"
     )
+
+
+# rnd / rkl / rrd of a ranking of 10 documents or fewer: NaN, now warned
+_RND_WARNING = (
+    "{named} {verb} NaN on {count} of the {total} queries (first: {place}): Yang & "
+    "Stoyanovich's sum runs over the cut-offs 10, 20, ... up to the ranking's length and "
+    "is divided by its largest value, so a ranking of 10 documents or fewer, or with no "
+    "or only protected documents, has none (0 / 0), and the mean over the queries is NaN "
+    "too (ir_measures' rND, rKL and rRD sum at every position and give 0 where the "
+    "largest value is 0: another definition); rank more than 10 documents of both "
+    "groups, or leave those queries out (the short rankings: "
+    "run.filter(pl.len().over('query_id') > 10))"
+)
+
+
+@pytest.mark.parametrize(
+    ("metrics", "sizes", "named", "count", "first"),
+    [
+        # 8 documents: no cut-off below the length; 10: the one cut-off i = N, 0 / 0
+        (["rnd", "rkl", "rrd"], {"q1": 8, "q2": 12}, "'rnd', 'rkl', 'rrd'", 1, "q1"),
+        (["rnd"], {"q1": 12, "q2": 10, "q3": 9}, "'rnd'", 2, "q2"),
+        (["rrd"], {"q1": 11}, None, 0, None),  # 11 documents: defined, nothing said
+    ],
+)
+@pytest.mark.parametrize("per_query", [False, True])
+def test_undefined_segregation_is_warned(
+    metrics: list[str],
+    sizes: dict[str, int],
+    named: str | None,
+    count: int,
+    first: str | None,
+    per_query: bool,
+) -> None:
+    out, said = _irm_warnings(
+        lambda: irm.evaluate(_fair_run(sizes), metrics, groups=GROUPS, per_query=per_query)
+    )
+    if named is None:
+        assert said == []
+        assert not out[metrics[0]].is_nan().any()
+        return
+    verb = "are" if "," in named else "is"
+    assert said == [
+        _RND_WARNING.format(
+            named=named, verb=verb, count=count, total=len(sizes), place=f"query_id={first!r}"
+        )
+    ]
+    if not per_query:  # the mean over the queries is NaN with them
+        assert out[metrics[0]].is_nan().all()

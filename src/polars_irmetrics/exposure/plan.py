@@ -36,7 +36,7 @@ from polars_irmetrics.exposure.coverage import (
     groups_tally,
     warn_on_groups,
 )
-from polars_irmetrics.exposure.rnd import segregation_values
+from polars_irmetrics.exposure.rnd import segregation_values, warn_undefined
 from polars_irmetrics.ground.facts import (
     BELOW,
     DOCS,
@@ -410,6 +410,14 @@ def build_exposure_plan(
             docs, groups, target, requests, options, relevant_docs, system_rows=system_rows
         )
         checked = with_tally(checked, counts, lambda row: warn_on_groups(row, options, clustered))
+    if segregation and warn:  # rnd, rkl, rrd undefined on a query: said, not silent
+        undefined_labels = [label for label, _ in segregation]
+
+        def undefined(frame: pl.DataFrame) -> pl.DataFrame:
+            warn_undefined(frame, undefined_labels, keys, query_id)
+            return frame
+
+        checked = checked.map_batches(undefined, schema=checked.collect_schema())
     if options.per_query:  # the measures in the order asked (computed grouped by kind)
         return checked.select(*keys, query_id, *(label for label, _ in requests))
     return exposure_means(checked, requests, keys, segments)

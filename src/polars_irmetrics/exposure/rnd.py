@@ -25,11 +25,13 @@ from collections.abc import Callable
 import numpy as np
 import polars as pl
 
+from polars_irmetrics.errors import IrmWarning
 from polars_irmetrics.exposure.awrf import exact_mean, exact_sum
+from polars_irmetrics.ground.validate import warn_from_plan
 from polars_irmetrics.metrics._common import divide
 from polars_irmetrics.metrics.registry import MetricRequest
 
-__all__ = ["CUT", "rrd_normaliser", "segregation_values"]
+__all__ = ["CUT", "rrd_normaliser", "segregation_values", "warn_undefined"]
 
 Requests = list[tuple[str, MetricRequest]]
 
@@ -343,3 +345,39 @@ def segregation_values(
         )
         values = values.join(per_query, on=query_id, how="left")
     return values
+
+
+def warn_undefined(frame: pl.DataFrame, labels: list[str], keys: list[str], query_id: str) -> None:
+    """An :class:`~polars_irmetrics.errors.IrmWarning` where a ``rnd``/``rkl``/``rrd``
+    label of the per-query ``frame`` is NaN: the paper's sum runs over the cut-offs
+    ``10, 20, ... <= N`` and is divided by its maximum, so a ranking of 10 documents or
+    fewer (no cut-off below its length: every term 0) or with no or only protected
+    documents has none (0 / 0), and the mean over the queries is NaN with it.
+
+    >>> import warnings
+    >>> frame = pl.DataFrame({"query_id": ["q1", "q2"], "rnd": [float("nan"), 0.5]})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_undefined(frame, ["rnd"], [], "query_id")
+    >>> str(caught[0].message)[:53]
+    "'rnd' is NaN on 1 of the 2 queries (first: query_id='"
+    """
+    nan = [label for label in labels if frame[label].is_nan().any()]
+    if not nan:
+        return
+    undefined = frame.filter(pl.any_horizontal(pl.col(nan).is_nan()))
+    first = undefined.row(0, named=True)
+    place = ", ".join(f"{k}={first[k]!r}" for k in [*keys, query_id])
+    named = ", ".join(repr(label) for label in nan)
+    verb = "is" if len(nan) == 1 else "are"
+    warn_from_plan(
+        f"{named} {verb} NaN on {undefined.height} of the {frame.height} queries (first: "
+        f"{place}): Yang & Stoyanovich's sum runs over the cut-offs 10, 20, ... up to "
+        "the ranking's length and is divided by its largest value, so a ranking of 10 "
+        "documents or fewer, or with no or only protected documents, has none (0 / 0), "
+        "and the mean over the queries is NaN too (ir_measures' rND, rKL and rRD sum at "
+        "every position and give 0 where the largest value is 0: another definition); "
+        "rank more than 10 documents of both groups, or leave those queries out (the "
+        f"short rankings: run.filter(pl.len().over({query_id!r}) > 10))",
+        IrmWarning,
+    )
