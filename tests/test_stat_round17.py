@@ -162,3 +162,66 @@ def test_undefined_segregation_is_warned(
     ]
     if not per_query:  # the mean over the queries is NaN with them
         assert out[metrics[0]].is_nan().all()
+
+
+# an empty table: every route says so in one sentence (ground.validate.warn_empty_table)
+_EMPTY = (
+    "{table} holds no row, so every metric is null: nothing was scored (a filter that "
+    "kept nothing, or an empty file?)"
+)
+_LOG = pl.DataFrame({"session_id": ["s1"], "position": [1], "clicked": [1], "arm": ["A"]}).clear()
+_RECS = pl.DataFrame({"user_id": ["u1"], "item_id": ["a"], "rank": [1]}).clear()
+_HISTORY = pl.DataFrame({"user_id": ["u1", "u2"], "item_id": ["a", "c"]})
+_PREDICTIONS = pl.DataFrame({"query_id": ["q"], "label": [1], "prediction": [0.5]}).clear()
+
+
+@pytest.mark.parametrize(
+    ("table", "call"),
+    [
+        (
+            "the table",
+            lambda: irm.evaluate(
+                _PREDICTIONS, ["logloss", "auc"], label="label", prediction="prediction"
+            ),
+        ),
+        (
+            "the recommendation table",
+            lambda: irm.evaluate(
+                _RECS,
+                ["catalog_coverage", "novelty"],
+                interactions=_HISTORY,
+                query_id="user_id",
+                doc_id="item_id",
+            ),
+        ),
+        (
+            "the recommendation table",
+            lambda: irm.beyond_accuracy(_RECS, ["catalog_coverage"], interactions=_HISTORY),
+        ),
+        ("the impression log", lambda: irm.evaluate_online(_LOG, ["ctr@10", "abandonment"])),
+        ("the impression log", lambda: irm.evaluate_online(_LOG, ["ctr@10"], by="arm")),
+        ("the impression log", lambda: irm.evaluate_online(_LOG, ["ctr@10"], per_session=True)),
+        (
+            "the impression log",
+            lambda: irm.evaluate(_LOG, ["ctr@10"], query_id="session_id", rank="position"),
+        ),
+    ],
+)
+def test_every_route_says_its_table_is_empty(table: str, call) -> None:  # type: ignore[no-untyped-def]
+    out, said = _irm_warnings(call)
+    assert said == [_EMPTY.format(table=table)]
+    numbers = out.select(pl.exclude("num_sessions", "num_rows", "arm", "session_id"))
+    assert numbers.height == 0 or numbers.null_count().row(0) == (1,) * numbers.width
+
+
+def test_a_table_with_rows_is_not_said_empty() -> None:
+    recs = pl.DataFrame({"user_id": ["u1"], "item_id": ["a"], "rank": [1]})
+    out, said = _irm_warnings(
+        lambda: irm.beyond_accuracy(recs, ["catalog_coverage"], interactions=_HISTORY)
+    )
+    assert said == []
+    assert out["catalog_coverage"][0] == 0.5  # 1 of the history's 2 items recommended
+    log = pl.DataFrame({"session_id": ["s1"], "position": [1], "clicked": [1]})
+    out, said = _irm_warnings(lambda: irm.evaluate_online(log, ["ctr@10"]))
+    assert said == []
+    assert out["ctr@10"][0] == 1.0

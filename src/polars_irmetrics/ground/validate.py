@@ -24,6 +24,7 @@ from polars_irmetrics.errors import (
     CoverageWarning,
     DuplicateError,
     InvalidValueError,
+    IrmWarning,
     QuerySetError,
 )
 from polars_irmetrics.ground.facts import SharedIds, id_rows
@@ -65,6 +66,7 @@ __all__ = [
     "tally_counts",
     "unplaced_query_error",
     "unplaced_rows",
+    "warn_empty_table",
     "warn_from_plan",
     "warn_on_counts",
     "warn_on_coverage",
@@ -1831,6 +1833,26 @@ def warn_from_plan(text: str, category: type[Warning] = CoverageWarning) -> None
     each time (not once per process)."""
     warnings.warn_explicit(
         text, category, filename="polars_irmetrics", lineno=0, module="polars_irmetrics"
+    )
+
+
+def warn_empty_table(table: str = "the table") -> None:
+    """The one warning of a table of no row, whose metrics are all null (the
+    prediction route's table, the recommendation table, the impression log): nothing
+    was scored, said from the plan (:func:`warn_from_plan`) as an
+    :class:`~polars_irmetrics.errors.IrmWarning`.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_empty_table("the impression log")
+    >>> str(caught[0].message)
+    'the impression log holds no row, so every metric is null: nothing was scored (a filter that kept nothing, or an empty file?)'
+    """  # noqa: E501
+    warn_from_plan(
+        f"{table} holds no row, so every metric is null: nothing was scored (a filter "
+        "that kept nothing, or an empty file?)",
+        IrmWarning,
     )
 
 

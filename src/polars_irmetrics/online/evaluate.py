@@ -26,6 +26,7 @@ import polars as pl
 
 from polars_irmetrics.ground.buckets import evaluate_in_buckets
 from polars_irmetrics.ground.options import metrics_named
+from polars_irmetrics.ground.validate import warn_empty_table
 from polars_irmetrics.metrics.online import ClickMetric
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum
@@ -103,8 +104,18 @@ def build_online_plan(
 
             sessions = sessions.map_batches(check, schema=schema)
     if per_session:
-        return sessions.select(*plan.keys, *labels).sort(plan.keys)
-    return aggregate(sessions, requests, by_keys)
+        result = sessions.select(*plan.keys, *labels).sort(plan.keys)
+    else:
+        result = aggregate(sessions, requests, by_keys)
+    counted = not per_session and not by_keys  # one row, of num_sessions 0 when empty
+
+    def warn_if_empty(frame: pl.DataFrame) -> pl.DataFrame:
+        # the warning every route gives of a table of no row: no session in the log
+        if frame.height == 0 or (counted and frame["num_sessions"].sum() == 0):
+            warn_empty_table("the impression log")
+        return frame
+
+    return result.map_batches(warn_if_empty, schema=result.collect_schema())
 
 
 def _summary(label: str, request: MetricRequest) -> pl.Expr:

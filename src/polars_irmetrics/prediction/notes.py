@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_irmetrics.errors import IrmWarning
-from polars_irmetrics.ground.validate import warn_from_plan
+from polars_irmetrics.ground.validate import warn_empty_table, warn_from_plan
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.prediction.statistics import NUM_ROWS, RATING_METRICS
 
@@ -76,11 +76,7 @@ def warn_on_means(
     warn of a table of no row (every metric null); ``False`` where the labels= pairs'
     warning says why (``unmatched='drop'``)."""
     if empty and (frame.height == 0 or not (frame[NUM_ROWS] > 0).any()):
-        warn_from_plan(
-            "the table holds no row, so every metric is null: nothing was scored (a "
-            "filter that kept nothing, or an empty file?)",
-            IrmWarning,
-        )
+        warn_empty_table()
         return
     for label, reason in _undefined_reasons(requests, weight):
         # a group of no row is null for every metric: the pairs' warning says why

@@ -43,8 +43,8 @@ item features), one lazy polars query:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Literal
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
 
 import polars as pl
 
@@ -81,6 +81,7 @@ from polars_irmetrics.ground.validate import (
     id_kind,
     require_columns,
     side_ids_hint,
+    warn_empty_table,
     warn_on_features,
     warns_of_features,
     with_interactions_tally,
@@ -499,6 +500,14 @@ def merge_users(
     return merged.select(*by, *labels).sort(by) if by else merged.select(labels)
 
 
+_ROWS_GIVEN = "__irm_rows_given"
+
+
+def _warn_if_empty(row: Mapping[str, Any]) -> None:
+    if row[_ROWS_GIVEN] == 0:
+        warn_empty_table("the recommendation table")
+
+
 def tallied(values: pl.LazyFrame, tables: Tables, options: RecsysOptions) -> pl.LazyFrame:
     """``values``, and a warning when the interactions hold few of the recommendations'
     items or users (whatever metric reads them: :func:`warn_on_interactions`), or the
@@ -509,6 +518,8 @@ def tallied(values: pl.LazyFrame, tables: Tables, options: RecsysOptions) -> pl.
     item = options.item_id
     # the distinct items (and users) alone where the door has them for every route
     items = run if tables.ids is None else tables.ids.docs
+    # no recommendation: every metric null, said as the other routes say it
+    values = with_tally(values, items.select(pl.len().alias(_ROWS_GIVEN)), _warn_if_empty)
     if tables.item_features is not None and warns_of_features(options.unseen_items):
         tally = features_tally(items, tables.item_features, item=item, shared=tables.ids)
         unseen = options.unseen_items
