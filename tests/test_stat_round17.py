@@ -225,3 +225,65 @@ def test_a_table_with_rows_is_not_said_empty() -> None:
     out, said = _irm_warnings(lambda: irm.evaluate_online(log, ["ctr@10"]))
     assert said == []
     assert out["ctr@10"][0] == 1.0
+
+
+# irm.reproducibility: a NaN p-value and an nrmse of an unbounded metric, now said
+_RQRELS = pl.DataFrame(
+    {"query_id": ["q1", "q2", "q3"], "doc_id": ["a", "b", "a"], "relevance": [1, 1, 2]}
+)
+_ORIGINAL = pl.DataFrame(
+    {
+        "query_id": ["q1", "q1", "q2", "q2", "q3", "q3"],
+        "doc_id": ["a", "b"] * 3,
+        "score": [2.0, 1.0, 2.0, 1.0, 1.0, 2.0],
+    }
+)
+_REVERSED = _ORIGINAL.with_columns(pl.col("score").reverse().over("query_id"))
+
+
+def test_reproducibility_says_why_a_p_value_is_nan() -> None:
+    # num_ret is 2 on every topic of both runs: the paired deltas are all 0 and both
+    # samples constant, so scipy's two t statistics are 0 / 0; P_1 differs (1, 1, 0
+    # against 0, 0, 1) and its p-values are numbers
+    out, said = _irm_warnings(
+        lambda: irm.reproducibility(
+            {"baseline": _ORIGINAL}, {"baseline": _REVERSED}, ["P_1", "num_ret"], qrels=_RQRELS
+        )
+    )
+    tail = " (scipy and repro_eval give NaN too; nothing tells the reproduction from the original there)"  # noqa: E501
+    assert said[1:] == [
+        "p_paired of 'num_ret' (run 'baseline') is NaN: the reproduced per-topic values "
+        "equal the original's on every topic, so the paired t statistic is 0 / 0" + tail,
+        "p_unpaired of 'num_ret' (run 'baseline') is NaN: the original and reproduced "
+        "per-topic values are all 2.0, so the unpaired t statistic is 0 / 0" + tail,
+    ]
+    tests = out.filter(pl.col("measure").str.starts_with("p_"))
+    assert tests.filter(pl.col("metric") == "num_ret")["value"].is_nan().all()
+    assert not tests.filter(pl.col("metric") == "P_1")["value"].is_nan().any()
+
+
+def test_reproducibility_names_the_metrics_nrmse_does_not_fit() -> None:
+    # dcg of both runs runs from 1/log2(3) = 0.63.. (a relevant document at rank 2) to
+    # 2/log2(2) = 2 (q3's relevance-2 document at rank 1 in the reproduction): above 1,
+    # so max(o, 1 - o) is no largest error; num_ret is a count (declared integer)
+    _, said = _irm_warnings(
+        lambda: irm.reproducibility(
+            {"baseline": _ORIGINAL},
+            {"baseline": _REVERSED},
+            ["P_1", "num_ret", "dcg"],
+            qrels=_RQRELS,
+        )
+    )
+    assert said[0] == (
+        "nrmse assumes per-topic values in [0, 1]: it divides the RMSE by "
+        "sqrt(mean(max(o, 1 - o)^2)), the largest error such values allow; 'num_ret' is "
+        "a count; 'dcg' has per-topic values from 0.6309297535714574 to 2.0, so their "
+        "nrmse are no share of a largest error: read the rmse"
+    )
+    # P_1 alone, in [0, 1]: nothing said
+    _, said = _irm_warnings(
+        lambda: irm.reproducibility(
+            {"baseline": _ORIGINAL}, {"baseline": _REVERSED}, ["P_1"], qrels=_RQRELS
+        )
+    )
+    assert said == []

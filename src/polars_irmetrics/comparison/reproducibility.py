@@ -8,7 +8,9 @@ Experiments"; their ``repro_eval`` 0.5.0): an original experiment (a *baseline* 
   (``rbo_repro_eval``) of each reproduced run against its original, per topic, averaged;
 * **effectiveness per topic**: the root mean square error of each metric between the
   original and reproduced per-topic values (``rmse``), and normalised by the largest
-  error possible, ``sqrt(mean(max(o, 1 - o)^2))`` (``nrmse``);
+  error possible, ``sqrt(mean(max(o, 1 - o)^2))`` (``nrmse``), which assumes values in
+  [0, 1]: a count (``num_ret``) or a metric with a value outside [0, 1] (``dcg``) is
+  named in an ``IrmWarning`` (its ``nrmse`` is no share of a largest error);
 * **overall effects**: the effect ratio ``ER = mean(rep_a - rep_b) / mean(orig_a -
   orig_b)`` and the delta relative improvement ``delta_ri = RI_orig - RI_rep`` with
   ``RI = (mean_a - mean_b) / mean_b``;
@@ -16,7 +18,8 @@ Experiments"; their ``repro_eval`` 0.5.0): an original experiment (a *baseline* 
   unpaired (``p_unpaired``, :func:`scipy.stats.ttest_ind`) two-sided t-tests of the
   original against the reproduced per-topic values, run by run (as repro_eval's
   ``statistics.ttest``: 1 for every metric of a run whose tests are all NaN and whose
-  per-topic values are the original's, topic for topic).
+  per-topic values are the original's, topic for topic; any other NaN p-value is kept,
+  as theirs, and named in an ``IrmWarning`` with its cause).
 
 Replicability (the reproduction on another collection, ``qrels_reproduced=``): topics
 differ, so only ER, ΔRI and the unpaired t-test are defined (repro_eval's
@@ -210,10 +213,86 @@ def reproducibility(
     if paired:
         frames.append(_document_order(original, reproduced, sides, p, cutoff, options))
         frames.append(_errors(orig, rep, names, query_id))
+        _warn_unbounded(orig, rep, requests)
     if len(sides) == 2:
         frames.append(_effects(orig, rep, names))
-    frames.append(_tests(orig, rep, sides, names, query_id, paired))
+    tests = _tests(orig, rep, sides, names, query_id, paired)
+    _warn_nan_tests(tests, orig, rep, query_id)
+    frames.append(tests)
     return pl.concat(frames, how="vertical")
+
+
+def _warn_unbounded(
+    orig: pl.DataFrame, rep: pl.DataFrame, requests: list[tuple[str, MetricRequest]]
+) -> None:
+    """An :class:`~polars_irmetrics.errors.IrmWarning` naming the metrics whose ``nrmse``
+    means nothing: it divides the RMSE by ``sqrt(mean(max(o, 1 - o)^2))``, the largest
+    error a per-topic value ``o`` in [0, 1] allows, and a count (``num_ret``: declared
+    ``integer``) or a metric with a per-topic value outside [0, 1] (``dcg``) is not in
+    [0, 1]. The values stay (repro_eval's formula); their ``rmse`` is the measure."""
+    both = pl.concat([orig, rep], how="vertical_relaxed")
+    outside = both.group_by("metric").agg(
+        ((pl.col("value") < 0) | (pl.col("value") > 1)).any().alias("out"),
+        pl.col("value").min().alias("low"),
+        pl.col("value").max().alias("high"),
+    )
+    found = {row["metric"]: row for row in outside.iter_rows(named=True)}
+    said = []
+    for label, request in requests:
+        row = found.get(label)
+        if request.metric.integer:
+            said.append(f"{label!r} is a count")
+        elif row is not None and row["out"]:
+            said.append(f"{label!r} has per-topic values from {row['low']!r} to {row['high']!r}")
+    if said:
+        warnings.warn(
+            "nrmse assumes per-topic values in [0, 1]: it divides the RMSE by "
+            "sqrt(mean(max(o, 1 - o)^2)), the largest error such values allow; "
+            + "; ".join(said)
+            + (", so its nrmse is" if len(said) == 1 else ", so their nrmse are")
+            + " no share of a largest error: read the rmse",
+            IrmWarning,
+            stacklevel=3,
+        )
+
+
+def _warn_nan_tests(
+    tests: pl.DataFrame, orig: pl.DataFrame, rep: pl.DataFrame, query_id: str
+) -> None:
+    """An :class:`~polars_irmetrics.errors.IrmWarning` for each NaN p-value of the
+    t-tests, with its cause: the same per-topic values on every topic (the paired t is
+    0 / 0), two samples each constant at one value (the unpaired t is 0 / 0), or one
+    topic (no spread to estimate). repro_eval gives NaN there too (and 1 only where
+    every metric of a run is the original's, topic for topic, as :func:`_tests`
+    does)."""
+    nan = tests.filter(pl.col("value").is_nan())
+    for measure, metric, run, _ in nan.iter_rows():
+        values = [
+            frame.filter((pl.col(_RUN) == run) & (pl.col("metric") == metric))
+            .sort(query_id)["value"]
+            .cast(pl.Float64)
+            for frame in (orig, rep)
+        ]
+        if min(len(v) for v in values) < 2:
+            why = "a t-test needs two topics or more, and a run has one"
+        elif measure == "p_paired" and values[0].equals(values[1]):
+            why = (
+                "the reproduced per-topic values equal the original's on every topic, so "
+                "the paired t statistic is 0 / 0"
+            )
+        elif all(v.n_unique() == 1 for v in values):
+            why = (
+                f"the original and reproduced per-topic values are all {values[0][0]!r}, "
+                "so the unpaired t statistic is 0 / 0"
+            )
+        else:
+            why = "scipy's t-test gives NaN"
+        warnings.warn(
+            f"{measure} of {metric!r} (run {run!r}) is NaN: {why} (scipy and repro_eval "
+            "give NaN too; nothing tells the reproduction from the original there)",
+            IrmWarning,
+            stacklevel=3,
+        )
 
 
 def _refuse_other_tables(requests: list[tuple[str, MetricRequest]]) -> None:
