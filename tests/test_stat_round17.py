@@ -287,3 +287,49 @@ def test_reproducibility_names_the_metrics_nrmse_does_not_fit() -> None:
         )
     )
     assert said == []
+
+
+# tukey_hsd where no system's per-query values vary: p 1 or 0 and a point interval, said
+def _judged_run(hits: list[int]) -> pl.DataFrame:
+    n = len(hits)
+    return pl.DataFrame(
+        {"query_id": range(1, n + 1), "doc_id": [1] * n, "rank": [1] * n, "relevance": hits}
+    )
+
+
+_NO_SPREAD = (
+    "tukey_hsd of 'P@1': no system's per-query values vary (each system has one value on "
+    "all 4 queries: {shown}), so there is no variance to test against; each pair's "
+    "p_value is 1 where the means are equal (scipy's tukey_hsd gives NaN) and 0 where "
+    "they differ (as scipy's), and its interval the delta itself, resting on no spread, "
+    "not on evidence: compare on more queries before reading it"
+)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "row", "shown", "scipy_p"),
+    [
+        ([1, 1, 1, 1], [1, 1, 1, 1], (0.0, 0.0, 0.0, 1.0), "1, 1", float("nan")),
+        ([0, 0, 0, 0], [1, 1, 1, 1], (1.0, 1.0, 1.0, 0.0), "0, 1", 0.0),
+        ([1, 0, 1, 0], [1, 0, 1, 0], None, None, 1.0),  # spread: scipy's numbers, silence
+    ],
+)
+def test_tukey_without_spread_is_said(
+    a: list[int],
+    b: list[int],
+    row: tuple[float, ...] | None,
+    shown: str | None,
+    scipy_p: float,
+) -> None:
+    runs = {"a": _judged_run(a), "b": _judged_run(b)}
+    out, said = _irm_warnings(lambda: irm.tukey_hsd(runs, "P@1", qrels=None))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        reference = scipy.stats.tukey_hsd(np.array(b, float), np.array(a, float)).pvalue[0, 1]
+    np.testing.assert_equal(reference, scipy_p)
+    if row is None:
+        assert said == []
+        assert out["p_value"][0] == pytest.approx(scipy_p, rel=1e-12)
+        return
+    assert said == [_NO_SPREAD.format(shown=shown)]
+    assert out.select("delta", "ci_low", "ci_high", "p_value").row(0) == row

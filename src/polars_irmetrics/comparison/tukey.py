@@ -12,14 +12,17 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 import polars as pl
 
 from polars_irmetrics.comparison.api import _check_values, compare_eval_options
+from polars_irmetrics.comparison.caller import warn_at_caller
 from polars_irmetrics.comparison.frame import Runs, per_query_values
 from polars_irmetrics.comparison.options import CompareOptions, QuerySet
 from polars_irmetrics.comparison.paired import exact_means
 from polars_irmetrics.comparison.record import Record, remember
 from polars_irmetrics.door.evaluate import Parsed
+from polars_irmetrics.errors import IrmWarning
 from polars_irmetrics.ground.inputs import FrameInput
 from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.ground.options import PlanKwargs
@@ -64,8 +67,10 @@ def tukey_hsd(
         :func:`~polars_irmetrics.evaluate` and :func:`~polars_irmetrics.compare` give,
         whatever the order of the queries, so that an exact tie stays one and the
         report bolds both), ``delta``, ``ci_low``, ``ci_high``, ``p_value`` (scipy's
-        ``tukey_hsd``), ``significant``, ``higher_is_better`` (the metric's direction,
-        which :func:`~polars_irmetrics.report` reads).
+        ``tukey_hsd``; where no system's per-query values vary, 1 for equal means,
+        where scipy gives NaN, and 0 for different ones, with the delta as the interval
+        and an ``IrmWarning``), ``significant``, ``higher_is_better`` (the metric's
+        direction, which :func:`~polars_irmetrics.report` reads).
         :func:`~polars_irmetrics.report` of this very frame names Tukey's HSD and
         ``alpha`` in its footnote, and plots the per-query deltas of every pair.
 
@@ -128,6 +133,7 @@ def tukey_hsd(
             low = high = delta[upper_j, upper_i]
             statistic = delta
             p = np.where(delta[upper_j, upper_i] == 0, 1.0, 0.0)
+            _warn_no_spread(metric, values.values.shape[1], means)
         else:
             result = scipy_stats.tukey_hsd(*samples)
             interval = result.confidence_interval(confidence)
@@ -156,3 +162,21 @@ def tukey_hsd(
     # what a report's footnote names (Tukey's HSD, alpha), and the per-query values of
     # its plots (every pair, the earlier system the baseline: compare's pairs)
     return remember(result, Record(checked, values, plan_options.query_id, "tukey_hsd"))
+
+
+def _warn_no_spread(metric: str, n: int, means: npt.NDArray[np.float64]) -> None:
+    """An :class:`~polars_irmetrics.errors.IrmWarning` where no system's per-query
+    values of ``metric`` vary: scipy's ``tukey_hsd`` has no variance to divide by (its
+    p-value is NaN), and :func:`tukey_hsd` gives each pair p 1 where the means are
+    equal and 0 where they differ, with the delta itself as its interval: a certainty
+    ``n`` queries without spread cannot give (as ``ab_test`` warns of its arms)."""
+    shown = ", ".join(f"{float(m):.6g}" for m in means)
+    warn_at_caller(
+        f"tukey_hsd of {metric!r}: no system's per-query values vary (each system has "
+        f"one value on all {n} queries: {shown}), so there is no variance to test "
+        "against; each pair's p_value is 1 where the means are equal (scipy's tukey_hsd "
+        "gives NaN) and 0 where they differ (as scipy's), and its interval the delta "
+        "itself, resting on no spread, not on evidence: compare on more queries before "
+        "reading it",
+        IrmWarning,
+    )
