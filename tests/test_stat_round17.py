@@ -333,3 +333,17 @@ def test_tukey_without_spread_is_said(
         return
     assert said == [_NO_SPREAD.format(shown=shown)]
     assert out.select("delta", "ci_low", "ci_high", "p_value").row(0) == row
+
+
+def test_a_count_of_the_judgments_is_not_said_identical() -> None:
+    # num_rel (no better direction) is the judgments' count: the same in every system by
+    # design; P@1 of the same two runs is identical and said, num_rel is not
+    _, said = _irm_warnings(
+        lambda: irm.compare({"a": RUN, "b": RUN}, ["P@1", "num_rel"], qrels=QRELS, baseline="a")
+    )
+    assert said == [IDENTICAL]
+    other = RUN.with_columns(doc_id=pl.Series(["n", "y", "z"]))
+    _, said = _irm_warnings(
+        lambda: irm.compare({"a": RUN, "b": other}, ["P@1", "num_rel"], qrels=QRELS, baseline="a")
+    )
+    assert said == []

@@ -499,6 +499,7 @@ def _undefined_where(label: str) -> str:
 
 def _warn_identical(
     stats: PairedStats,
+    directed: npt.NDArray[np.bool_],
     metrics: npt.NDArray[np.object_],
     systems: npt.NDArray[np.object_],
     baselines: npt.NDArray[np.object_],
@@ -507,8 +508,10 @@ def _warn_identical(
     per-query deltas are all 0 (the two systems score the same on every paired query:
     often the same run passed twice): their ``effect_size`` is NaN (Cohen's d_z, the
     mean delta over the deltas' standard deviation, is 0 / 0), their ``p_value`` 1 and
-    ``statistic`` 0, where scipy's ``ttest_rel`` gives NaN for both."""
-    zero = stats.ties == stats.n
+    ``statistic`` 0, where scipy's ``ttest_rel`` gives NaN for both. Only the
+    ``directed`` columns (a metric with a better direction): a count that describes the
+    input (``num_rel``, ``idcg``) is the same in every system by design."""
+    zero = (stats.ties == stats.n) & directed
     if not zero.any():
         return
     first = int(np.argmax(zero))
@@ -583,7 +586,10 @@ def compare_values(
             }
         )
     stats = paired_stats(a, b, options, higher)
-    _warn_identical(stats, metric_col, system_col, base_col)
+    # a metric without a direction (num_rel, idcg: the judgments' own counts) is
+    # expected to be the same in every system: not said
+    has_direction = np.repeat(np.array([d is not None for d in directions], dtype=bool), n_c)
+    _warn_identical(stats, has_direction, metric_col, system_col, base_col)
     if options.correction_scope == "all":
         adjusted = adjust(stats.p_value, options.correction)
     else:
