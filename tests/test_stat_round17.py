@@ -347,3 +347,41 @@ def test_a_count_of_the_judgments_is_not_said_identical() -> None:
         lambda: irm.compare({"a": RUN, "b": other}, ["P@1", "num_rel"], qrels=QRELS, baseline="a")
     )
     assert said == []
+
+
+# interleaving_test of sessions without any click: null preference, p 1, now said
+_NO_CLICK = (
+    "no session of the log{where} has a click ({n} sessions, all counted in no_click): "
+    "nothing tells the teams apart, so preference is null and p_value 1 (scipy's "
+    "binomtest refuses 0 trials); check the 'clicked' column (clicked=...), or log more "
+    "sessions"
+)
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_interleaving_without_a_click_is_said(lazy: bool) -> None:
+    log = pl.DataFrame(
+        {
+            "session_id": ["s1", "s1", "s2", "s2", "s3", "s3"],
+            "position": [1, 2] * 3,
+            "team": ["A", "B", "B", "A", "A", "B"],
+            "clicked": [0, 0, 0, 0, 1, 0],
+            "day": ["d1", "d1", "d1", "d1", "d2", "d2"],
+        }
+    )
+    given = log.lazy() if lazy else log
+
+    def run() -> pl.DataFrame:
+        out = irm.interleaving_test(given, by="day")
+        return out.collect() if isinstance(out, pl.LazyFrame) else out
+
+    out, said = _irm_warnings(run)
+    # d1: two sessions, no click; d2: one session, A's item clicked (1 win of 1: p 1)
+    assert said == [_NO_CLICK.format(where=" (day='d1')", n=2)]
+    assert out.select("day", "preference", "p_value").rows() == [
+        ("d1", None, 1.0),
+        ("d2", 0.5, 1.0),
+    ]
+    with_clicks = log.with_columns(clicked=pl.Series([1, 0, 1, 0, 1, 0]))
+    _, said = _irm_warnings(lambda: irm.interleaving_test(with_clicks, by="day"))
+    assert said == []

@@ -27,11 +27,16 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from polars_irmetrics.errors import ColumnTypeError, DuplicateError, InvalidValueError
+from polars_irmetrics.errors import (
+    ColumnTypeError,
+    DuplicateError,
+    InvalidValueError,
+    IrmWarning,
+)
 from polars_irmetrics.ground.inputs import as_polars
 from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.ground.options import refuse_result_keys
-from polars_irmetrics.ground.validate import INTERNAL, require_columns
+from polars_irmetrics.ground.validate import INTERNAL, require_columns, warn_from_plan
 from polars_irmetrics.online.ab import segment_keys
 from polars_irmetrics.online.columns import LogColumns, article, check_log_names, refuse_nested
 from polars_irmetrics.online.sessions import raise_on_split_sessions
@@ -443,6 +448,7 @@ def _finish(
     wins_b = frame["wins_b"].to_numpy()
     ties = frame["ties"].to_numpy()
     clicked = wins_a + wins_b + ties
+    _warn_no_click(frame, clicked, by, columns)
     with np.errstate(divide="ignore", invalid="ignore"):
         preference = np.where(clicked > 0, (wins_a + ties / 2) / clicked - 0.5, np.nan)
     p = sign_test_p_values(wins_a, wins_a + wins_b)
@@ -457,3 +463,22 @@ def _finish(
         .then(pl.col("team_b"))
         .alias("preferred"),
     )
+
+
+def _warn_no_click(
+    frame: pl.DataFrame, clicked: npt.NDArray[np.int64], by: Sequence[str], columns: LogColumns
+) -> None:
+    """An :class:`~polars_irmetrics.errors.IrmWarning` for each segment whose sessions
+    have no click at all: no session tells the teams apart, so ``preference`` is null
+    and ``p_value`` 1 (scipy's ``binomtest`` refuses 0 trials), which no data measured."""
+    for row, count in zip(frame.iter_rows(named=True), clicked.tolist(), strict=True):
+        if count:
+            continue
+        where = " (" + ", ".join(f"{k}={row[k]!r}" for k in by) + ")" if by else ""
+        warn_from_plan(
+            f"no session of the log{where} has a click ({row['sessions']} sessions, all "
+            "counted in no_click): nothing tells the teams apart, so preference is null "
+            "and p_value 1 (scipy's binomtest refuses 0 trials); check the "
+            f"{columns.clicked!r} column (clicked=...), or log more sessions",
+            IrmWarning,
+        )
