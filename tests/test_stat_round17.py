@@ -385,3 +385,53 @@ def test_interleaving_without_a_click_is_said(lazy: bool) -> None:
     with_clicks = log.with_columns(clicked=pl.Series([1, 0, 1, 0, 1, 0]))
     _, said = _irm_warnings(lambda: irm.interleaving_test(with_clicks, by="day"))
     assert said == []
+
+
+# compare on huge values beside ordinary deltas: the t-test read a variance of 0
+_USERS = ["u1", "u1", "u2", "u2", "u3", "u3"]
+_HUGE_A = pl.DataFrame(
+    {"user": _USERS, "y": [1.0, 0, 1, 0, 1, 0], "p": [1e200, 0.1, 0.8, 0.2, 0.7, 0.3]}
+)
+_HUGE_B = _HUGE_A.with_columns(p=pl.Series([1e200, 0.2, 0.8, 0.1, 0.7, 0.5]))
+
+
+@pytest.mark.parametrize("metric", ["rmse", "mae"])
+def test_huge_values_beside_ordinary_deltas_are_tested_as_scipy(metric: str) -> None:
+    # u1's error is 1e200 in both systems (delta 0); u2 and u3 differ by a few tenths.
+    # Scaled to the values' 1e200, those deltas were 1e-201, whose squares vanish: the
+    # t-test's variance was 0, p 0 and the effect size NaN
+    kw = {"label": "y", "prediction": "p", "query_id": "user"}
+    out = irm.compare({"A": _HUGE_A, "B": _HUGE_B}, metric, baseline="A", **kw)
+    per_user = [
+        irm.evaluate(run, [metric], per_query=True, **kw).sort("user")[metric].to_numpy()
+        for run in (_HUGE_A, _HUGE_B)
+    ]
+    reference = scipy.stats.ttest_rel(per_user[1], per_user[0])
+    d = per_user[1] - per_user[0]
+    row = out.row(0, named=True)
+    assert row["p_value"] == pytest.approx(reference.pvalue, rel=1e-12)
+    assert row["statistic"] == pytest.approx(reference.statistic, rel=1e-12)
+    assert row["effect_size"] == pytest.approx(d.mean() / d.std(ddof=1), rel=1e-12)
+    low, high = reference.confidence_interval(0.95)
+    assert (row["ci_low"], row["ci_high"]) == (pytest.approx(low), pytest.approx(high))
+
+
+def test_an_infinite_per_query_value_is_refused() -> None:
+    # mse of u1: ((1e200 - 1)^2 + 0.1^2) / 2 = 5e399, beyond float64: inf in both
+    # systems, whose delta inf - inf is NaN (p NaN reached the correction's own check)
+    with pytest.raises(irm.InvalidValueError) as info:
+        irm.compare(
+            {"A": _HUGE_A, "B": _HUGE_B},
+            "mse",
+            baseline="A",
+            label="y",
+            prediction="p",
+            query_id="user",
+        )
+    assert str(info.value) == (
+        "per-query value of 'mse' for system 'A' on query 'u1' is inf: its true value is "
+        "beyond float64's range (about 1.8e308), and an infinite value cannot be paired "
+        "(inf - inf is NaN): rescale the labels and predictions (e.g. divide both by "
+        "1e150; an error metric scales with them), or compare a metric whose values "
+        "float64 holds"
+    )

@@ -221,7 +221,8 @@ def compare(
     InvalidValueError
         Fewer than two systems, a baseline that is not a system, an unknown test,
         correction or mode, ``alpha`` or ``confidence`` outside (0, 1),
-        ``n_resamples < 1``, NaN per-query values, a ``system=`` beside a dict of runs.
+        ``n_resamples < 1``, NaN or infinite per-query values, a ``system=`` beside a dict
+        of runs.
     QuerySetError
         Fewer than two paired queries, systems with different query sets under
         ``query_set="error"``, or a metric with no value on any query for any system
@@ -477,6 +478,18 @@ def _check_values(values: PerQuery) -> None:
             f"drop that query from every system's run, e.g. "
             f"run.filter(pl.col({column!r}) != {query!r}), or compare a metric defined "
             "there"
+        )
+    infinite = np.isinf(values.values)
+    if infinite.any():
+        m, q, s = np.argwhere(infinite)[0]
+        value = float(values.values[m, q, s])
+        raise InvalidValueError(
+            f"per-query value of {values.metrics[m]!r} for system {values.systems[s]!r} on "
+            f"query {values.queries[int(q)]!r} is {value}: its true value is beyond "
+            "float64's range (about 1.8e308), and an infinite value cannot be paired (inf "
+            "- inf is NaN): rescale the labels and predictions (e.g. divide both by 1e150; "
+            "an error metric scales with them), or compare a metric whose values float64 "
+            "holds"
         )
 
 

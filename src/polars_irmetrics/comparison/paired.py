@@ -42,8 +42,8 @@ Definitions (``d = a - b``, the per-query deltas; ``mean`` is over queries):
   The signed ranks can disagree with the mean: 19 deltas of -0.1 and one of +5 have a
   positive mean and ``r+ - r- = 20 - 190``.
 * **effect size**: paired Cohen's d_z, ``mean(d) / std(d, ddof=1)`` (NaN when the
-  deltas are constant, also where they differ only by the rounding of the values: a
-  spread below 8 units in the last place of the largest value is none).
+  deltas are constant, also where they differ only by the rounding of the values: every
+  delta within 8 units in the last place of its own query's values of their mean).
 
 A comparison whose deltas are all zero gets p = 1 from every test (scipy returns NaN
 there: the systems are identical on these queries, nothing is significant).
@@ -334,15 +334,24 @@ def _pow2_scales(a: Array, b: Array) -> Array:
     return np.where(largest > 0, np.ldexp(1.0, -exponent), 1.0)
 
 
-def _spread_floor(a: Array, b: Array) -> Array:
-    """Per column, the standard deviation the rounding of ``a - b`` alone can give: each
-    delta is within a few units in the last place of the values' largest magnitude of
-    the exact difference (the values themselves rounded results), so deltas equal but
-    for that are constant (effect size NaN, the interval the delta itself, as for
-    deltas equal to the bit)."""
-    scale = np.maximum(np.abs(a).max(axis=0), np.abs(b).max(axis=0))
-    floor: Array = 8.0 * np.finfo(np.float64).eps * scale
-    return floor
+def _rounding_only(a: Array, b: Array, d: Array) -> npt.NDArray[np.bool_]:
+    """Per column, whether the deltas ``d = a - b`` differ from their mean only by the
+    rounding of the values: each delta within a few units in the last place of its own
+    query's values (the values themselves rounded results), so deltas equal but for
+    that are constant (effect size NaN, the interval the delta itself, as for deltas
+    equal to the bit). Query by query: a query of values 1e200 (its delta 0) does not
+    make the deltas 0.1 and -0.04 of the others rounding.
+
+    >>> import numpy as np
+    >>> a = np.array([[0.2, 1e200], [0.3, 0.2], [0.4, 0.3]])
+    >>> b = np.array([[0.1, 1e200], [0.2, 0.16], [0.3, 0.41]])
+    >>> _rounding_only(a, b, a - b).tolist()
+    [True, False]
+    """
+    mean = d.mean(axis=0)
+    room = 8.0 * np.finfo(np.float64).eps * (np.abs(a) + np.abs(b) + np.abs(mean))
+    only: npt.NDArray[np.bool_] = (np.abs(d - mean) <= room).all(axis=0)
+    return only
 
 
 def paired_stats(
@@ -406,11 +415,16 @@ def paired_stats(
     below = (d < 0).sum(axis=0).astype(np.int64)
     higher = np.ones(k, dtype=bool) if higher_is_better is None else higher_is_better
     wins, losses = np.where(higher, above, below), np.where(higher, below, above)
+    # the deltas scaled again, to a largest magnitude in [1, 2): values of 1e200 beside
+    # deltas of 0.1 leave deltas of 1e-201 after the values' scale, whose squares vanish
+    # (the t-test's variance 0: p 0); ttest_rel(a, b) is ttest_1samp(a - b), and a
+    # power of two changes no bit of t
+    d_scale = _pow2_scales(d, np.zeros_like(d))
     with np.errstate(divide="ignore", invalid="ignore"):
-        sd = d.std(axis=0, ddof=1)
+        sd = (d * d_scale).std(axis=0, ddof=1) / d_scale
         # a spread at the rounding of the values is none: P@10's deltas 0.2 - 0.1 and
         # 0.3 - 0.2 differ in the last bit, and d_z came out 3.6e15 (module doc)
-        sd = np.where(sd <= _spread_floor(a, b), 0.0, sd)
+        sd = np.where(_rounding_only(a, b, d), 0.0, sd)
         effect = np.where(sd > 0, delta / np.where(sd > 0, sd, 1.0), np.nan)
     zero = ties == n
     rng = np.random.default_rng(options.seed)
@@ -421,7 +435,7 @@ def paired_stats(
     boot: tuple[Array, Array] | None = None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        t_result = scipy_stats.ttest_rel(a, b, axis=0, alternative=alternative)
+        t_result = scipy_stats.ttest_1samp(d * d_scale, 0.0, axis=0, alternative=alternative)
         if options.test == "t":
             p = np.where(live, t_result.pvalue, 1.0)
             statistic = np.where(live, t_result.statistic, 0.0)
@@ -440,7 +454,8 @@ def paired_stats(
             _warn_coarse(p, live, n, alternative)
         if options.interval == "t":
             interval = t_result.confidence_interval(options.confidence)
-            low, high = np.asarray(interval.low, float), np.asarray(interval.high, float)
+            low = np.asarray(interval.low, float) / d_scale
+            high = np.asarray(interval.high, float) / d_scale
             low = np.where(sd > 0, low, np.where(alternative == "less", -np.inf, delta))
             high = np.where(sd > 0, high, np.where(alternative == "greater", np.inf, delta))
         else:
