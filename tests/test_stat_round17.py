@@ -435,3 +435,25 @@ def test_an_infinite_per_query_value_is_refused() -> None:
         "1e150; an error metric scales with them), or compare a metric whose values "
         "float64 holds"
     )
+
+
+def test_tukey_on_huge_values_has_a_finite_interval() -> None:
+    # the rmse per user, 7.07e199 on u1 in both systems: scipy's variances of such
+    # values overflow (the interval was [-inf, inf], with numpy's overflow warnings);
+    # the test is scale-free, so it equals scipy's on the values divided by 2**663
+    kw = {"label": "y", "prediction": "p", "query_id": "user"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        out = irm.tukey_hsd({"A": _HUGE_A, "B": _HUGE_B}, "rmse", **kw)
+    per_user = [
+        irm.evaluate(run, ["rmse"], per_query=True, **kw).sort("user")["rmse"].to_numpy()
+        for run in (_HUGE_A, _HUGE_B)
+    ]
+    scale = 2.0**-663  # 7.07e199 = 1.85 * 2**663
+    reference = scipy.stats.tukey_hsd(*(v * scale for v in per_user))
+    interval = reference.confidence_interval(0.95)
+    row = out.row(0, named=True)
+    assert row["ci_low"] == interval.low[1, 0] / scale
+    assert row["ci_high"] == interval.high[1, 0] / scale
+    assert np.isfinite(row["ci_low"])
+    assert row["p_value"] == reference.pvalue[1, 0]

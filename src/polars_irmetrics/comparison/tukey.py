@@ -135,10 +135,15 @@ def tukey_hsd(
             p = np.where(delta[upper_j, upper_i] == 0, 1.0, 0.0)
             _warn_no_spread(metric, values.values.shape[1], means)
         else:
-            result = scipy_stats.tukey_hsd(*samples)
+            # scaled by a power of two to a largest magnitude in [1, 2) (exact; the test
+            # does not depend on scale): values of 1e200 squared overflowed to inf (the
+            # interval [-inf, inf], numpy's overflow warnings), and scaled back after
+            scale = _pow2_scale(samples)
+            result = scipy_stats.tukey_hsd(*(samples * scale))
             interval = result.confidence_interval(confidence)
-            low, high = interval.low[upper_j, upper_i], interval.high[upper_j, upper_i]
-            statistic = result.statistic
+            low = interval.low[upper_j, upper_i] / scale
+            high = interval.high[upper_j, upper_i] / scale
+            statistic = result.statistic / scale
             p = result.pvalue[upper_j, upper_i]
         rows.append(
             pl.DataFrame(
@@ -162,6 +167,20 @@ def tukey_hsd(
     # what a report's footnote names (Tukey's HSD, alpha), and the per-query values of
     # its plots (every pair, the earlier system the baseline: compare's pairs)
     return remember(result, Record(checked, values, plan_options.query_id, "tukey_hsd"))
+
+
+def _pow2_scale(samples: npt.NDArray[np.float64]) -> float:
+    """``2**-e``, ``e`` the binary exponent of the largest ``|value|`` (clipped to
+    +-1022); 1 for values all 0.
+
+    >>> _pow2_scale(np.array([[3.0, -5.0], [1e-300, 0.0]]))
+    0.25
+    """
+    largest = float(np.abs(samples).max(initial=0.0))
+    if largest == 0:
+        return 1.0
+    exponent = int(np.clip(np.frexp(largest)[1] - 1, -1022, 1022))
+    return float(np.ldexp(1.0, -exponent))
 
 
 def _warn_no_spread(metric: str, n: int, means: npt.NDArray[np.float64]) -> None:
