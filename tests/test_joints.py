@@ -387,7 +387,11 @@ def _evaluate(
         else:
             out = irm.evaluate(RUN, metrics, **tables, **options)  # type: ignore[arg-type]
             assert isinstance(out, pl.DataFrame)
-    ours = [w for w in caught if issubclass(w.category, IrmWarning)]
+    # the side tables' warnings (rnd of a ranking of 10 documents or fewer is NaN, and
+    # says so in a warning of its own: tests/test_stat_round17.py)
+    ours = [
+        w for w in caught if issubclass(w.category, IrmWarning) and "NaN on" not in str(w.message)
+    ]
     assert all(w.category is CoverageWarning for w in ours)
     return out, [str(w.message) for w in ours]
 
