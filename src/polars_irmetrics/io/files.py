@@ -354,21 +354,29 @@ def _check_format(fmt: str, what: str) -> None:
 
 def _parquet_files(source: str, what: str) -> list[Path]:
     """The local Parquet files behind ``source`` (a file, a glob or a folder), each
-    checked to end with Parquet's footer; a folder or glob with none is refused."""
+    checked to end with Parquet's footer; a folder or glob with none is refused.
+
+    A file of a folder or glob that is not Parquet (a TREC run, a README) is refused
+    saying that the folder or pattern reads Parquet only (its ``what`` lists the text
+    formats a file named alone may have, which no folder reads).
+    """
+    holder: str | None = None
     if is_glob(source):
         files = [Path(p) for p in _glob_files(source, what)]
         if not files:
             raise MissingFileError(f"{source}: the pattern matches no file; expected {what}")
+        holder = f"the pattern {source} matches it: a pattern of Parquet files"
     elif Path(source).is_dir():
         files = _folder_files(source, what)
         if not files:
             raise MissingFileError(f"{source}: the folder holds no file; expected {what}")
+        holder = f"the folder {source} holds it: a folder"
     elif Path(source).exists():
         files = [Path(source)]
     else:
         raise MissingFileError(f"{source}: no such file or folder; expected {what}")
     for path in files:
-        _check_parquet_footer(path, what)
+        _check_parquet_footer(path, what, holder)
     return files
 
 
@@ -396,7 +404,9 @@ def parquet_files(
     return files
 
 
-def _check_parquet_footer(path: Path, what: str) -> None:
+def _check_parquet_footer(path: Path, what: str, holder: str | None = None) -> None:
+    """Refuse a file that does not start and end as Parquet; ``holder``: the folder or
+    pattern that named it, whose files are all read as one Parquet dataset."""
     try:
         with path.open("rb") as handle:
             head = handle.read(4)
@@ -405,6 +415,12 @@ def _check_parquet_footer(path: Path, what: str) -> None:
             tail = handle.read(4)
     except PermissionError:
         raise unreadable(str(path), what) from None
+    if head != b"PAR1" and holder is not None:  # a TREC run or a note in a runs/ folder
+        raise FileFormatError(
+            f"{path}: not a Parquet file (it does not start with PAR1), and {holder} is "
+            f"read as one Parquet dataset ({what.split(':')[0]}): move the other files "
+            "out, or name the files one by one"
+        )
     if head != b"PAR1":
         raise FileFormatError(f"{path}: not a Parquet file (it does not start with PAR1); "
                               f"expected {what}")  # fmt: skip

@@ -1,0 +1,117 @@
+"""Round 17 readers and command line: the file of a folder or glob that is not Parquet is
+refused as such (a folder and a pattern read one Parquet dataset), not with the list of
+text formats that a file named alone may have."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from polars_irmetrics.errors import FileFormatError
+from polars_irmetrics.io.files import scan_qrels, scan_run
+
+_RUN = "a run: Parquet, a TREC run (query_id Q0 doc_id rank score run_id), CSV, TSV or JSON lines"
+_TREC_RUN = "q1 Q0 d1 1 3.0 bm25\nq1 Q0 d2 2 2.0 bm25\n"
+_TREC_QRELS = "q1 0 d1 1\n"
+
+
+def _not_parquet(path: str, holder: str, what: str) -> str:
+    return (
+        f"{path}: not a Parquet file (it does not start with PAR1), and {holder} is read "
+        f"as one Parquet dataset ({what}): move the other files out, or name the files one "
+        "by one"
+    )
+
+
+def _layout(root: Path) -> None:
+    """runs/: two TREC runs (a folder of text files); mixed/: a Parquet run beside a
+    note; single.parquet: text under a Parquet name."""
+    (root / "runs").mkdir()
+    (root / "runs" / "bm25.txt").write_text(_TREC_RUN)
+    (root / "runs" / "dense.txt").write_text(_TREC_RUN)
+    (root / "mixed").mkdir()
+    pl.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "score": [1.0]}).write_parquet(
+        root / "mixed" / "a.parquet"
+    )
+    (root / "mixed" / "notes.txt").write_text("how the runs were made\n")
+    (root / "single.parquet").write_text("query_id,doc_id,score\nq1,d1,1\n")
+    (root / "qrels.txt").write_text(_TREC_QRELS)
+
+
+_SCANS = [
+    # a folder of TREC runs: the folder is read as Parquet, its first file is text
+    (
+        "folder of TREC runs",
+        lambda: scan_run("runs"),
+        _not_parquet("runs/bm25.txt", "the folder runs holds it: a folder", "a run"),
+    ),
+    (
+        "folder of TREC qrels",
+        lambda: scan_qrels("runs"),
+        _not_parquet("runs/bm25.txt", "the folder runs holds it: a folder", "judgments"),
+    ),
+    # a pattern whose first match is Parquet, then a note
+    (
+        "pattern with a note",
+        lambda: scan_run("mixed/*"),
+        _not_parquet(
+            "mixed/notes.txt",
+            "the pattern mixed/* matches it: a pattern of Parquet files",
+            "a run",
+        ),
+    ),
+    # a file named alone keeps its message: the text formats are open to it
+    (
+        "file named alone",
+        lambda: scan_run("single.parquet"),
+        f"single.parquet: not a Parquet file (it does not start with PAR1); expected {_RUN}",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("scan", "message"), [(s, m) for _, s, m in _SCANS], ids=[n for n, _, _ in _SCANS]
+)
+def test_scan_names_the_dataset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scan: object, message: str
+) -> None:
+    _layout(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileFormatError) as caught:
+        scan()  # type: ignore[operator]
+    assert str(caught.value) == message
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["evaluate", "runs", "--qrels", "qrels.txt"],
+            _not_parquet("runs/bm25.txt", "the folder runs holds it: a folder", "a run"),
+        ),
+        (
+            ["trec-eval", "qrels.txt", "runs"],
+            _not_parquet("runs/bm25.txt", "the folder runs holds it: a folder", "a run"),
+        ),
+    ],
+    ids=["evaluate", "trec-eval"],
+)
+def test_cli_folder_of_trec_runs(tmp_path: Path, argv: list[str], message: str) -> None:
+    _layout(tmp_path)
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    done = subprocess.run(
+        [sys.executable, "-m", "polars_irmetrics", *argv],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": src},
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr == f"irm: error: {message}\n"
