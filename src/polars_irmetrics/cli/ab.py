@@ -133,8 +133,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         choices=[f for f in OUTPUT_FORMATS if f != "trec"],
         default=None,
         help="output format (default: the one -o FILE's suffix names, .parquet .csv .json "
-        ".md .tex, else table; table, markdown and latex show a subset of the columns, "
-        "csv/json/parquet all)",
+        ".md .tex .html .txt, another suffix is refused; table on stdout; table, markdown "
+        "and latex show a subset of the columns, csv/json/parquet all)",
     )
     p.add_argument(
         "-o",

@@ -54,7 +54,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--format",
         choices=[f for f in OUTPUT_FORMATS if f != "trec"],
         default=None,
-        help="output format (default: the one -o FILE's suffix names, else table)",
+        help="output format (default: the one -o FILE's suffix names, .parquet .csv .json "
+        ".md .tex .html .txt, another suffix is refused; table on stdout)",
     )
     p.add_argument(
         "-o",
