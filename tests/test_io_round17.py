@@ -1,9 +1,13 @@
 """Round 17 readers and command line: the file of a folder or glob that is not Parquet is
 refused as such (a folder and a pattern read one Parquet dataset), not with the list of
-text formats that a file named alone may have."""
+text formats that a file named alone may have; a JSON lines value that is not a number
+in a number column is named with its file and line (it failed at the collect with
+polars' text when it came after line 100, or was a Boolean)."""
 
 from __future__ import annotations
 
+import gzip
+import json
 import os
 import subprocess
 import sys
@@ -14,6 +18,8 @@ import pytest
 
 from polars_irmetrics.errors import FileFormatError
 from polars_irmetrics.io.files import scan_qrels, scan_run
+
+from .helpers import irm_in_process
 
 _RUN = "a run: Parquet, a TREC run (query_id Q0 doc_id rank score run_id), CSV, TSV or JSON lines"
 _TREC_RUN = "q1 Q0 d1 1 3.0 bm25\nq1 Q0 d2 2 2.0 bm25\n"
@@ -115,3 +121,94 @@ def test_cli_folder_of_trec_runs(tmp_path: Path, argv: list[str], message: str) 
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr == f"irm: error: {message}\n"
+
+
+def _json_lines(rows: list[dict[str, object]]) -> str:
+    return "".join(json.dumps(row) + "\n" for row in rows)
+
+
+# 300 good lines (polars typed a column from its first 100 lines), then a bad value
+_GOOD = [
+    {"query_id": f"q{i // 10}", "doc_id": f"d{i}", "score": float(300 - i)} for i in range(300)
+]
+_JSON_FAULTS = [
+    # 'abc' on line 301: polars' default typing read 'score' as Float64, then failed at
+    # the collect with "cannot parse 'abc' (string) as Float64", naming no file
+    (
+        "text after line 100",
+        "run.jsonl",
+        [*_GOOD, {**_GOOD[0], "score": "abc"}],
+        None,
+        301,
+        "'abc'",
+    ),
+    # a Boolean among integers: "cannot parse 'true' (bool) as Int64" at the collect
+    (
+        "boolean",
+        "run.jsonl",
+        [
+            {"query_id": "q1", "doc_id": "d1", "score": 3},
+            {"query_id": "q1", "doc_id": "d2", "score": True},
+        ],
+        None,
+        2,
+        "'true'",
+    ),
+    # compressed: the line is found in the decompressed text; a blank line is counted
+    ("gzip", "run.jsonl.gz", [*_GOOD[:5], None, {**_GOOD[5], "score": "n/a"}], None, 7, "'n/a'"),
+    (
+        "judgments",
+        "qrels.jsonl",
+        [{"query_id": "q1", "doc_id": "d1", "relevance": 1}] * 150
+        + [{"query_id": "q1", "doc_id": "d2", "relevance": "high"}],
+        "qrels",
+        151,
+        "'high'",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "rows", "reader", "line", "shown"),
+    [case[1:] for case in _JSON_FAULTS],
+    ids=[case[0] for case in _JSON_FAULTS],
+)
+def test_json_lines_bad_number_names_the_line(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    rows: list[dict[str, object] | None],
+    reader: str | None,
+    line: int,
+    shown: str,
+) -> None:
+    text = "".join("\n" if row is None else json.dumps(row) + "\n" for row in rows).encode()
+    (tmp_path / name).write_bytes(gzip.compress(text) if name.endswith(".gz") else text)
+    monkeypatch.chdir(tmp_path)
+    column = "relevance" if reader == "qrels" else "score"
+    with pytest.raises(FileFormatError) as caught:
+        (scan_qrels if reader == "qrels" else scan_run)(name)
+    assert str(caught.value) == (
+        f"{name}, line {line}: column {column!r} holds {shown}, not a number; fix or drop the line"
+    )
+
+
+def test_json_lines_clean_runs_unchanged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A clean file, and a list-shaped run (lists of scores), read as before."""
+    monkeypatch.chdir(tmp_path)
+    Path("run.jsonl").write_text(_json_lines(_GOOD))
+    assert scan_run("run.jsonl").collect().equals(pl.DataFrame(_GOOD))
+    listed = [{"query_id": "q1", "doc_id": ["d1", "d2"], "score": [2.0, 1.0]}]
+    Path("listed.jsonl").write_text(_json_lines(listed))
+    assert scan_run("listed.jsonl").collect().to_dicts() == listed
+
+
+def test_cli_json_lines_bad_score(tmp_path: Path) -> None:
+    (tmp_path / "run.jsonl").write_text(_json_lines([*_GOOD, {**_GOOD[0], "score": "abc"}]))
+    (tmp_path / "qrels.txt").write_text(_TREC_QRELS)
+    done = irm_in_process("evaluate", "run.jsonl", "--qrels", "qrels.txt", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "irm: error: run.jsonl, line 301: column 'score' holds 'abc', not a number; fix or "
+        "drop the line\n"
+    )

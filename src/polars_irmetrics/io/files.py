@@ -51,6 +51,7 @@ from polars_irmetrics.io.sources import (
     raw_bytes,
     undecodable_error,
     unreadable,
+    whole_text,
 )
 from polars_irmetrics.io.trec import read_trec_eval_qrels, read_trec_qrels, scan_trec_run
 
@@ -485,11 +486,19 @@ def _scan_table(source: str, fmt: str, ids: Sequence[str], what: str) -> pl.Lazy
             source, glob=is_glob(source) or Path(source).is_dir(), hidden_file_prefix=[".", "_"]
         )
     if fmt == "jsonl":
+        # every line types the columns (polars' default reads 100): a bad score after
+        # line 100 would fail at the collect with polars' text, naming no file or line
         if is_glob(source):  # polars expands the pattern; each file checked as one is
             for path in source_files(source, what):
                 check_not_empty(path, fmt, what)
-            return pl.scan_ndjson(source)
-        return pl.scan_ndjson(literal_path(open_text(source, what).data))
+                data = open_text(path, what).data
+                _check_json_numbers(
+                    pl.scan_ndjson(literal_path(data), infer_schema_length=None), path, data
+                )
+            return pl.scan_ndjson(source, infer_schema_length=None)
+        data = open_text(source, what).data
+        lazy = pl.scan_ndjson(literal_path(data), infer_schema_length=None)
+        return _check_json_numbers(lazy, source, data)
     separator = "," if fmt == "csv" else "\t"
     if is_glob(source):  # polars expands the pattern; every file is typed as a whole
         for path in source_files(source, what):  # each file's faults named as a file's are
@@ -564,6 +573,51 @@ def _check_numbers(lazy: pl.LazyFrame, source: str, fmt: str, what: str) -> pl.L
                 f"{name}, line {line}: column {column!r} holds {excerpt(text)}, not a number; "
                 "fix or drop the line"
             )
+    return lazy
+
+
+def _check_json_numbers(lazy: pl.LazyFrame, source: str, data: str | bytes) -> pl.LazyFrame:
+    """A JSON lines column meant to hold numbers (:data:`_NUMBERS`) with a value that is
+    not one (text, which makes the column text, or a Boolean, which polars fails to
+    read as a number when the plan runs, naming no file): the first line whose value is
+    neither a JSON number nor null, named with the file. The columns are read once
+    here; a fault is looked for line by line, an error path only.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = str(pathlib.Path(tmp) / "run.jsonl")
+    ...     _ = pathlib.Path(path).write_text('{"score": 2}\\n\\n{"score": "n/a"}\\n')
+    ...     try:
+    ...         _check_json_numbers(pl.scan_ndjson(path, infer_schema_length=None), path, path)
+    ...     except FileFormatError as error:
+    ...         print(str(error).replace(path, "run.jsonl"))
+    run.jsonl, line 3: column 'score' holds 'n/a', not a number; fix or drop the line
+    """
+    try:
+        schema = lazy.collect_schema()
+        columns = [c for c in _NUMBERS if c in schema]
+        if not columns or (
+            all(schema[c] != pl.String for c in columns)
+            and lazy.select(columns).collect().width  # every value read as a number
+        ):
+            return lazy
+    except pl.exceptions.PolarsError:
+        pass  # a value that cannot be read as its column's number, or a damaged line
+    for number, line in enumerate(io.BytesIO(whole_text(data)), start=1):
+        try:
+            row = json.loads(line.decode("utf-8-sig", errors="replace")) if line.strip() else {}
+        except ValueError:
+            return lazy  # a damaged line: named when the columns are read (_with_columns)
+        for column in [c for c in _NUMBERS if isinstance(row, dict) and c in row]:
+            value = row[column]
+            if isinstance(value, str | bool):  # a list: a list-shaped run's, not looked at
+                shown = value if isinstance(value, str) else json.dumps(value)
+                raise FileFormatError(
+                    f"{display_name(source)}, line {number}: column {column!r} holds "
+                    f"{excerpt(shown)}, not a number; fix or drop the line"
+                )
     return lazy
 
 

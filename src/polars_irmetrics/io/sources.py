@@ -41,6 +41,7 @@ __all__ = [
     "stream_bytes",
     "undecodable_error",
     "unreadable",
+    "whole_text",
 ]
 
 #: The name that stands for standard input.
@@ -346,6 +347,30 @@ def _check_line_endings(name: str, head: bytes, what: str, error: type[FileForma
     )
 
 
+def whole_text(data: str | bytes) -> bytes:
+    """The whole text of :func:`open_text`'s ``data`` (a local path, or the bytes of
+    standard input, a pipe or a bzip2/xz file, decompressed), gzip or zstd decompressed:
+    for the error paths that name a line, which read the file again.
+
+    >>> import gzip
+    >>> whole_text(gzip.compress(b"q1 Q0 d1 1 2.0 r\\n"))
+    b'q1 Q0 d1 1 2.0 r\\n'
+    """
+    if isinstance(data, str):
+        with open(data, "rb") as probe:
+            zipped = probe.read(4)
+        if zipped.startswith(_ZSTD):
+            import pyarrow as pa
+
+            with pa.CompressedInputStream(pa.OSFile(data), "zstd") as unzipped:
+                return bytes(unzipped.read())
+        opener = gzip.open if zipped.startswith(_GZIP) else open
+        with opener(data, "rb") as lines:
+            whole: bytes = lines.read()
+            return whole
+    return gzip.decompress(data) if data.startswith(_GZIP) else data
+
+
 def first_undecodable_line(source: str) -> tuple[int, bytes] | None:
     """The first line of ``source``'s text that is not UTF-8 (an error path only):
     ``None`` where there is none, or ``source`` is no local text file (a URL, a glob,
@@ -358,22 +383,7 @@ def first_undecodable_line(source: str) -> tuple[int, bytes] | None:
         return None
     if b"\x00" in text.head:  # binary data (Parquet): no lines
         return None
-    data = text.data
-    if isinstance(data, str):
-        with open(data, "rb") as probe:
-            zipped = probe.read(4)
-        if zipped.startswith(_ZSTD):
-            import pyarrow as pa
-
-            with pa.CompressedInputStream(pa.OSFile(data), "zstd") as unzipped:
-                data = bytes(unzipped.read())
-        else:
-            opener = gzip.open if zipped.startswith(_GZIP) else open
-            with opener(data, "rb") as lines:
-                data = lines.read()
-    elif data.startswith(_GZIP):
-        data = gzip.decompress(data)
-    for number, raw in enumerate(io.BytesIO(data), start=1):
+    for number, raw in enumerate(io.BytesIO(whole_text(text.data)), start=1):
         try:
             raw.decode("utf-8")
         except UnicodeDecodeError:
