@@ -281,7 +281,7 @@ def run(args: argparse.Namespace) -> int:
         + ([] if args.qrels is None else [(args.qrels, args.qrels_format, "qrels")]),
     )
     runs: dict[str, pl.LazyFrame] = {
-        name: scan_run(path, args.run_format, **ids)
+        name: scan_run(path, args.run_format, rank=args.rank, score=args.score, **ids)
         for name, path in zip(names, paths, strict=True)
     }
     qrels = (  # none: the metrics read no judgments (compare says so where one does)

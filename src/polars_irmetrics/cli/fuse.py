@@ -235,7 +235,7 @@ def run(args: argparse.Namespace) -> int:
             raise InvalidValueError(f"{path}: no such run file")
         # the columns under the names fusion and its output give them (each checked
         # first, by file and flag: a TREC file's are fixed, a table's its own)
-        scanned = scan_run(path, **ids)
+        scanned = scan_run(path, rank=args.rank, score=args.score, **ids)
         have = scanned.collect_schema().names()
         shown = ", ".join(repr(c) for c in have)
         for flag, column in (("--query-id", args.query_id), ("--doc-id", args.doc_id)):

@@ -557,8 +557,9 @@ def _read_inputs(
     needed = _run_columns(args, requests)
     columns = {**ids, "rank": args.rank, "score": args.score, "relevance": args.relevance}
     # each run in the long form first: a list-shaped run meets a long one
+    scores = {"rank": args.rank, "score": args.score}  # a text value's line is named
     frames = [
-        long_run(scan_run(path, args.run_format, **ids, required=needed), **columns)
+        long_run(scan_run(path, args.run_format, **ids, **scores, required=needed), **columns)
         for path in runs
     ]
     if len(runs) > 1:
@@ -598,9 +599,9 @@ def _read_inputs(
                                    "label": args.label}, what=_LABELS, **ids,
         )  # fmt: skip
     if args.neighbors is not None:
-        tables["neighbors"] = scan_run(args.neighbors, args.run_format, **ids)
+        tables["neighbors"] = scan_run(args.neighbors, args.run_format, **ids, **scores)
     if args.reference is not None:
-        reference = scan_run(args.reference, args.run_format, **ids)
+        reference = scan_run(args.reference, args.run_format, **ids, **scores)
         resolved = args.run_format
         if resolved == "auto":
             resolved = detect_format(args.reference, "a reference run")

@@ -471,7 +471,13 @@ def _parquet_schema(files: list[Path], what: str) -> None:
                 )
 
 
-def _scan_table(source: str, fmt: str, ids: Sequence[str], what: str) -> pl.LazyFrame:
+def _scan_table(
+    source: str, fmt: str, ids: Sequence[str], what: str, numbers: Sequence[str] = ()
+) -> pl.LazyFrame:
+    """One table file (or a folder or pattern of them), the ids as text where the format
+    types its own; ``numbers``: the columns that must hold numbers, under the names the
+    caller gives them (besides :data:`_NUMBERS`), a line holding another value named."""
+    numbers = tuple(dict.fromkeys([*_NUMBERS, *numbers]))
     if fmt == "parquet":
         raw = None if not is_local_path(source) and source != STDIN else raw_bytes(source)
         if raw is not None:
@@ -493,19 +499,22 @@ def _scan_table(source: str, fmt: str, ids: Sequence[str], what: str) -> pl.Lazy
                 check_not_empty(path, fmt, what)
                 data = open_text(path, what).data
                 _check_json_numbers(
-                    pl.scan_ndjson(literal_path(data), infer_schema_length=None), path, data
+                    pl.scan_ndjson(literal_path(data), infer_schema_length=None),
+                    path,
+                    data,
+                    numbers,
                 )
             return pl.scan_ndjson(source, infer_schema_length=None)
         data = open_text(source, what).data
         lazy = pl.scan_ndjson(literal_path(data), infer_schema_length=None)
-        return _check_json_numbers(lazy, source, data)
+        return _check_json_numbers(lazy, source, data, numbers)
     separator = "," if fmt == "csv" else "\t"
     if is_glob(source):  # polars expands the pattern; every file is typed as a whole
         for path in source_files(source, what):  # each file's faults named as a file's are
             data = open_text(path, what).data
             _check_fields(path, data, fmt, what)
             check_not_empty(path, fmt, what)
-            _check_numbers(_scan_text(data, separator, ids), path, fmt, what)
+            _check_numbers(_scan_text(data, separator, ids), path, fmt, what, numbers)
         return pl.scan_csv(
             source,
             separator=separator,
@@ -514,7 +523,7 @@ def _scan_table(source: str, fmt: str, ids: Sequence[str], what: str) -> pl.Lazy
         )
     data = open_text(source, what).data
     _check_fields(source, data, fmt, what)
-    return _check_numbers(_scan_text(data, separator, ids), source, fmt, what)
+    return _check_numbers(_scan_text(data, separator, ids), source, fmt, what, numbers)
 
 
 def _scan_text(data: str | bytes, separator: str, ids: Sequence[str]) -> pl.LazyFrame:
@@ -551,15 +560,17 @@ def _check_fields(source: str, data: str | bytes, fmt: str, what: str) -> None:
 _NUMBERS = ("rank", "score", "relevance")
 
 
-def _check_numbers(lazy: pl.LazyFrame, source: str, fmt: str, what: str) -> pl.LazyFrame:
-    """A CSV/TSV column meant to hold numbers that came out as text: the first line
-    whose value is not a number, named with the file."""
+def _check_numbers(
+    lazy: pl.LazyFrame, source: str, fmt: str, what: str, numbers: Sequence[str] = _NUMBERS
+) -> pl.LazyFrame:
+    """A CSV/TSV column meant to hold numbers (``numbers``) that came out as text: the
+    first line whose value is not a number, named with the file."""
     name = display_name(source)
     try:
         schema = lazy.collect_schema()
     except pl.exceptions.PolarsError:
         raise ragged_error(source, what, fmt=fmt) from None
-    for column in _NUMBERS:
+    for column in numbers:
         if column not in schema or schema[column] != pl.String:
             continue
         value = pl.col(column)
@@ -576,8 +587,10 @@ def _check_numbers(lazy: pl.LazyFrame, source: str, fmt: str, what: str) -> pl.L
     return lazy
 
 
-def _check_json_numbers(lazy: pl.LazyFrame, source: str, data: str | bytes) -> pl.LazyFrame:
-    """A JSON lines column meant to hold numbers (:data:`_NUMBERS`) with a value that is
+def _check_json_numbers(
+    lazy: pl.LazyFrame, source: str, data: str | bytes, numbers: Sequence[str] = _NUMBERS
+) -> pl.LazyFrame:
+    """A JSON lines column meant to hold numbers (``numbers``) with a value that is
     not one (text, which makes the column text, or a Boolean, which polars fails to
     read as a number when the plan runs, naming no file): the first line whose value is
     neither a JSON number nor null, named with the file. The columns are read once
@@ -597,7 +610,7 @@ def _check_json_numbers(lazy: pl.LazyFrame, source: str, data: str | bytes) -> p
     """
     try:
         schema = lazy.collect_schema()
-        columns = [c for c in _NUMBERS if c in schema]
+        columns = [c for c in numbers if c in schema]
         if not columns or (
             all(schema[c] != pl.String for c in columns)
             and lazy.select(columns).collect().width  # every value read as a number
@@ -610,7 +623,7 @@ def _check_json_numbers(lazy: pl.LazyFrame, source: str, data: str | bytes) -> p
             row = json.loads(line.decode("utf-8-sig", errors="replace")) if line.strip() else {}
         except ValueError:
             return lazy  # a damaged line: named when the columns are read (_with_columns)
-        for column in [c for c in _NUMBERS if isinstance(row, dict) and c in row]:
+        for column in [c for c in numbers if isinstance(row, dict) and c in row]:
             value = row[column]
             if isinstance(value, str | bool):  # a list: a list-shaped run's, not looked at
                 shown = value if isinstance(value, str) else json.dumps(value)
@@ -729,6 +742,8 @@ def scan_run(
     *,
     query_id: str = "query_id",
     doc_id: str = "doc_id",
+    rank: str = "rank",
+    score: str = "score",
     required: Mapping[str, str] | None = None,
     what: str = _RUN,
 ) -> pl.LazyFrame:
@@ -740,7 +755,9 @@ def scan_run(
     have (default: ``query_id`` and ``doc_id``; a prediction log needs ``label`` and
     ``prediction`` instead); a missing one is named with the file and the keyword. A
     file without a row of data is refused (:func:`check_not_empty`). ``what`` says
-    what the file should hold, in messages (another table read as runs are).
+    what the file should hold, in messages (another table read as runs are). A CSV, TSV
+    or JSON lines value of the ``rank`` or ``score`` column (or of ``rank``, ``score``
+    or ``relevance``) that is not a number is refused naming its line.
 
     A Parquet source's files are checked when the scan is built, each read to its
     footer: one that is not Parquet (a text file named ``.parquet``), is truncated, or
@@ -757,7 +774,7 @@ def scan_run(
     if resolved == "trec":
         frame = scan_trec_run(text)
         return frame.rename({"query_id": query_id, "doc_id": doc_id})
-    table = _scan_table(text, resolved, (query_id, doc_id), what)
+    table = _scan_table(text, resolved, (query_id, doc_id), what, (rank, score))
     needed = {"query_id": query_id, "doc_id": doc_id} if required is None else dict(required)
     return _with_columns(table, text, needed)
 
@@ -791,7 +808,7 @@ def scan_qrels(
     if resolved == "trec":
         frame = (read_trec_eval_qrels(text) if atol_labels else read_trec_qrels(text)).lazy()
         return frame.rename({"query_id": query_id, "doc_id": doc_id, "relevance": relevance})
-    table = _scan_table(text, resolved, (query_id, doc_id), what)
+    table = _scan_table(text, resolved, (query_id, doc_id), what, (relevance,))
     names = {"query_id": query_id, "doc_id": doc_id, "relevance": relevance}
     return _with_columns(table, text, names if required is None else dict(required))
 
