@@ -88,3 +88,57 @@ def test_renamed_number_column_names_the_line(
     done = irm_in_process(*argv, cwd=tmp_path)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == f"irm: error: {message}; fix or drop the line\n"
+
+
+def _log_csv(users: list[str], dwell: bool = True, day: str = "s") -> str:
+    """Two impressions per user and session: arm A for users of even index, B odd."""
+    head = "arm,user_id,session_id,position,clicked" + (",dwell" if dwell else "")
+    rows = [
+        f"{'AB'[i % 2]},{user},{day}{user},{position},{str(position == 1).lower()}"
+        + (",40.5" if dwell else "")
+        for i, user in enumerate(users)
+        for position in (1, 2)
+    ]
+    return "\n".join([head, *rows]) + "\n"
+
+
+_USERS = [f"u{i}" for i in range(8)]
+_LOGS = [
+    # day2's user ids are integers: 'u3' of day1 and 3 of day2 would be two users (the
+    # log was read as one, the ids cast to text), inflating the units of every arm
+    (
+        {"day1.csv": _log_csv(_USERS), "day2.csv": _log_csv([str(i) for i in range(8)])},
+        "day2.csv: column 'user_id' is Int64, but day1.csv has it as String; every file "
+        "of an impression log needs the same column types: write the files again with one "
+        "type, e.g. pl.col('user_id').cast(pl.String)",
+    ),
+    # day2 has no dwell column: its rows' dwell would be null
+    (
+        {"day1.csv": _log_csv(_USERS), "day2.csv": _log_csv(_USERS, dwell=False)},
+        "day2.csv: no column 'dwell', which day1.csv has; every file of an impression log "
+        "needs the same columns: add it, or read the files apart",
+    ),
+]
+
+
+@pytest.mark.parametrize(("files", "message"), _LOGS, ids=["id types", "missing column"])
+def test_ab_log_files_that_disagree(tmp_path: Path, files: dict[str, str], message: str) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    done = irm_in_process("ab", *files, "-m", "ctr", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")
+
+
+def test_ab_log_files_numbers_widen(tmp_path: Path) -> None:
+    """Integer dwells in one file and fractional ones in another are one log, as one
+    file holding both is: the same output."""
+    first, second = _log_csv(_USERS).replace("40.5", "40"), _log_csv(_USERS, day="t")
+    (tmp_path / "day1.csv").write_text(first)
+    (tmp_path / "day2.csv").write_text(second)
+    (tmp_path / "both.csv").write_text(first + "".join(second.splitlines(keepends=True)[1:]))
+    two = irm_in_process(
+        "ab", "day1.csv", "day2.csv", "-m", "ctr", "--format", "csv", cwd=tmp_path
+    )
+    one = irm_in_process("ab", "both.csv", "-m", "ctr", "--format", "csv", cwd=tmp_path)
+    assert two.returncode == 0, two.stderr
+    assert two.stdout == one.stdout

@@ -20,7 +20,7 @@ from polars_irmetrics.io.files import (
     damaged_json_line,
     detect_format,
     sample_interactions_path,
-    scan_log,
+    scan_logs,
 )
 from polars_irmetrics.io.report import (
     OUTPUT_FORMATS,
@@ -77,7 +77,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="LOG",
         help="impression log: Parquet (a file, a glob, a folder), CSV, TSV or JSON lines; "
         "several files (e.g. one per day, as an unquoted shell glob gives them) are read "
-        "as one log",
+        "as one log, and must have the same columns and types",
     )
     p.add_argument(
         "--sample", action="store_true", help="use the bundled sample log (600 users, 2 arms)"
@@ -289,8 +289,7 @@ def run(args: argparse.Namespace) -> int:
     if args.metrics:
         parse_metric_list(list(args.metrics))
     source = logs[0] if len(logs) == 1 else f"{logs[0]} (and {len(logs) - 1} more files)"
-    frames = [scan_log(path) for path in logs]
-    log = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal_relaxed")
+    log = scan_logs(logs)  # several files: the same columns and types, as one log
     left_out: list[str] = []
     metrics = list(args.metrics or ()) or _feedable_defaults(log, args, source, left_out)
     # a line number only where the rows are one CSV/TSV file's, in order

@@ -68,6 +68,7 @@ __all__ = [
     "sample_interleaving_path",
     "sample_paths",
     "scan_log",
+    "scan_logs",
     "scan_qrels",
     "scan_queries",
     "scan_run",
@@ -839,6 +840,56 @@ def scan_log(source: str | os.PathLike[str]) -> pl.LazyFrame:
     if resolved == "trec":
         raise FileFormatError(f"{display_name(text)}: not a table with a header; expected {_LOG}")
     return _scan_table(text, resolved, (), _LOG)
+
+
+def scan_logs(sources: Sequence[str | os.PathLike[str]]) -> pl.LazyFrame:
+    """Several files of one impression log (one per day, as a shell's glob names them),
+    each read by :func:`scan_log`, as one log.
+
+    Every file must have the same columns, with the same types where a type is not a
+    number's (a file's integer counts meet another's fractional ones as floats): a
+    column one file lacks would be null in its rows, and a user id that is text in one
+    file and an integer in another would count ``'u0003'`` and ``3`` as two users, both
+    refused naming the two files, the column and the fix.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     one, two = pathlib.Path(tmp) / "day1.csv", pathlib.Path(tmp) / "day2.csv"
+    ...     _ = one.write_text("user_id,clicked\\nu1,true\\n")
+    ...     _ = two.write_text("user_id,clicked\\n7,false\\n")
+    ...     try:
+    ...         scan_logs([one, two])
+    ...     except FileFormatError as error:
+    ...         print(str(error).replace(tmp + "/", "").split(";")[0])
+    day2.csv: column 'user_id' is Int64, but day1.csv has it as String
+    """
+    frames = [(display_name(os.fspath(s)), scan_log(s)) for s in sources]
+    what = _LOG.split(":")[0]
+    first_name, first = frames[0][0], frames[0][1].collect_schema()
+    for name, frame in frames[1:]:
+        schema = frame.collect_schema()
+        for column in [*first.names(), *[c for c in schema.names() if c not in first]]:
+            if column not in schema or column not in first:
+                missing, holder = (
+                    (name, first_name) if column not in schema else (first_name, name)
+                )
+                raise FileFormatError(
+                    f"{missing}: no column {column!r}, which {holder} has; every file of "
+                    f"{what} needs the same columns: add it, or read the files apart"
+                )
+            one, other = first[column], schema[column]
+            if one != other and not (one.is_numeric() and other.is_numeric()):
+                example = "" if one.is_nested() else f", e.g. pl.col({column!r}).cast(pl.{one})"
+                raise FileFormatError(
+                    f"{name}: column {column!r} is {other}, but {first_name} has it as {one}; "
+                    f"every file of {what} needs the same column types: write the files "
+                    f"again with one type{example}"
+                )
+    if len(frames) == 1:
+        return frames[0][1]
+    return pl.concat([frame for _, frame in frames], how="diagonal_relaxed")
 
 
 def ragged_line(
