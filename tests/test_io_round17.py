@@ -12,12 +12,13 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
 
 from polars_irmetrics.errors import FileFormatError
-from polars_irmetrics.io.files import scan_qrels, scan_run
+from polars_irmetrics.io.files import scan_log, scan_qrels, scan_run
 
 from .helpers import irm_in_process
 
@@ -212,3 +213,52 @@ def test_cli_json_lines_bad_score(tmp_path: Path) -> None:
         "irm: error: run.jsonl, line 301: column 'score' holds 'abc', not a number; fix or "
         "drop the line\n"
     )
+
+
+# a header naming a column twice: polars read the first 'score' and renamed the second
+# 'score_duplicated_0', whichever the file meant (run.csv scored by 3, 2: the first)
+_TWICE = [
+    ("run.csv", "query_id,doc_id,score,score\nq1,d1,3,1\nq1,d2,2,5\n", scan_run, "'score'", 3, 4),
+    ("run.tsv", "query_id\tdoc_id\tscore\tscore\nq1\td1\t3\t1\n", scan_run, "'score'", 3, 4),
+    ("run.csv.gz", "query_id,query_id,doc_id,score\nq1,q2,d1,3\n", scan_run, "'query_id'", 1, 2),
+    (
+        "qrels.csv",
+        "query_id,doc_id,relevance,relevance\nq1,d1,1,0\n",
+        scan_qrels,
+        "'relevance'",
+        3,
+        4,
+    ),
+    ("log.csv", "\ufeffarm,user_id,arm\nA,u1,B\n", scan_log, "'arm'", 1, 3),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "scan", "column", "first", "second"),
+    _TWICE,
+    ids=[case[0] for case in _TWICE],
+)
+def test_header_naming_a_column_twice(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    text: str,
+    scan: Any,
+    column: str,
+    first: int,
+    second: int,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path(name).write_bytes(gzip.compress(text.encode()) if name.endswith(".gz") else text.encode())
+    with pytest.raises(FileFormatError) as caught:
+        scan(name)
+    assert str(caught.value) == (
+        f"{name}, line 1: the header names column {column} twice (fields {first} and "
+        f"{second}), and only one would be read: rename or drop one"
+    )
+
+
+def test_header_with_distinct_names_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("run.csv").write_text("\ufeffquery_id,doc_id,score,score_2\nq1,d1,3,1\n")
+    assert scan_run("run.csv").collect().columns == ["query_id", "doc_id", "score", "score_2"]

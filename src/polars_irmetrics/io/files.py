@@ -512,7 +512,9 @@ def _scan_table(
     separator = "," if fmt == "csv" else "\t"
     if is_glob(source):  # polars expands the pattern; every file is typed as a whole
         for path in source_files(source, what):  # each file's faults named as a file's are
-            data = open_text(path, what).data
+            text = open_text(path, what)
+            data = text.data
+            _check_header(path, text.head, separator)
             _check_fields(path, data, fmt, what)
             check_not_empty(path, fmt, what)
             _check_numbers(_scan_text(data, separator, ids), path, fmt, what, numbers)
@@ -522,7 +524,9 @@ def _scan_table(
             schema_overrides=dict.fromkeys(ids, pl.String),
             infer_schema_length=None,
         )
-    data = open_text(source, what).data
+    text = open_text(source, what)
+    data = text.data
+    _check_header(source, text.head, separator)
     _check_fields(source, data, fmt, what)
     return _check_numbers(_scan_text(data, separator, ids), source, fmt, what, numbers)
 
@@ -536,6 +540,28 @@ def _scan_text(data: str | bytes, separator: str, ids: Sequence[str]) -> pl.Lazy
         infer_schema_length=None,  # a fractional label or a bad score after row 100
         glob=False,  # runs/[2024].csv is a file
     )
+
+
+def _check_header(source: str, head: bytes, separator: str) -> None:
+    """Refuse a CSV/TSV header that names a column twice: polars renames the second
+    ``score_duplicated_0`` and the first is read, whichever the file meant.
+
+    >>> _check_header("run.csv", b"query_id,doc_id,score,score\\nq1,d1,3,1\\n", ",")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.FileFormatError: run.csv, line 1: the header names column ...
+    """
+    text = head.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    header = next(csv.reader(io.StringIO(text), delimiter=separator), [])
+    seen: dict[str, int] = {}
+    for number, name in enumerate(header, start=1):
+        if name in seen:
+            raise FileFormatError(
+                f"{display_name(source)}, line 1: the header names column {name!r} twice "
+                f"(fields {seen[name]} and {number}), and only one would be read: rename "
+                "or drop one"
+            )
+        seen[name] = number
 
 
 def _check_fields(source: str, data: str | bytes, fmt: str, what: str) -> None:
