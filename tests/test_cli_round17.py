@@ -142,3 +142,45 @@ def test_ab_log_files_numbers_widen(tmp_path: Path) -> None:
     one = irm_in_process("ab", "both.csv", "-m", "ctr", "--format", "csv", cwd=tmp_path)
     assert two.returncode == 0, two.stderr
     assert two.stdout == one.stdout
+
+
+def _spoil(text: str, line: int, column: int, value: str) -> str:
+    """``text`` with field ``column`` (from 0) of line ``line`` (the header is line 1)
+    replaced by ``value``."""
+    lines = text.splitlines()
+    fields = lines[line - 1].split(",")
+    fields[column] = value
+    lines[line - 1] = ",".join(fields)
+    return "\n".join(lines) + "\n"
+
+
+# the log of _log_csv (8 users, 16 impressions, lines 2 to 17); a bad value on line 12:
+# ab_test refused the column's type ("column 'clicked' of the log has dtype String"),
+# naming no line
+_BAD_VALUES = [
+    (4, "yes", "ctr", "column 'clicked' holds 'yes', not a click, true/false or 1/0"),
+    (3, "top", "ctr", "column 'position' holds 'top', not a number"),
+    (5, "12s", "sat_click_rate", "column 'dwell' holds '12s', not a number"),
+]
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "metric", "message"), _BAD_VALUES, ids=["clicked", "position", "dwell"]
+)
+def test_ab_csv_bad_value_names_the_line(
+    tmp_path: Path, column: int, value: str, metric: str, message: str
+) -> None:
+    (tmp_path / "log.csv").write_text(_spoil(_log_csv(_USERS), 12, column, value))
+    done = irm_in_process("ab", "log.csv", "-m", metric, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"irm: error: log.csv, line 12: {message}; fix or drop the line\n"
+
+
+def test_ab_csv_unread_bad_dwell_is_ignored(tmp_path: Path) -> None:
+    """A dwell no asked metric reads is not looked at (ctr reads clicks only)."""
+    (tmp_path / "bad.csv").write_text(_spoil(_log_csv(_USERS), 12, 5, "12s"))
+    (tmp_path / "good.csv").write_text(_log_csv(_USERS))
+    bad = irm_in_process("ab", "bad.csv", "-m", "ctr", "--format", "csv", cwd=tmp_path)
+    good = irm_in_process("ab", "good.csv", "-m", "ctr", "--format", "csv", cwd=tmp_path)
+    assert bad.returncode == 0, bad.stderr
+    assert bad.stdout == good.stdout

@@ -231,9 +231,39 @@ def _read_columns(
         if role not in used and getattr(args, role) in schema and getattr(args, role) not in kept
     ]
     log = log.drop(unread)
+    # a text column that should hold numbers or clicks (a bad value in a CSV): its line
+    numbers = [args.position] + [args.dwell] * ("dwell" in used)
+    flags = [args.clicked] + [args.converted] * ("converted" in used)
+    for column in [c for c in [*numbers, *flags] if schema.get(c) == pl.String]:
+        _refuse_text(log, column, column in flags, source, first_line)
     if "timestamp" in used and schema.get(args.timestamp) == pl.String:
         log = log.with_columns(_timestamps(log, args.timestamp, source, first_line))
     return log
+
+
+#: The texts a CSV's click or conversion column may hold (polars reads them so).
+_FLAGS = ("true", "false", "0", "1")
+
+
+def _refuse_text(
+    log: pl.LazyFrame, column: str, flag: bool, source: str, first_line: int | None
+) -> None:
+    """A text column of the log meant to hold numbers (a position, a dwell) or clicks
+    (``flag``: true/false or 0/1): the first value that is none, named with its line
+    for a single CSV/TSV file (ab_test would refuse the column's type, naming no line).
+    """
+    value = pl.col(column).str.strip_chars()
+    ok = value.str.to_lowercase().is_in(_FLAGS) if flag else value.cast(pl.Float64, strict=False)
+    bad = pl.col(column).is_not_null() & (ok.not_() if flag else ok.is_null())
+    found = log.select(pl.col(column)).with_row_index("row").filter(bad).head(1).collect()
+    if not found.height:
+        return
+    row, text = found.row(0)
+    where = source if first_line is None else f"{source}, line {row + first_line}"
+    expected = "a click, true/false or 1/0" if flag else "a number"
+    raise InvalidValueError(
+        f"{where}: column {column!r} holds {text!r}, not {expected}; fix or drop the line"
+    )
 
 
 def _timestamps(log: pl.LazyFrame, column: str, source: str, first_line: int | None) -> pl.Series:
