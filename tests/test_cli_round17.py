@@ -5,6 +5,7 @@ not 'else table'."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -184,3 +185,30 @@ def test_ab_csv_unread_bad_dwell_is_ignored(tmp_path: Path) -> None:
     good = irm_in_process("ab", "good.csv", "-m", "ctr", "--format", "csv", cwd=tmp_path)
     assert bad.returncode == 0, bad.stderr
     assert bad.stdout == good.stdout
+
+
+# an impression log evaluated by 'irm evaluate' (click metrics): a data error of the log
+# named no file ("irm: error: column 'clicked' of the log has dtype String; ..."): the
+# messages name the table 'the log', which the command did not tie to its run file
+_LOG_FAULTS = [
+    (
+        lambda text: _spoil(text, 12, 4, "yes"),
+        "column 'clicked' of the log has dtype String; a click must be Boolean or integers "
+        "0/1: cast it, e.g. pl.col('clicked').cast(pl.Boolean)",
+    ),
+    (
+        lambda text: text + text.splitlines(keepends=True)[1],
+        "column 'position' of the log: session 'su0' shows 1 impression(s) at a position "
+        "another impression holds; each position shows one item: keep one row per "
+        "position, e.g. .unique(['session_id', 'position'])",
+    ),
+]
+
+
+@pytest.mark.parametrize(("spoil", "message"), _LOG_FAULTS, ids=["clicked text", "position"])
+def test_evaluate_log_error_names_the_file(tmp_path: Path, spoil: Any, message: str) -> None:
+    (tmp_path / "log.csv").write_text(spoil(_log_csv(_USERS)))
+    argv = ["evaluate", "log.csv", "-m", "ctr", "--query-id", "session_id", "--rank", "position"]
+    done = irm_in_process(*argv, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"irm: error: log.csv: {message}\n"

@@ -196,7 +196,7 @@ def test_the_missing_rank_hint_names_real_flags(tmp_path: Path) -> None:
     message = HINT.format(
         query_id="--query-id session_id", rank="--rank position", clicked="--clicked click"
     )
-    assert (done.returncode, done.stderr) == (2, f"irm: error: {message}\n")
+    assert (done.returncode, done.stderr) == (2, f"irm: error: log.parquet: {message}\n")
     assert "--position" not in done.stderr
     python = HINT.format(
         query_id="query_id='session_id'", rank="rank='position'", clicked="clicked='click'"

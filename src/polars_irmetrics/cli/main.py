@@ -877,7 +877,8 @@ def _inputs(args: argparse.Namespace) -> list[tuple[str, str]]:
 
 #: How a data error names the table it found the fault in (the file is the command's).
 _SIDES = (
-    ("run", re.compile(r"\b(?:of|in|from) the run\b|\bthe run (?:lists|has|holds)\b")),
+    # an impression log given as the run names itself 'the log' (click metrics)
+    ("run", re.compile(r"\b(?:of|in|from) the (?:run|log)\b|\bthe run (?:lists|has|holds)\b")),
     ("qrels", re.compile(r"\b(?:of|in|from) the judgments\b|\bthe judgments (?:list|have)\b")),
     ("judged", re.compile(r"\b(?:of|in|from) the judged table\b")),
     ("neighbors", re.compile(r"\b(?:of|in|from) the neighbors\b")),
@@ -891,7 +892,7 @@ _UNREAD = re.compile(r"[A-Za-z_]\w*=[^:]*? is (?:not read|read only) by ")
 
 
 #: The words by which messages name a table (``of the run``, ``a run file``), not a file.
-_TABLE_WORDS = re.compile(r"\b(?:the|a|an) (?:run|judgments|judged table|neighbors)\b")
+_TABLE_WORDS = re.compile(r"\b(?:the|a|an) (?:run|log|judgments|judged table|neighbors)\b")
 
 
 def _names_file(message: str, name: str) -> bool:
