@@ -229,8 +229,8 @@ COMPARE = ["compare", "a.txt", "b.txt", "--qrels", "qrels.txt", "--markers", "da
          "--spill-dir for the system's temporary folder"),
         (["evaluate", "pred.csv", "-m", "auc", "--label", "y", "--prediction", "p",
           "--positive-label", "x"],
-         "irm: error: column 'y' has dtype Int64 but --positive-label x is a string: pass a "
-         "number, e.g. --positive-label 1, or cast the labels to strings"),
+         "irm: error: pred.csv: column 'y' has dtype Int64 but --positive-label x is a "
+         "string: pass a number, e.g. --positive-label 1, or cast the labels to strings"),
         (["fuse", "a.txt", "-o", "x.run"],
          "irm: error: irm fuse needs two or more run files; got only a.txt"),
         (["ab", "log.parquet", "-m", "ndcg@10"],

@@ -212,3 +212,45 @@ def test_evaluate_log_error_names_the_file(tmp_path: Path, spoil: Any, message: 
     done = irm_in_process(*argv, cwd=tmp_path)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == f"irm: error: log.csv: {message}\n"
+
+
+# the prediction metrics' messages name a column alone ("column 'prediction' has dtype
+# String; ..."): the command printed them without the file that holds the column
+_PREDICTIONS = "query_id,doc_id,label,prediction\nq1,d1,1,0.9\nq1,d2,0,0.2\n"
+_PREDICTION_FAULTS = [
+    (
+        {"run.csv": _PREDICTIONS.replace("0.2", "high")},
+        ["-m", "auc"],
+        "run.csv: column 'prediction' has dtype String; predictions and weights must be "
+        "numbers: cast it, e.g. pl.col('prediction').cast(pl.Float64)",
+    ),
+    (
+        {"run.csv": _PREDICTIONS.replace("q1,d2,0", "q1,d2,x")},
+        ["-m", "rmse"],
+        "run.csv: column 'label' holds strings, and rmse read(s) the label as a number (a "
+        "rating): cast it, e.g. pl.col('label').cast(pl.Float64), or evaluate the binary "
+        "metrics (auc, logloss...) of a text label in a call of their own",
+    ),
+    (
+        {
+            "run.csv": "query_id,doc_id,prediction\nq1,d1,0.9\nq1,d2,0.2\n",
+            "labels.csv": "query_id,doc_id,label\nq1,d1,x\nq1,d2,0\n",
+        },
+        ["--labels", "labels.csv", "-m", "rmse"],
+        "labels.csv: column 'label' holds strings, and rmse read(s) the label as a number (a "
+        "rating): cast it, e.g. pl.col('label').cast(pl.Float64), or evaluate the binary "
+        "metrics (auc, logloss...) of a text label in a call of their own",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("files", "flags", "message"), _PREDICTION_FAULTS, ids=["prediction", "label", "labels"]
+)
+def test_prediction_error_names_the_file(
+    tmp_path: Path, files: dict[str, str], flags: list[str], message: str
+) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    done = irm_in_process("evaluate", "run.csv", *flags, cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")

@@ -956,7 +956,36 @@ def _with_source(message: str, args: argparse.Namespace) -> str:
         for side, pattern in _SIDES
         if isinstance(files.get(side), str) and files[side] != STDIN and pattern.search(message)
     ]
+    if not named:  # the prediction metrics name a column alone: the file that holds it
+        named = [f for f in [_prediction_file(message, args, files["run"])] if f is not None]
     return f"{', '.join(named)}: {message}" if named else message
+
+
+def _prediction_file(message: str, args: argparse.Namespace, run: str | None) -> str | None:
+    """The file behind a prediction metric's message about its label, prediction or
+    weight column (``column 'prediction' has dtype String; ...``), which names no
+    table: the labels of ``--labels`` where given, else the run.
+
+    >>> args = argparse.Namespace(label="label", prediction="p", sample_weight=None,
+    ...                           labels="labels.csv")
+    >>> _prediction_file("column 'label' holds strings, and rmse ...", args, "run.csv")
+    'labels.csv'
+    >>> _prediction_file("column 'p' has dtype String; ...", args, "run.csv")
+    'run.csv'
+    >>> _prediction_file("column 'x' has dtype String", args, "run.csv") is None
+    True
+    """
+    label, labels = getattr(args, "label", None), getattr(args, "labels", None)
+    owners = {
+        getattr(args, "prediction", None): run,
+        getattr(args, "sample_weight", None): run,
+        label: labels if labels is not None else run,
+    }
+    for column, owner in owners.items():
+        ours = column is not None and message.startswith(f"column {column!r} ")
+        if ours and owner not in (None, STDIN):
+            return owner
+    return None
 
 
 def _stdin_once(args: argparse.Namespace) -> None:
