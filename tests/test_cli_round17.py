@@ -219,10 +219,10 @@ def test_evaluate_log_error_names_the_file(tmp_path: Path, spoil: Any, message: 
 _PREDICTIONS = "query_id,doc_id,label,prediction\nq1,d1,1,0.9\nq1,d2,0,0.2\n"
 _PREDICTION_FAULTS = [
     (
-        {"run.csv": _PREDICTIONS.replace("0.2", "high")},
-        ["-m", "auc"],
-        "run.csv: column 'prediction' has dtype String; predictions and weights must be "
-        "numbers: cast it, e.g. pl.col('prediction').cast(pl.Float64)",
+        {"run.csv": _PREDICTIONS},
+        ["-m", "auc", "--positive-label", "x"],
+        "run.csv: column 'label' has dtype Int64 but --positive-label x is a string: pass a "
+        "number, e.g. --positive-label 1, or cast the labels to strings",
     ),
     (
         {"run.csv": _PREDICTIONS.replace("q1,d2,0", "q1,d2,x")},
@@ -245,7 +245,7 @@ _PREDICTION_FAULTS = [
 
 
 @pytest.mark.parametrize(
-    ("files", "flags", "message"), _PREDICTION_FAULTS, ids=["prediction", "label", "labels"]
+    ("files", "flags", "message"), _PREDICTION_FAULTS, ids=["positive label", "label", "labels"]
 )
 def test_prediction_error_names_the_file(
     tmp_path: Path, files: dict[str, str], flags: list[str], message: str
@@ -254,3 +254,26 @@ def test_prediction_error_names_the_file(
         (tmp_path / name).write_text(text)
     done = irm_in_process("evaluate", "run.csv", *flags, cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "flags", "message"),
+    [
+        (_PREDICTIONS + "q2,d3,1,high\n", [], "run.csv, line 4: column 'prediction' holds 'high'"),
+        (
+            "query_id,doc_id,label,prediction,w\nq1,d1,1,0.9,1\nq1,d2,0,0.2,heavy\n",
+            ["--sample-weight", "w"],
+            "run.csv, line 3: column 'w' holds 'heavy'",
+        ),
+    ],
+    ids=["prediction", "weight"],
+)
+def test_prediction_text_value_names_the_line(
+    tmp_path: Path, text: str, flags: list[str], message: str
+) -> None:
+    """A text value among the predictions (or the weights) is named with its line, as a
+    score is (the label may be text: --positive-label yes)."""
+    (tmp_path / "run.csv").write_text(text)
+    done = irm_in_process("evaluate", "run.csv", "-m", "auc", *flags, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"irm: error: {message}, not a number; fix or drop the line\n"

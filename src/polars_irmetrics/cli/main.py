@@ -557,9 +557,14 @@ def _read_inputs(
     needed = _run_columns(args, requests)
     columns = {**ids, "rank": args.rank, "score": args.score, "relevance": args.relevance}
     # each run in the long form first: a list-shaped run meets a long one
-    scores = {"rank": args.rank, "score": args.score}  # a text value's line is named
+    # a text value's line is named (a label may be text: --positive-label yes)
+    scores = {"rank": args.rank, "score": args.score}
+    predicted = [c for c in (args.prediction, args.sample_weight) if c is not None]
     frames = [
-        long_run(scan_run(path, args.run_format, **ids, **scores, required=needed), **columns)
+        long_run(
+            scan_run(path, args.run_format, **ids, **scores, numbers=predicted, required=needed),
+            **columns,
+        )
         for path in runs
     ]
     if len(runs) > 1:

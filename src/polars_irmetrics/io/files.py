@@ -771,6 +771,7 @@ def scan_run(
     doc_id: str = "doc_id",
     rank: str = "rank",
     score: str = "score",
+    numbers: Sequence[str] = (),
     required: Mapping[str, str] | None = None,
     what: str = _RUN,
 ) -> pl.LazyFrame:
@@ -783,8 +784,9 @@ def scan_run(
     ``prediction`` instead); a missing one is named with the file and the keyword. A
     file without a row of data is refused (:func:`check_not_empty`). ``what`` says
     what the file should hold, in messages (another table read as runs are). A CSV, TSV
-    or JSON lines value of the ``rank`` or ``score`` column (or of ``rank``, ``score``
-    or ``relevance``) that is not a number is refused naming its line.
+    or JSON lines value of the ``rank`` or ``score`` column, of the other ``numbers``
+    (a prediction column), or of ``rank``, ``score`` or ``relevance``, that is not a
+    number is refused naming its line.
 
     A Parquet source's files are checked when the scan is built, each read to its
     footer: one that is not Parquet (a text file named ``.parquet``), is truncated, or
@@ -801,7 +803,7 @@ def scan_run(
     if resolved == "trec":
         frame = scan_trec_run(text)
         return frame.rename({"query_id": query_id, "doc_id": doc_id})
-    table = _scan_table(text, resolved, (query_id, doc_id), what, (rank, score))
+    table = _scan_table(text, resolved, (query_id, doc_id), what, (rank, score, *numbers))
     needed = {"query_id": query_id, "doc_id": doc_id} if required is None else dict(required)
     return _with_columns(table, text, needed)
 
