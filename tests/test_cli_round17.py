@@ -103,6 +103,7 @@ def _log_csv(users: list[str], dwell: bool = True, day: str = "s") -> str:
     return "\n".join([head, *rows]) + "\n"
 
 
+_TREC_QRELS = "q1 0 d1 1\n"
 _USERS = [f"u{i}" for i in range(8)]
 _LOGS = [
     # day2's user ids are integers: 'u3' of day1 and 3 of day2 would be two users (the
@@ -277,3 +278,18 @@ def test_prediction_text_value_names_the_line(
     done = irm_in_process("evaluate", "run.csv", "-m", "auc", *flags, cwd=tmp_path)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == f"irm: error: {message}, not a number; fix or drop the line\n"
+
+
+def test_queries_missing_id_column_names_the_file(tmp_path: Path) -> None:
+    """--queries without the query id column: the message named 'the queries', not the
+    file ('irm: error: column 'query_id' not found in the queries ...')."""
+    (tmp_path / "run.txt").write_text("q1 Q0 d1 1 2.0 r\n")
+    (tmp_path / "qrels.txt").write_text(_TREC_QRELS)
+    (tmp_path / "days.csv").write_text("qid,day\nq1,mon\n")
+    argv = ["evaluate", "run.txt", "--qrels", "qrels.txt", "--by", "day", "--queries", "days.csv"]
+    done = irm_in_process(*argv, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "irm: error: days.csv: column 'query_id' not found in the queries (its columns: "
+        "'qid', 'day'); --queries holds one row per query: its id and attributes\n"
+    )

@@ -887,6 +887,7 @@ _SIDES = (
     ("qrels", re.compile(r"\b(?:of|in|from) the judgments\b|\bthe judgments (?:list|have)\b")),
     ("judged", re.compile(r"\b(?:of|in|from) the judged table\b")),
     ("neighbors", re.compile(r"\b(?:of|in|from) the neighbors\b")),
+    ("queries", re.compile(r"\bnot found in the queries\b")),  # --queries' missing column
 )
 
 
@@ -951,6 +952,7 @@ def _with_source(message: str, args: argparse.Namespace) -> str:
         "run": runs[0] if len(runs) == 1 else None,
         "qrels": getattr(args, "qrels", None),
         "neighbors": getattr(args, "neighbors", None),
+        "queries": getattr(args, "queries", None),
     }
     if any(isinstance(f, str) and _names_file(message, f) for f in files.values()):
         return message
