@@ -77,7 +77,7 @@ def judged_counts(
         how="diagonal_relaxed",
     )
     totals = together.select("queries", "docs")  # the judgments': the same on every row
-    counted = counted.drop("queries", "docs").join(totals, how="cross")
+    counted = counted.drop("queries", "docs").join(totals, how="cross", maintain_order="left")
     return counted.select(NAME, *(pl.col(c).fill_null(0).cast(pl.Int64) for c in TALLY))
 
 
