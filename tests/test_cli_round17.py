@@ -123,7 +123,21 @@ _LOGS = [
 ]
 
 
-@pytest.mark.parametrize(("files", "message"), _LOGS, ids=["id types", "missing column"])
+_GOOD_JSON = '{"arm": "A", "user_id": "u1", "clicked": true}\n'
+_LOGS.append(
+    # day2's second line is cut short: the files' columns are compared first, and polars'
+    # text there ("Syntax at character 28 (',')") named neither the file nor the line
+    (
+        {"day1.jsonl": _GOOD_JSON, "day2.jsonl": _GOOD_JSON + '{"arm": "B", "user_id": "u2",\n'},
+        'day2.jsonl, line 2: not a JSON object: \'{"arm": "B", "user_id": "u2",\'; '
+        "fix or drop the line",
+    )
+)
+
+
+@pytest.mark.parametrize(
+    ("files", "message"), _LOGS, ids=["id types", "missing column", "damaged JSON"]
+)
 def test_ab_log_files_that_disagree(tmp_path: Path, files: dict[str, str], message: str) -> None:
     for name, text in files.items():
         (tmp_path / name).write_text(text)

@@ -893,11 +893,25 @@ def scan_logs(sources: Sequence[str | os.PathLike[str]]) -> pl.LazyFrame:
     ...         print(str(error).replace(tmp + "/", "").split(";")[0])
     day2.csv: column 'user_id' is Int64, but day1.csv has it as String
     """
-    frames = [(display_name(os.fspath(s)), scan_log(s)) for s in sources]
+    frames = [(os.fspath(s), scan_log(s)) for s in sources]
     what = _LOG.split(":")[0]
-    first_name, first = frames[0][0], frames[0][1].collect_schema()
-    for name, frame in frames[1:]:
-        schema = frame.collect_schema()
+
+    def schema_of(source: str, frame: pl.LazyFrame) -> pl.Schema:
+        # a JSON lines file's columns are read here: a damaged line named, not polars'
+        # text (which names neither the file nor the line)
+        try:
+            return frame.collect_schema()
+        except pl.exceptions.PolarsError:
+            damaged = damaged_json_line(source, _LOG)
+            raise damaged or FileFormatError(
+                f"{display_name(source)}: its columns cannot be read; expected {_LOG}"
+            ) from None
+
+    if len(frames) == 1:
+        return frames[0][1]
+    first_name, first = display_name(frames[0][0]), schema_of(*frames[0])
+    for source, frame in frames[1:]:
+        name, schema = display_name(source), schema_of(source, frame)
         for column in [*first.names(), *[c for c in schema.names() if c not in first]]:
             if column not in schema or column not in first:
                 missing, holder = (
@@ -915,8 +929,6 @@ def scan_logs(sources: Sequence[str | os.PathLike[str]]) -> pl.LazyFrame:
                     f"every file of {what} needs the same column types: write the files "
                     f"again with one type{example}"
                 )
-    if len(frames) == 1:
-        return frames[0][1]
     return pl.concat([frame for _, frame in frames], how="diagonal_relaxed")
 
 
