@@ -688,8 +688,8 @@ def _render(
                 evaluated = [values[column.printed][i] for i in table.order]
                 total = _z_summary(evaluated, len(table.all_order), column)
             else:
-                column_values = [values[column.printed][i] for i in table.all_order]
-                total = _summary(column_values, column)
+                evaluated = [values[column.printed][i] for i in table.order]
+                total = _summary(evaluated, len(table.all_order), column)
             out.append(line(column.printed, "all", total))
     return "".join(out)
 
@@ -878,14 +878,23 @@ def _value(value: Any, column: _Column) -> int | float:
     return int(value) if column.integer else float(value)
 
 
-def _summary(values: Sequence[Any], column: _Column) -> int | float:
-    """trec_eval's summary: a sum for counts, else the mean, added up in query order.
+def _summary(evaluated: Sequence[Any], num_queries: int, column: _Column) -> int | float:
+    """trec_eval's summary (meas_avg.c): a sum for counts, else the mean over
+    ``num_queries``, the values of the queries it evaluates (``evaluated``, in query id
+    order) added one by one in doubles, as trec_eval accumulates them.
 
-    gm_map and gm_bpref: exp of the mean of log(max(value, 0.00001)).
+    gm_map and gm_bpref: exp of the mean of log(max(value, 0.00001)); a judged query
+    that 9.0.8 does not evaluate (``-c``, no results) adds log(0.00001) after the
+    others, as its te_calc_avg_meas_s_gm patches the sum (10.0 evaluates it in its
+    place, where its value 0 adds the same). A query without results adds 0 to the
+    others, which leaves a sum's bits unchanged.
     """
     if column.integer:
-        return sum(int(v) for v in values)
+        return sum(int(v) for v in evaluated)
     total = 0.0
-    for v in values:  # in query order, as trec_eval accumulates
+    for v in evaluated:  # in query id order, as trec_eval accumulates
         total += math.log(max(float(v), _MIN_GEO_MEAN)) if column.geometric else float(v)
-    return math.exp(total / len(values)) if column.geometric else total / len(values)
+    if not column.geometric:
+        return total / num_queries
+    total += (num_queries - len(evaluated)) * math.log(_MIN_GEO_MEAN)
+    return math.exp(total / num_queries)

@@ -144,9 +144,10 @@ def rel_ret(s: Scope, p: Params, k: int | None) -> pl.Expr:
 def fsum(s: Scope, term: pl.Expr, where: pl.Expr | None = None) -> pl.Expr:
     """The sum of a float ``term`` over the rows meeting ``where``.
 
-    Every float sum of a formula goes through here or :func:`fsum_ranked`
-    (:meth:`Scope.sum`, exact in any order), so a metric is the same to the last bit on
-    any input layout, engine or number of buckets.
+    Every float sum of a formula goes through here, :func:`fsum_ranked` (:meth:`Scope.sum`,
+    exact in any order) or, where trec_eval adds the terms along the ranking,
+    :meth:`Scope.sum_in_order`, so a metric is the same to the last bit on any input
+    layout, engine or number of buckets.
     """
     return s.sum(term, where)
 
@@ -240,7 +241,8 @@ def dcg(s: Scope, p: Params) -> pl.Expr:
         term = gain(s, p) / size * discounts.list.sum()
         return fsum(s, term, (s.rel > 0) & low.is_not_null())
     discount = _log(s.rank.cast(pl.Float64) + 1.0, base)
-    return fsum_ranked(s, gain(s, p) / discount, s.rel > 0, p.k)
+    # added in rank order, as trec_eval's m_ndcg.c and m_ndcg_cut.c add them
+    return s.sum_in_order(gain(s, p) / discount, (s.rel > 0) & s.rank.is_not_null(), p.k)
 
 
 def idcg(s: Scope, p: Params) -> pl.Expr:
@@ -248,7 +250,8 @@ def idcg(s: Scope, p: Params) -> pl.Expr:
 
     The candidates' gains sorted largest first are laid over the query's rows
     (:meth:`Scope.sorted_desc`): row i holds the gain of ideal position i+1. There are
-    never more candidates than rows, so the ideal DCG@k is the sum over rows 0..k-1.
+    never more candidates than rows, so the ideal DCG@k is the sum over rows 0..k-1,
+    added in that order (:meth:`Scope.sum_in_order`).
     """
     retrieved_only = p.choice("ideal") == "retrieved"
     keep = s.rel > 0
@@ -257,7 +260,8 @@ def idcg(s: Scope, p: Params) -> pl.Expr:
     ideal = s.sorted_desc(pl.when(keep).then(s.rel))
     position = s.row_index().cast(pl.Float64) + 1.0
     term = gain_of(ideal, p) / _log(position + 1.0, log_base(p))
-    return fsum(s, term, None if p.k is None else s.row_index() < p.k)
+    # added position by position, as trec_eval's ideal loop adds them
+    return s.sum_in_order(term, k=p.k, by=s.row_index() + 1)
 
 
 def precision_at(s: Scope, p: Params, metric: str = "precision") -> pl.Expr:

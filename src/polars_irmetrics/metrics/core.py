@@ -92,7 +92,8 @@ def _map(s: Scope, p: Params) -> pl.Expr:
     is_rel = relevant(s, p)
     found = is_rel & ranked(s, cut)
     precision = s.ranked_count(is_rel).cast(pl.Float64) / s.rank.cast(pl.Float64)
-    precision_sum = fsum_ranked(s, precision, is_rel, cut)
+    # trec_eval's sum (m_map.c, m_map_cut.c): the precisions added in rank order
+    precision_sum = s.sum_in_order(precision, is_rel & s.rank.is_not_null(), cut)
     denominator = p.choice("denominator")
     if denominator == "retrieved":
         den = found.sum().cast(pl.Float64)
@@ -121,17 +122,17 @@ def _cg(s: Scope, p: Params) -> pl.Expr:
 
 
 def _bpref(s: Scope, p: Params) -> pl.Expr:
-    # sum over the retrieved relevant d of 1 - min(n_d, R) / cap
-    #   = found - (sum of min(n_d, R)) / cap, an integer sum: exact in any order
+    # sum over the retrieved relevant d of 1 - min(n_d, R) / cap, added in rank order
+    # as trec_eval adds it (m_bpref.c)
     nonrel = (s.rel >= 0) & (s.rel < p.level)
     r = relevant(s, p).sum().cast(pl.Int64)
     n = nonrel.sum().cast(pl.Int64)
     found = relevant(s, p) & s.rank.is_not_null()
-    # R beside every row through Scope.window (see _r_precision)
+    # R and the cap beside every row through Scope.window (see _r_precision)
     nonrel_above = pl.min_horizontal(s.ranked_count(nonrel).cast(pl.Int64), s.window(r))
-    penalty = pl.when(found).then(nonrel_above).otherwise(0).sum().cast(pl.Float64)
-    cap = pl.max_horizontal(pl.min_horizontal(n, r), pl.lit(1)).cast(pl.Float64)
-    return ratio(found.sum().cast(pl.Float64) - penalty / cap, r.cast(pl.Float64))
+    cap = s.window(pl.max_horizontal(pl.min_horizontal(n, r), pl.lit(1)))
+    term = 1.0 - nonrel_above.cast(pl.Float64) / cap.cast(pl.Float64)
+    return ratio(s.sum_in_order(term, found), r.cast(pl.Float64))
 
 
 def _num_q(s: Scope, p: Params) -> pl.Expr:

@@ -16,8 +16,12 @@ ranked above, the ideal ranking's gains), which the two settings compute differe
   query number), so the group-by itself is made of plain counts, minima and sums
   (cheap, and streamable).
 
-Every float sum of a formula is a fixed-point sum (:meth:`Scope.sum`), the same to the
-last bit in any row order, so neither setting needs to add terms in rank order.
+A float sum of a formula is either a fixed-point sum (:meth:`Scope.sum`), the same to
+the last bit in any row order, or, where trec_eval defines the metric and adds its terms
+one by one along the ranking, that sum in rank order (:meth:`Scope.sum_in_order`: a
+running sum within the query, the same bits on every engine given the ranking), so that
+the value is trec_eval's double and ``irm trec-eval`` prints trec_eval's digits on a
+rounding boundary.
 """
 
 from __future__ import annotations
@@ -113,6 +117,30 @@ class Scope(ABC):
         one value per row, computed row by row: it may read the row's columns and the
         other primitives, and a per-query aggregate only through :meth:`window`. Nulls
         count as 0.
+        """
+
+    @abstractmethod
+    def sum_in_order(
+        self,
+        term: pl.Expr,
+        where: pl.Expr | None = None,
+        k: int | None = None,
+        by: pl.Expr | None = None,
+    ) -> pl.Expr:
+        """The sum of a float ``term`` over the query's rows meeting ``where`` (and, with
+        ``k``, whose ``by`` is at most ``k``: :attr:`rank` unless given, or a position
+        that rises along the rows, such as :meth:`row_index` + 1), added one by one in
+        rank order (unretrieved rows last), starting from 0.0, in doubles.
+
+        trec_eval's sum (``sum += term`` in its loop over the ranking): the same bits
+        as trec_eval where a metric transcribes its loop, which an exact sum is not
+        (0.5 + 0.4 + 0.375 + 0.4 is 1.6749999999999998 in rank order, 1.675 exactly;
+        divided by 20, trec_eval prints ``0.0837`` and the exact sum ``0.0838``).
+        Sequential within the query, given its ranking, so the same bits on every engine
+        and input layout: the rows of a query are in rank order, and rows that tie on
+        (rank, label) carry the same terms. ``term`` as for :meth:`sum`; nulls count
+        as 0. The running sum is one per term and ``where``, whatever ``k``: the sum at
+        ``k`` is its value on the last row within ``k`` (a range of cutoffs shares it).
         """
 
     @abstractmethod
@@ -260,6 +288,15 @@ def judgment_flags(
         "q_bad_rel": (unfit_label(label.cast(pl.Float64)) & rows).sum(),
         "q_dup_doc": listed.len() - listed.n_unique(),
     }
+
+
+def _in_order(term: pl.Expr, where: pl.Expr | None) -> pl.Expr:
+    """Per row: the Float64 ``term`` where ``where`` holds, else 0.0 (which a running
+    sum adds without changing a bit)."""
+    value = term.cast(pl.Float64)
+    if where is not None:
+        value = pl.when(where).then(value).otherwise(0.0)
+    return value.fill_null(0.0)
 
 
 def fixed_sum(value: pl.Expr) -> pl.Expr:
@@ -571,6 +608,18 @@ class TableScope(Scope):
         # to a float sum instead (which keeps a NaN)
         return exact_sum(value if where is None else pl.when(where).then(value))
 
+    def sum_in_order(
+        self,
+        term: pl.Expr,
+        where: pl.Expr | None = None,
+        k: int | None = None,
+        by: pl.Expr | None = None,
+    ) -> pl.Expr:
+        if k is not None:
+            within = (self.rank if by is None else by) <= k
+            where = within if where is None else where & within
+        return _in_order(term, where).cum_sum().last()
+
     def sorted_desc(self, value: pl.Expr) -> pl.Expr:
         return value.sort(descending=True, nulls_last=True)
 
@@ -638,6 +687,8 @@ class PlanScope(Scope):
         self._start = pl.col(start)
         self.derived: dict[str, pl.Expr] = {}
         self.terms: dict[str, pl.Expr] = {}
+        #: The running sums of :meth:`sum_in_order`, which read the terms: added after them.
+        self.running: dict[str, pl.Expr] = {}
         #: Every value a fixed-point sum adds (null where it adds nothing), once each,
         #: for the plan's check that none is :func:`beyond_fixed`.
         self.summed: dict[bytes, pl.Expr] = {}
@@ -682,6 +733,36 @@ class PlanScope(Scope):
             value = pl.when(where).then(value)
         self.summed.setdefault(value.meta.serialize(), value)
         return fixed_sum(value)
+
+    def sum_in_order(
+        self,
+        term: pl.Expr,
+        where: pl.Expr | None = None,
+        k: int | None = None,
+        by: pl.Expr | None = None,
+    ) -> pl.Expr:
+        # A running sum within the query (a window on its number: a global running sum
+        # less its value before the query would not give the same bits), one per term and
+        # ``where``, read on one row of the query (its last, or the last within k), so
+        # the group-by takes one value, in any row order, with a plain reduction.
+        value = self._register(term.cast(pl.Float64), self.terms, window=False)
+        position = self.rank if by is None else by
+        kept = where
+        if k is not None:
+            kept = position <= k if where is None else where & (position <= k)
+        # the plan refuses the same terms as for Scope.sum (2**32 or more, not finite):
+        # the checks do not depend on how a metric adds its terms
+        added = value if kept is None else pl.when(kept).then(value)
+        self.summed.setdefault(added.meta.serialize(), added)
+        running = _in_order(value, where).cum_sum().over(self._group)
+        running = self._register(running, self.running, window=False)
+        last = self._first.shift(-1, fill_value=True)  # the query's last row
+        if k is None:
+            return pl.when(self._register(last, self.running, window=False)).then(running).max()
+        following = pl.when(last).then(None).otherwise(position.shift(-1))
+        following = self._register(following, self.running, window=False)
+        at_k = (position <= k) & ~(following <= k).fill_null(False)
+        return pl.when(at_k).then(running).max().fill_null(0.0)
 
     def sorted_desc(self, value: pl.Expr) -> pl.Expr:
         # One global sort by (query number, value): each query keeps its block of rows.

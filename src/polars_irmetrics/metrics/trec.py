@@ -35,7 +35,6 @@ from polars_irmetrics.metrics._common import (
     check_real,
     divide,
     fsum,
-    fsum_ranked,
     num_rel,
     power,
     ranked,
@@ -325,7 +324,7 @@ def _infap(s: Scope, p: Params) -> pl.Expr:
         (rel_above + INFAP_EPSILON) / (rel_above + nonrel_above + 2.0 * INFAP_EPSILON)
     )
     term = pl.when(j == 0.0).then(1.0).otherwise(term)
-    total = fsum(s, term, is_rel & _retrieved(s))
+    total = s.sum_in_order(term, is_rel & _retrieved(s))  # in rank order, as m_infap.c
     r = num_rel(s, p)
     return pl.when(r > 0).then(total / r).otherwise(total)
 
@@ -347,11 +346,12 @@ def _ndcg_rel(s: Scope, p: Params) -> pl.Expr:
     ideal = _ideal_gains(gain, _judged(s))
     ideal_terms = ideal / _discount(_positions())
     idcg_here = s.window(_at_position(ideal_terms.cum_sum(), s.rank))
-    at_relevant = fsum(s, dcg_here / idcg_here, retrieved & (gain > 0))
+    # every sum in rank (position) order, as m_ndcg_rel.c adds them
+    at_relevant = s.sum_in_order(dcg_here / idcg_here, retrieved & (gain > 0))
     positive = _f((_judged(s) & (gain > 0)).sum())
     positive_ret = _f((retrieved & (gain > 0)).sum())
-    dcg = fsum(s, term, retrieved)
-    idcg = fsum(s, s.window(ideal_terms))
+    dcg = s.sum_in_order(term, retrieved)
+    idcg = s.sum_in_order(s.window(ideal_terms))
     missed = pl.when(idcg > 0).then((positive - positive_ret) * dcg / idcg).otherwise(0.0)
     total = at_relevant + missed
     return pl.when(total > 0).then(total / positive).otherwise(0.0)
@@ -376,10 +376,12 @@ def _rndcg(s: Scope, p: Params) -> pl.Expr:
     changes = _f(s.window(change.cast(pl.Int64)).sum())
     # and nDCG at the end of the ranking, when it runs 2 or more past the ideal one
     positive = _f((_judged(s) & (gain > 0)).sum())
-    dcg = fsum(s, term, retrieved)
-    idcg = fsum(s, s.window(ideal / _discount(position)))
+    # every sum in rank (position) order, as m_Rndcg.c adds them: the points, then the
+    # end of the ranking's
+    dcg = s.sum_in_order(term, retrieved)
+    idcg = s.sum_in_order(s.window(ideal / _discount(position)))
     last = (_f(s.num_ret) >= positive + 2.0) & (idcg > 0)
-    total = fsum(s, points) + pl.when(last).then(dcg / idcg).otherwise(0.0)
+    total = s.sum_in_order(points) + pl.when(last).then(dcg / idcg).otherwise(0.0)
     count = changes + _f(last.cast(pl.Int64))
     return pl.when(num_rel(s, p) == 0).then(0.0).otherwise(ratio(total, count))
 
@@ -388,7 +390,8 @@ def _bin_g(s: Scope, p: Params) -> pl.Expr:
     is_rel = relevant(s, p)
     nonrel_above = _f(s.rank) - _f(s.ranked_count(is_rel))  # every non-relevant doc
     term = 1.0 / (2.0 + nonrel_above).log(2)
-    return ratio(fsum(s, term, is_rel & _retrieved(s)), num_rel(s, p))
+    # added in rank order, as m_binG.c adds them
+    return ratio(s.sum_in_order(term, is_rel & _retrieved(s)), num_rel(s, p))
 
 
 def _g(s: Scope, p: Params) -> pl.Expr:
@@ -402,8 +405,10 @@ def _g(s: Scope, p: Params) -> pl.Expr:
     cost = s.window(_at_position(cost_cum, rank) + _f(past))
     gained = s.window(_cumulative_by_rank(pl.when(retrieved).then(gain)))
     term = gain / ((2.0 + cost - gained).log(2))
-    total = fsum(s, term, retrieved & (gain != 0))
-    ideal_total = fsum(s, gain, _judged(s) & (gain > 0))
+    # both sums as m_G.c adds them: the results' in rank order, the ideal gains from
+    # the largest down
+    total = s.sum_in_order(term, retrieved & (gain != 0))
+    ideal_total = s.sum_in_order(s.window(ideal))
     return ratio(total, ideal_total)
 
 
@@ -456,13 +461,14 @@ def _trec_ndcg(s: Scope, p: Params) -> pl.Expr:
     the judged documents with a positive gain, largest first.
     """
     gain = _label_gain(s, p)
-    dcg = fsum_ranked(s, gain / _discount(s.rank), pl.lit(True), p.k)
+    # both sums in rank (position) order, as m_ndcg.c and m_ndcg_cut.c add them
+    dcg = s.sum_in_order(gain / _discount(s.rank), s.rank.is_not_null(), p.k)
     candidate = _judged(s)
     position = _positions()
     terms = _ideal_gains(gain, candidate) / _discount(position)
     if p.k is not None:
         terms = pl.when(position <= p.k).then(terms).otherwise(0.0)
-    return ratio(dcg, fsum(s, s.window(terms)))
+    return ratio(dcg, s.sum_in_order(s.window(terms)))
 
 
 # --------------------------------------------------------------------------- registry

@@ -441,6 +441,8 @@ def _per_query(
         rows = rows.with_columns(scope.derived.values())
     if scope.terms:  # the terms of the float sums, which may read the columns above
         rows = rows.with_columns(scope.terms.values())
+    if scope.running:  # the running sums of Scope.sum_in_order, which read the terms
+        rows = rows.with_columns(scope.running.values())
     is_judgment = pl.col(SRC) == 1
     # the duplicate counts ride on the marker rows where there are any
     marker_flags = (
