@@ -371,6 +371,32 @@ def _read_run(source: str, version: Version) -> pl.DataFrame:
     return lazy.select(keep).with_columns(*held).collect()
 
 
+def _within_depth(
+    run_frame: pl.DataFrame, order: Order, depth: int | None, rel_format: str
+) -> pl.DataFrame:
+    """trec_eval's ``-M DEPTH``: each query's first DEPTH documents, in its ranking (score
+    descending, ties by document id descending, or the rank column; with ``-R prefs``
+    and ``-R qrels_prefs`` ties by document id ascending, as form_prefs_counts.c sorts),
+    cut before anything reads the run. trec_eval cuts first (form_res_rels.c and the
+    others) and refuses a document listed twice only within the cut: a copy below it is
+    no duplicate (run ``a`` 5, ``b`` 4, ``c`` 3, ``b`` 2 with ``-M 3``: map over a, b,
+    c). A row that cannot be ranked (a null or NaN score, a null rank) is kept, for the
+    checks that name it."""
+    if depth is None:
+        return run_frame
+    if rel_format in ("prefs", "qrels_prefs"):
+        if "score" not in run_frame.columns:  # refused by the preferences' own checks
+            return run_frame
+        ranked = run_frame.sort(
+            ["query_id", "score", "doc_id"], descending=[False, True, False], nulls_last=True
+        )
+        position = pl.int_range(pl.len()).over("query_id")
+        score = pl.col("score")
+        return ranked.filter((position < depth) | score.is_null() | score.is_nan())
+    rank = pl.col("rank") if order == "rank" else rank_by_score("score", "doc_id").over("query_id")
+    return run_frame.filter((rank <= depth) | (rank < 1) | rank.is_null())
+
+
 def _as_held(names: list[str], version: Version) -> list[pl.Expr]:
     """Each score as trec_eval holds it (``TEXT_RESULTS.sim``, read with ``atof``): a C
     ``double`` in 10.0 (integers beyond 2**53 tie there, as they do here), a ``float``
@@ -473,6 +499,8 @@ def run(args: argparse.Namespace) -> int:
     order: Order = (
         "score" if "score" in run_frame.columns or "rank" not in run_frame.columns else "rank"
     )
+    run_tag = _run_tag(run_frame, args.run)  # the last line's tag, cut at -M or not
+    run_frame = _within_depth(run_frame, order, args.max_docs, args.rel_format)
     unretrieved: Policy = "zero" if args.complete else "drop"
     if args.rel_format in ("prefs", "qrels_prefs"):
         reader = read_trec_prefs if args.rel_format == "prefs" else read_trec_qrels_prefs
@@ -568,7 +596,7 @@ def run(args: argparse.Namespace) -> int:
         all_order=order_idx,
         values=values,
         strings=strings,
-        run_tag=_run_tag(run_frame, args.run),
+        run_tag=run_tag,
         summary_override=summary_override,
     )
     text = _render(args, selection, table, zscores)
