@@ -50,9 +50,10 @@ as without ``-Z``.
   ``num_rel`` counts every judgment with relevance > 0, whatever ``-l`` says.
   trec_eval 10 evaluates such
   a query on a one-document ranking of an unjudged document, then resets ``num_ret``,
-  ``utility``, ``unj`` and ``rbp_resid``: every measure comes out 0, which in the
-  geometric means counts as 0.00001; 9.0.8 adds 0 for it. Here too it scores 0 on
-  every measure but ``num_rel`` (``utility`` included, whatever its coefficients for
+  ``utility``, ``unj`` and ``rbp_resid``: every measure comes out 0 but ``num_rel``
+  and ``ideal_dcg`` (its judgments' ideal DCG), which in the geometric means counts
+  as 0.00001; 9.0.8 adds 0 for it. Here too it scores 0 on every measure but
+  ``num_rel`` and ``ideal_dcg`` (``utility`` included, whatever its coefficients for
   missed documents). With ``--trec-eval-version 9``, files that share no query are
   refused, as 9.0.8 refuses them.
 * ``-N NUM``: the documents in the collection (default 0, as in trec_eval), read by
@@ -615,7 +616,8 @@ def _zero_without_results(
     per_query: pl.DataFrame, run_frame: pl.DataFrame, metrics: Sequence[str]
 ) -> pl.DataFrame:
     """With ``-c``, a judged query without results scores 0 on every measure but
-    ``num_rel`` (its count of relevant judgments).
+    ``num_rel`` (its count of relevant judgments) and 10.0's ``ideal_dcg`` (its
+    judgments' ideal DCG).
 
     trec_eval 9.0.8 adds nothing for such a query (the summary divides by every judged
     query); 10.0 evaluates it on a one-document stand-in ranking, where every measure is
@@ -626,7 +628,9 @@ def _zero_without_results(
     has_results = pl.col("query_id").is_in(
         run_frame.get_column("query_id").cast(pl.String).implode()
     )
-    zeroed = [m for m in dict.fromkeys(metrics) if m != "num_rel"]
+    # num_rel and ideal_dcg read the judgments alone: 10.0 prints the query's own
+    # (its ideal DCG is computed on the stand-in ranking and never reset)
+    zeroed = [m for m in dict.fromkeys(metrics) if m not in ("num_rel", "idcg")]
     return per_query.with_columns(
         pl.when(has_results).then(pl.col(m)).otherwise(pl.lit(0).cast(per_query.schema[m]))
         for m in zeroed
