@@ -170,7 +170,14 @@ def reproducibility(
     │ rmse    ┆ P_1    ┆ baseline ┆ 1.0   │
     └─────────┴────────┴──────────┴───────┘
     """
-    taken = sorted(set(options) & {"systems", "by", "per_query"})
+    if "per_query" in options:
+        raise InvalidValueError(
+            "per_query= is not an option of reproducibility: its measures read every "
+            "topic's values already and give one value per measure, metric and run (the "
+            "per-topic values of a run: irm.evaluate(run, metrics, qrels=qrels), which "
+            "gives them by default)"
+        )
+    taken = sorted(set(options) & {"systems", "by"})
     if taken:
         raise InvalidValueError(
             f"{taken[0]}= is not an option of reproducibility: it compares one baseline "
