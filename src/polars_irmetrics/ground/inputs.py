@@ -12,6 +12,7 @@ only looked for when it was already imported.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
@@ -83,6 +84,16 @@ def as_polars(frame: object, name: str) -> pl.DataFrame | pl.LazyFrame:
         # later one a number (ValueError for a name held twice)
         except (pa.lib.ArrowException, pl.exceptions.PolarsError, TypeError, ValueError) as error:
             raise _unconverted(name, frame, error) from error
+    if isinstance(frame, str | os.PathLike):  # a file's name, not its table
+        path = os.fspath(frame)
+        trec = {"run": ("read_trec_run", "run"), "qrels": ("read_trec_qrels", "qrels")}
+        reader, kind = trec.get(name, ("", ""))
+        ours = f"irm.{reader}({path!r}) for a TREC {kind}, " if reader else ""
+        raise ColumnTypeError(
+            f"{name} is a path ({path!r}), not a table: read it first, e.g. {ours}"
+            f"pl.scan_parquet({path!r}) or pl.scan_csv({path!r}) for a table (the command "
+            "line reads files: irm evaluate PATH ...)"
+        )
     what = type_name(frame)
     if isinstance(frame, ArrowStreamExportable) and not isinstance(frame, pl.Series):
         _refuse_wide_decimals(frame, name)
