@@ -450,26 +450,40 @@ def _parquet_schema(files: list[Path], what: str) -> None:
         if first is None:
             first = (path, pl.Schema(schema))
             continue
-        other = first[1]
-        for name in [*other.names(), *schema]:
-            if name not in schema or name not in other:
-                shown = first[0] if name not in schema else path
-                missing = path if name not in schema else first[0]
-                raise FileFormatError(
-                    f"{missing}: no column {name!r}, which {shown} has; every file of "
-                    f"{what.split(':')[0]} needs the same columns"
-                )
-            if schema[name] != other[name]:  # polars' SchemaError named no file
-                example = (
-                    ""
-                    if other[name].is_nested()
-                    else f", e.g. pl.col({name!r}).cast(pl.{other[name]})"
-                )
-                raise FileFormatError(
-                    f"{path}: column {name!r} is {schema[name]}, but {first[0]} has it as "
-                    f"{other[name]}; every file of {what.split(':')[0]} needs the same "
-                    f"column types: write the files again with one type{example}"
-                )
+        # polars' SchemaError named no file
+        _refuse_other_columns(
+            (str(first[0]), first[1]), (str(path), pl.Schema(schema)), what.split(":")[0]
+        )
+
+
+def _refuse_other_columns(
+    first: tuple[str, pl.Schema],
+    other: tuple[str, pl.Schema],
+    what: str,
+    *,
+    widen: bool = False,
+    fix: str = "",
+) -> None:
+    """Refuse ``other`` (a file's name and columns) where its columns are not those of
+    ``first``, the first file of the same ``what`` (a glob's, a folder's or a command's
+    files, read as one table): a column one lacks, or held in another type (``widen``:
+    two numeric types meet, as floats); ``fix``: said after a missing column."""
+    (first_name, first_schema), (name, schema) = first, other
+    for column in [*first_schema.names(), *[c for c in schema.names() if c not in first_schema]]:
+        if column not in schema or column not in first_schema:
+            missing, holder = (name, first_name) if column not in schema else (first_name, name)
+            raise FileFormatError(
+                f"{missing}: no column {column!r}, which {holder} has; every file of {what} "
+                f"needs the same columns{fix}"
+            )
+        one, two = first_schema[column], schema[column]
+        if one != two and not (widen and one.is_numeric() and two.is_numeric()):
+            example = "" if one.is_nested() else f", e.g. pl.col({column!r}).cast(pl.{one})"
+            raise FileFormatError(
+                f"{name}: column {column!r} is {two}, but {first_name} has it as {one}; every "
+                f"file of {what} needs the same column types: write the files again with one "
+                f"type{example}"
+            )
 
 
 def _scan_table(
@@ -909,26 +923,13 @@ def scan_logs(sources: Sequence[str | os.PathLike[str]]) -> pl.LazyFrame:
 
     if len(frames) == 1:
         return frames[0][1]
-    first_name, first = display_name(frames[0][0]), schema_of(*frames[0])
+    first = (display_name(frames[0][0]), schema_of(*frames[0]))
     for source, frame in frames[1:]:
-        name, schema = display_name(source), schema_of(source, frame)
-        for column in [*first.names(), *[c for c in schema.names() if c not in first]]:
-            if column not in schema or column not in first:
-                missing, holder = (
-                    (name, first_name) if column not in schema else (first_name, name)
-                )
-                raise FileFormatError(
-                    f"{missing}: no column {column!r}, which {holder} has; every file of "
-                    f"{what} needs the same columns: add it, or read the files apart"
-                )
-            one, other = first[column], schema[column]
-            if one != other and not (one.is_numeric() and other.is_numeric()):
-                example = "" if one.is_nested() else f", e.g. pl.col({column!r}).cast(pl.{one})"
-                raise FileFormatError(
-                    f"{name}: column {column!r} is {other}, but {first_name} has it as {one}; "
-                    f"every file of {what} needs the same column types: write the files "
-                    f"again with one type{example}"
-                )
+        other = (display_name(source), schema_of(source, frame))
+        # numbers of two widths meet as floats, as in one file holding both
+        _refuse_other_columns(
+            first, other, what, widen=True, fix=": add it, or read the files apart"
+        )
     return pl.concat([frame for _, frame in frames], how="diagonal_relaxed")
 
 
