@@ -290,6 +290,15 @@ def judgment_flags(
     }
 
 
+def _within(where: pl.Expr | None, position: pl.Expr, k: int | None) -> pl.Expr | None:
+    """``where`` and, with a cutoff ``k``, ``position <= k`` (the rows
+    :meth:`Scope.sum_in_order` adds up to ``k``)."""
+    if k is None:
+        return where
+    within = position <= k
+    return within if where is None else where & within
+
+
 def _in_order(term: pl.Expr, where: pl.Expr | None) -> pl.Expr:
     """Per row: the Float64 ``term`` where ``where`` holds, else 0.0 (which a running
     sum adds without changing a bit)."""
@@ -615,10 +624,8 @@ class TableScope(Scope):
         k: int | None = None,
         by: pl.Expr | None = None,
     ) -> pl.Expr:
-        if k is not None:
-            within = (self.rank if by is None else by) <= k
-            where = within if where is None else where & within
-        return _in_order(term, where).cum_sum().last()
+        kept = _within(where, self.rank if by is None else by, k)
+        return _in_order(term, kept).cum_sum().last()
 
     def sorted_desc(self, value: pl.Expr) -> pl.Expr:
         return value.sort(descending=True, nulls_last=True)
@@ -747,9 +754,7 @@ class PlanScope(Scope):
         # the group-by takes one value, in any row order, with a plain reduction.
         value = self._register(term.cast(pl.Float64), self.terms, window=False)
         position = self.rank if by is None else by
-        kept = where
-        if k is not None:
-            kept = position <= k if where is None else where & (position <= k)
+        kept = _within(where, position, k)
         # the plan refuses the same terms as for Scope.sum (2**32 or more, not finite):
         # the checks do not depend on how a metric adds its terms
         added = value if kept is None else pl.when(kept).then(value)
