@@ -14,28 +14,10 @@ import pytest
 
 from polars_irmetrics.errors import InvalidValueError
 
-LOG = pl.DataFrame(
-    {
-        "round_id": [1, 2, 3, 4],
-        "action": [0, 1, 0, 1],
-        "reward": [1.0, 0.0, 1.0, 1.0],
-        "pscore": [0.5, 0.5, 0.4, 0.6],
-    }
-)
-PROBS = [[0.9, 0.1], [0.3, 0.7], [0.5, 0.5], [0.2, 0.8]]
-POLICY = pl.DataFrame(
-    {
-        "round_id": [1, 1, 2, 2, 3, 3, 4, 4],
-        "action": [0, 1] * 4,
-        "prob": [p for row in PROBS for p in row],
-    }
-)
+from .test_ope_nulls_round17 import LOG, P_LONG, POLICY
+
 NULL_ROW = pl.DataFrame({"round_id": [None], "action": [0], "prob": [0.5]}, schema=POLICY.schema)
-MESSAGE = (
-    "policy= has 1 row(s) with a null 'round_id': each row gives one action's probability "
-    "in one round, and a null id names none; fill or drop them, e.g. "
-    "policy.drop_nulls(['round_id'])"
-)
+MESSAGE = P_LONG  # policy='s refusal of a null round, as in one plan
 
 
 def _pandas(frame: pl.DataFrame) -> Any:
