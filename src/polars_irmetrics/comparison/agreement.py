@@ -38,7 +38,14 @@ from polars_irmetrics.stats.multitest import Correction, adjust, check_correctio
 
 scipy_stats = LazyModule("scipy.stats")
 
-__all__ = ["METHODS", "mean_by_system", "orientation", "swapped_pairs", "system_agreement"]
+__all__ = [
+    "METHODS",
+    "matched",
+    "mean_by_system",
+    "orientation",
+    "swapped_pairs",
+    "system_agreement",
+]
 
 Method = Literal["kendall", "tau_ap", "spearman", "pearson"]
 #: The correlations of :func:`system_agreement`.
@@ -205,12 +212,13 @@ def system_agreement(
         top=method == "tau_ap" and not per_pair,
     )
     values_a, values_b = sign_a * values_a, sign_b * values_b
-    if names != names_b:
-        only = sorted(set(names) ^ set(names_b))
+    order_b = matched(names, names_b)
+    if order_b is None:
         raise QuerySetError(
-            f"system {only[0]!r} is in one result and not the other; a and b must "
-            "evaluate the same systems"
+            f"system {_unmatched(names, names_b)!r} is in one result and not the other; a "
+            "and b must evaluate the same systems"
         )
+    values_b = values_b[:, order_b]
     n = len(names)
     # exact: systems of the same values in another query order tie (no swap)
     mean_a, mean_b = exact_means(values_a), exact_means(values_b)
@@ -225,8 +233,8 @@ def system_agreement(
     if per_pair:  # the deltas as the values read (not negated)
         return pl.DataFrame(
             {
-                "system": np.array(names, dtype=object)[left].tolist(),
-                "other": np.array(names, dtype=object)[right].tolist(),
+                "system": names.gather(left),
+                "other": names.gather(right),
                 # + 0.0: equal means differ by 0.0, not by the -0.0 a lower-is-better
                 # sign turns it into
                 "delta_a": sign_a * diff_a + 0.0,
@@ -236,7 +244,6 @@ def system_agreement(
                 "swapped": swapped,
                 "significant_swap": significant_swap,
             },
-            schema_overrides={"system": pl.String, "other": pl.String},
         )
     correlation, p_value = _correlation(method, mean_a, mean_b, names)
     return pl.DataFrame(
@@ -286,7 +293,7 @@ def swapped_pairs(
 
 
 def _correlation(
-    method: str, mean_a: Array, mean_b: Array, names: list[str]
+    method: str, mean_a: Array, mean_b: Array, names: pl.Series
 ) -> tuple[float | None, float | None]:
     """The correlation and its p-value; ``None`` where undefined: one side's means all
     equal (no order: τ_AP would read the names' order), or scipy's NaN (Spearman's
@@ -309,14 +316,15 @@ def _correlation(
     return statistic, None if math.isnan(p_value) else p_value
 
 
-def _order(means: Array, names: list[str]) -> npt.NDArray[np.int64]:
-    """Systems by mean descending, equal means by name (trectools' sort_systems_by)."""
-    by_name = np.argsort(np.array(names, dtype=object), kind="stable")
+def _order(means: Array, names: pl.Series) -> npt.NDArray[np.int64]:
+    """Systems by mean descending, equal means by name (trectools' sort_systems_by;
+    ``names`` sorted as their column sorts: integers as numbers)."""
+    by_name = np.arange(len(names))
     by_mean = np.argsort(-means[by_name], kind="stable")
     return by_name[by_mean].astype(np.int64)
 
 
-def _tau_ap(truth: Array, compared: Array, names: list[str]) -> float:
+def _tau_ap(truth: Array, compared: Array, names: pl.Series) -> float:
     """τ_AP of ``compared``'s order against ``truth``'s: ``2/(N-1) sum_{i>=2} C(i)/(i-1)
     - 1``, C(i) the systems above position i that the truth also ranks above it."""
     n = len(names)
@@ -331,7 +339,7 @@ def _tau_ap(truth: Array, compared: Array, names: list[str]) -> float:
 
 def mean_by_system(
     frame: FrameInput, side: str, metric: str | None, system: str, query_id: str, calls: str
-) -> tuple[list[str], Array, str]:
+) -> tuple[pl.Series, Array, str]:
     """The systems (sorted), their means over queries (as the values read: not negated;
     :func:`orientation` gives the signs) and the value column's name, checked as
     :func:`system_agreement` checks its inputs (one query is enough for a mean;
@@ -461,7 +469,7 @@ def _matrix(
     calls: str,
     *,
     paired: bool = True,
-) -> tuple[list[str], Array, str]:
+) -> tuple[pl.Series, Array, str]:
     """The systems (sorted), the ``queries × systems`` values of one result and the
     value column's name. ``paired``: the values are tested pair by pair of systems, so
     fewer than two queries are refused (the means alone need one). A column named
@@ -528,7 +536,9 @@ def _matrix(
                 f"column {column!r} of {side} has {nulls} null value"
                 f"{'' if nulls == 1 else 's'}; every row needs {what}: fill or drop those rows"
             )
-    data = data.select(pl.col(system).cast(pl.String), query_id, pl.col(metric).cast(pl.Float64))
+    # the system column keeps its dtype (integer systems 2 and 10 sort as numbers, and
+    # come back as integers); the pivot below reads their text
+    data = data.select(system, query_id, pl.col(metric).cast(pl.Float64))
     bad = data.filter(pl.col(metric).is_null() | pl.col(metric).is_nan())
     if bad.height:
         raise InvalidValueError(
@@ -548,17 +558,22 @@ def _matrix(
             f"{side} lists system {twice[system][0]!r} twice on query "
             f"{twice[query_id][0]!r}; one row per (system, query)"
         )
-    names = sorted(data[system].unique().to_list())
+    names = data[system].unique().sort()
+    texts = names.cast(pl.String).to_list()
     if len(names) < 2:
         raise InvalidValueError(f"{side} holds {len(names)} system; agreement needs two or more")
-    if query_id in names:  # each system becomes a column beside the query ids
+    if query_id in texts:  # each system becomes a column beside the query ids
         raise InvalidValueError(
             f"system {query_id!r} of {side} is named like its query-id column; rename that "
             f"system, e.g. pl.col({system!r}).replace({query_id!r}, {query_id + '_system'!r})"
         )
     # the queries in order (the pivot keeps them as they first appear): the means and
     # tests add them in one order however the rows come
-    wide = data.pivot(on=system, index=query_id, values=metric).sort(query_id)
+    wide = (
+        data.with_columns(pl.col(system).cast(pl.String))
+        .pivot(on=system, index=query_id, values=metric)
+        .sort(query_id)
+    )
     if paired and wide.height < 2:
         shown = f" ({wide[query_id][0]!r})" if wide.height else ""
         raise QuerySetError(
@@ -566,11 +581,39 @@ def _matrix(
             "a paired test over the queries, which needs at least two queries that every "
             "system is scored on; evaluate the systems on more queries"
         )
-    wide = wide.select(names)
+    wide = wide.select(texts)
     if wide.null_count().sum_horizontal().item():
-        column = next(c for c in names if wide[c].null_count())
+        column = next(n for n, c in zip(names, texts, strict=True) if wide[c].null_count())
         raise InvalidValueError(
             f"system {column!r} has no value in {side} on some of its queries; evaluate "
             "every system on the same queries (systems= scores an unretrieved query 0)"
         )
     return names, wide.to_numpy().astype(np.float64), metric
+
+
+def _unmatched(names: pl.Series, names_b: pl.Series) -> object:
+    """The first system (in its result's order, ``a``'s first) the other result lacks."""
+    texts, texts_b = names.cast(pl.String).to_list(), names_b.cast(pl.String).to_list()
+    only = [n for n, t in zip(names.to_list(), texts, strict=True) if t not in texts_b]
+    only += [n for n, t in zip(names_b.to_list(), texts_b, strict=True) if t not in texts]
+    return only[0]
+
+
+def matched(names: pl.Series, names_b: pl.Series) -> npt.NDArray[np.intp] | None:
+    """For each system of ``names``, its index in ``names_b`` (both sorted, each as its
+    result's system column holds them: integers as numbers); ``None`` where the two do
+    not hold the same systems. Columns of two dtypes (Int64 systems in ``a``, their
+    text in ``b``) are matched by text, ``a``'s order kept.
+
+    >>> matched(pl.Series([2, 10]), pl.Series(["10", "2"])).tolist()
+    [1, 0]
+    >>> print(matched(pl.Series([2, 10]), pl.Series([2, 3])))
+    None
+    """
+    if names.dtype == names_b.dtype:
+        return np.arange(len(names)) if names.equals(names_b) else None
+    texts = names.cast(pl.String).to_list()
+    where = {text: i for i, text in enumerate(names_b.cast(pl.String).to_list())}
+    if sorted(texts) != sorted(where):
+        return None
+    return np.array([where[text] for text in texts], dtype=np.intp)

@@ -42,7 +42,12 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from polars_irmetrics.comparison.agreement import mean_by_system, orientation, swapped_pairs
+from polars_irmetrics.comparison.agreement import (
+    matched,
+    mean_by_system,
+    orientation,
+    swapped_pairs,
+)
 from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, IrmError
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lazy import LazyModule
@@ -589,8 +594,10 @@ def plot_swaps(
         column_a, column_b, higher_is_better, higher_is_better_b, top=True
     )
     mean_a, mean_b = sign_a * mean_a, sign_b * mean_b
-    if names != names_b:
+    order_b = matched(names, names_b)
+    if order_b is None:
         raise InvalidValueError("a and b must evaluate the same systems to plot their orderings")
+    mean_b = mean_b[order_b]
     # the swaps as system_agreement counts them (a tie is no swap); tied systems share a
     # height, so that two lines cross exactly where their pair is swapped
     left, right, swapped = swapped_pairs(mean_a, mean_b)
@@ -602,8 +609,9 @@ def plot_swaps(
     for i in range(len(names)):
         color = VERMILLION if swapped_any[i] else GREY
         panel.plot([0, 1], [rank_a[i], rank_b[i]], color=color, marker="o")
+    texts = names.cast(pl.String).to_list()
     for x, ranks, ha in ((-0.03, rank_a, "right"), (1.03, rank_b, "left")):
-        for rank, tied in _by_rank(ranks, names).items():  # one label per height
+        for rank, tied in _by_rank(ranks, texts).items():  # one label per height
             panel.text(x, rank, ", ".join(tied), ha=ha, va="center", fontsize=8)
     panel.set_xlim(-0.4, 1.4)
     panel.invert_yaxis()

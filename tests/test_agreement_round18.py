@@ -1,0 +1,69 @@
+"""Round 18: rank agreement. system_agreement keeps an integer system column's type and
+numeric order."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+
+
+def _systems(names: list[object]) -> pl.DataFrame:
+    # means: 2 -> 0.55, 10 -> 0.25, 3 -> 0.5 (the first name of each list below)
+    means = [0.55, 0.25, 0.5]
+    return pl.DataFrame(
+        {
+            "system": [n for n in names for _ in range(2)],
+            "query_id": ["q1", "q2"] * 3,
+            "ndcg": [v + d for v in means for d in (0.05, -0.05)],
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("names_a", "names_b", "dtype", "pairs"),
+    [
+        # integers: numeric order 2 < 3 < 10, not the text order '10' < '2' < '3'
+        ([2, 10, 3], [2, 10, 3], pl.Int64, [(2, 3), (2, 10), (3, 10)]),
+        # b's systems as text: matched by text, a's column and order kept
+        ([2, 10, 3], ["2", "10", "3"], pl.Int64, [(2, 3), (2, 10), (3, 10)]),
+        # text stays text, sorted as text
+        (["2", "10", "3"], ["2", "10", "3"], pl.String, [("10", "2"), ("10", "3"), ("2", "3")]),
+    ],
+)
+def test_per_pair_keeps_the_system_type_and_order(
+    names_a: list[object],
+    names_b: list[object],
+    dtype: pl.DataType,
+    pairs: list[tuple[object, object]],
+) -> None:
+    out = irm.system_agreement(_systems(names_a), _systems(names_b), per_pair=True)
+    assert out.schema["system"] == dtype
+    assert out.schema["other"] == dtype
+    assert list(zip(out["system"], out["other"], strict=True)) == pairs
+    means = {2: 0.55, 10: 0.25, 3: 0.5}
+    expected = [means[int(x)] - means[int(y)] for x, y in pairs]  # type: ignore[call-overload]
+    assert out["delta_a"].to_list() == pytest.approx(expected, abs=1e-12)
+    assert out["delta_b"].to_list() == pytest.approx(expected, abs=1e-12)
+
+
+def test_tau_ap_breaks_equal_means_in_numeric_order() -> None:
+    # 2 and 10 tie in a (0.5 each; 3: 0.1); b: 10 (0.9) > 3 (0.5) > 2 (0.1). trectools
+    # breaks equal means by name, here 2 before 10 (numerically): a's order 2, 10, 3.
+    # In b's order 10, 3, 2: C(2) = 1 (a ranks 10 above 3), C(3) = 0 (a ranks neither
+    # 10 nor 3 above 2): 2/2 * (1/1 + 0/2) - 1 = 0.0. By text ('10' < '2') a's order
+    # was 10, 2, 3: C(3) = 1 (10 above 2), 2/2 * (1 + 1/2) - 1 = 0.5.
+    a = pl.DataFrame(
+        {"system": [2, 2, 10, 10, 3, 3], "query_id": ["q1", "q2"] * 3,
+         "ndcg": [0.5, 0.5, 0.5, 0.5, 0.1, 0.1]}
+    )  # fmt: skip
+    b = a.with_columns(pl.Series("ndcg", [0.1, 0.1, 0.9, 0.9, 0.5, 0.5]))
+    out = irm.system_agreement(a, b, "tau_ap")
+    assert out["correlation"].item() == pytest.approx(0.0, abs=1e-12)
+
+
+def test_a_system_only_one_result_holds_is_named() -> None:
+    a, b = _systems([2, 10, 3]), _systems([2, 10, 4])
+    with pytest.raises(irm.QuerySetError, match="system 3 is in one result and not the other"):
+        irm.system_agreement(a, b)
