@@ -1,5 +1,5 @@
 """Round 18: rank agreement. system_agreement keeps an integer system column's type and
-numeric order."""
+numeric order; RBO and the tie-aware correlations at a cutoff read whole tie groups."""
 
 from __future__ import annotations
 
@@ -67,3 +67,44 @@ def test_a_system_only_one_result_holds_is_named() -> None:
     a, b = _systems([2, 10, 3]), _systems([2, 10, 4])
     with pytest.raises(irm.QuerySetError, match="system 3 is in one result and not the other"):
         irm.system_agreement(a, b)
+
+
+_RUN = pl.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "score": [2.0, 1.0, 1.0]})
+
+
+@pytest.mark.parametrize("tied", ["b", "c"])
+@pytest.mark.parametrize(
+    ("metric", "expected"),
+    [
+        # the run's group (b c) crosses position 2: kept whole, the run's prefix is
+        # [a, (b c)] (l = 3) against S = [a, x] (s = 2), x = b or c alike (Corsi &
+        # Urbano's rbo.py on these prefixes). ties='a': A_1 = 1, A_2 = (1 + 1/2)/2 =
+        # 0.75, depth 3 seen X = 2 plus the extrapolated (3 - 2) A_2 = 0.75 (its L-only
+        # document's contribution 1): A_3 = 2.75/3, tail (2 + 1 * 0.75)/3 p^4/(1 - p):
+        # (0.1/0.9) (0.9 + 0.75 * 0.81 + 2.75/3 * 0.729 + 2.75/3 * 6.561) = 8.19/9 = 0.91
+        ("rbo@2", 0.91),
+        # ties='w': A_2 = 2 * 2/(2 + 3) = 0.8, A_3 = 2 (2 + 0.8) / (3 + 3) = 2.8/3,
+        # tail (2 + 0.8)/3 p^4/(1 - p): (0.1/0.9)(0.9 + 0.648 + 2.8/3 * (0.729 + 6.561))
+        # = (1.548 + 6.804)/9 = 0.928
+        ("rbo(ties='w')@2", 0.928),
+        # the shared documents a and x, ordered alike on both sides
+        ("kendall_tau@2", 1.0),
+        ("tau_ap@2", 1.0),
+    ],
+)
+def test_a_tie_group_crossing_the_cutoff_is_kept_whole(
+    tied: str, metric: str, expected: float
+) -> None:
+    # before: the cut kept c (the ids' order, descending as text: c before b), and
+    # rbo@2 was 0.55 against [a, b] and 1.0 against [a, c]
+    ref = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", tied], "score": [2.0, 1.0]})
+    out = irm.evaluate(_RUN, [metric], reference=ref)
+    assert out[metric].item() == pytest.approx(expected, abs=1e-12)
+
+
+def test_the_positional_measures_still_cut_at_k() -> None:
+    # jaccard@2 and overlap@2 read the first two positions (ties by id, descending as
+    # text: a, c): against [a, c], both shared: jaccard 2/2, overlap 2/2
+    ref = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "c"], "score": [2.0, 1.0]})
+    out = irm.evaluate(_RUN, ["jaccard@2", "overlap@2", "rbo@2"], reference=ref)
+    assert out.row(0) == (1, 1.0, 1.0, pytest.approx(0.91, abs=1e-12))

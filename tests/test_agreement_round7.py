@@ -70,10 +70,13 @@ TIE_CASES = [
         {"jaccard@1": 1.0, "overlap@1": 1.0, "rbo_repro_eval(p=0.8)@1": 1.0},
     ),
     # run 9, 100, 10 tied (text order, descending): the top 2 is {9, 100}, the
-    # reference's [100, 9]; KTU's union sorted as text: ['100', '9']; rbo@2 is Corsi &
-    # Urbano's rbo([{9, 100}], [100, 9], 0.9) (ext: 0.95). (tau_ap@2 was -1.0 here, the
-    # ids' tie-break order read as a reversal: null now, the run ties both shared
-    # documents, tests/test_agreement_round17.py)
+    # reference's [100, 9]; KTU's union sorted as text: ['100', '9']. rbo@2 reads the
+    # run's tie group whole (it crosses position 2; round 18): Corsi & Urbano's
+    # rbo([{9, 10, 100}], [100, 9], 0.9), ext: A_1 = 1/3, A_2 = (2/3 + 2/3)/2 = 2/3,
+    # A_3 = (2 + (3 - 2) 2/3)/3 = 8/9 and its tail 8/9 p^4/(1 - p): (1/9)(0.3 + 0.54 +
+    # 0.648 + 5.832) = 7.32/9 (it was 0.95, rbo([{9, 100}], [100, 9]): the ids chose
+    # which two of the three the cut kept). (tau_ap@2 was -1.0 here, the ids'
+    # tie-break order read as a reversal, tests/test_agreement_round17.py)
     (
         "tied 9, 10 and 100",
         ([9, 10, 100], [1.0, 1.0, 1.0], "score"),
@@ -81,7 +84,7 @@ TIE_CASES = [
         {
             "jaccard@2": 1.0,
             "overlap@2": 1.0,
-            "rbo(p=0.9)@2": 0.95,
+            "rbo(p=0.9)@2": 7.32 / 9,
             "rbo_repro_eval(p=0.9)@2": 0.9 / 1.9,
             "ktu@2": -1.0,
         },

@@ -373,31 +373,38 @@ def _values(
     cutoff: int | None,
     requests: Requests,
 ) -> pl.LazyFrame:
-    """Every metric of one cutoff, per query that both sides hold."""
+    """Every metric of one cutoff, per query that both sides hold.
+
+    The tie-aware measures (:data:`_WHOLE_GROUPS`) read each side cut after its last
+    tie group that starts within ``k`` (a group that crosses position ``k`` is kept
+    whole); the others read positions ``0..k-1``, ties broken by id (trec_eval's
+    order). Cutting inside a tie group kept the documents the ids put first: ``rbo@2``
+    of the scores ``a=2, b=1, c=1`` was 0.55 against ``[a, b]`` and 1.0 against ``[a,
+    c]``, a number that depended on the ids alone."""
     run_k, ref_k = _cut(run, cutoff), _cut(reference, cutoff)
-    items = run_k.select(
-        *keys, _DOC, pl.col(_POS).alias(_PA), pl.col(_T).alias(TA), pl.col(_B).alias(BA)
-    ).join(
-        ref_k.select(
-            *keys, _DOC, pl.col(_POS).alias(_PB), pl.col(_T).alias(TB), pl.col(_B).alias(BB)
-        ),
-        on=[*keys, _DOC],
-        how="full",
-        coalesce=True,
-        nulls_equal=True,
-    )
-    # the joined documents are the one source of every reader below (the lengths too):
-    # one subplan, which polars computes once; a second source (the lengths counted
-    # before the filter) made it order and join both sides again for each reader
-    items = (
-        items.with_columns(
-            pl.col(_PA).is_not_null().sum().over(keys).alias(NA),
-            pl.col(_PB).is_not_null().sum().over(keys).alias(NB),
-        )
-        .filter((pl.col(NA) > 0) & (pl.col(NB) > 0))
-        .cache()
-    )
+    grouped = _joined(_cut(run, cutoff, whole=True), _cut(reference, cutoff, whole=True), keys)
+    if cutoff is None:
+        items = grouped
+    else:  # the positions within k of the same join (one join for both readings)
+        within = {side: pl.col(side) < cutoff for side in (_PA, _PB)}
+        items = _with_lengths(
+            grouped.select(
+                *keys,
+                _DOC,
+                *(
+                    pl.when(within[pos]).then(pl.col(name)).alias(name)
+                    for pos, names in ((_PA, (_PA, TA)), (_PB, (_PB, TB)))
+                    for name in names
+                ),
+                *(
+                    pl.when(within[pos]).then(pl.col(b).clip(upper_bound=cutoff - 1)).alias(b)
+                    for pos, b in ((_PA, BA), (_PB, BB))
+                ),
+            ).filter(pl.col(_PA).is_not_null() | pl.col(_PB).is_not_null()),
+            keys,
+        ).cache()
     lengths = items.group_by(keys).agg(pl.col(NA).first(), pl.col(NB).first())
+    group_lengths = grouped.group_by(keys).agg(pl.col(NA).first(), pl.col(NB).first())
     common = pl.col(_PA).is_not_null() & pl.col(_PB).is_not_null()
     simple = []
     specs = []
@@ -425,15 +432,17 @@ def _values(
     if simple:
         out = out.join(items.group_by(keys).agg(*simple), on=keys, nulls_equal=True)
     if specs:
-        out = out.join(rbo_values(items, lengths, keys, specs), on=keys, nulls_equal=True)
+        out = out.join(
+            rbo_values(grouped, group_lengths, keys, specs), on=keys, how="left", nulls_equal=True
+        )
     for label, request in pairs.values():
         name = request.metric.name
         if name == "rbo_repro_eval":
             value = _rbo_repro_eval(items, keys, label, request, cutoff)
         elif name == "kendall_tau":
-            value = _tau_b(items.filter(common), keys, TA, TB, label)
+            value = _tau_b(grouped.filter(common), keys, TA, TB, label)
         elif name == "tau_ap":
-            value = _tau_ap(items.filter(common), keys, label)
+            value = _tau_ap(grouped.filter(common), keys, label)
         elif name == "ktu":
             value = _ktu(run_k, ref_k, keys, label)
         else:  # pragma: no cover - every agreement metric is routed above
@@ -471,11 +480,50 @@ def _intersection(
     )
 
 
-def _cut(side: pl.LazyFrame, cutoff: int | None) -> pl.LazyFrame:
-    """Positions ``0..cutoff-1``, tie groups clipped to the kept positions."""
+#: The measures that read tie groups, so a cutoff keeps a group that crosses it whole
+#: (:func:`_values`).
+_WHOLE_GROUPS = ("rbo", "kendall_tau", "tau_ap")
+
+
+def _cut(side: pl.LazyFrame, cutoff: int | None, *, whole: bool = False) -> pl.LazyFrame:
+    """Positions ``0..cutoff-1``, tie groups clipped to the kept positions; ``whole``:
+    every tie group that starts within ``cutoff``, whole (its documents past the
+    cutoff too: which of them fall within it is the ids' order, not the data's)."""
     if cutoff is None:
         return side
+    if whole:
+        return side.filter(pl.col(_T) < cutoff)
     return side.filter(pl.col(_POS) < cutoff).with_columns(pl.col(_B).clip(upper_bound=cutoff - 1))
+
+
+def _joined(run_k: pl.LazyFrame, ref_k: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    """The two cut sides joined document by document (positions, tie groups of each;
+    null where a side lacks the document), with each side's length per query, only the
+    queries both sides rank."""
+    items = run_k.select(
+        *keys, _DOC, pl.col(_POS).alias(_PA), pl.col(_T).alias(TA), pl.col(_B).alias(BA)
+    ).join(
+        ref_k.select(
+            *keys, _DOC, pl.col(_POS).alias(_PB), pl.col(_T).alias(TB), pl.col(_B).alias(BB)
+        ),
+        on=[*keys, _DOC],
+        how="full",
+        coalesce=True,
+        nulls_equal=True,
+    )
+    # the joined documents are the one source of every reader (the lengths too): one
+    # subplan, which polars computes once; a second source (the lengths counted before
+    # the filter) made it order and join both sides again for each reader
+    return _with_lengths(items, keys).cache()
+
+
+def _with_lengths(items: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    """``items`` with each side's length per query (``NA``, ``NB``), only the queries
+    both sides rank."""
+    return items.with_columns(
+        pl.col(_PA).is_not_null().sum().over(keys).alias(NA),
+        pl.col(_PB).is_not_null().sum().over(keys).alias(NB),
+    ).filter((pl.col(NA) > 0) & (pl.col(NB) > 0))
 
 
 def _rbo_repro_eval(

@@ -9,8 +9,11 @@ raises an error naming that entry point.
 Rankings. Each side is ordered as the run is elsewhere (``rank``, else ``score``
 descending with ties broken by ``doc_id`` descending, as trec_eval), then cut at ``@k``
 (positions ``1..k``). Documents with equal ``score`` (ranked by score) form a **tie
-group** for :func:`rbo` (Corsi & Urbano's treatments ``ties=``); every other measure
-reads the positions, except ``kendall_tau``, whose τ-b counts equal scores as ties.
+group** for ``rbo`` (Corsi & Urbano's treatments ``ties=``) and ``kendall_tau`` (τ-b
+counts equal scores as ties); for these, and for ``tau_ap``, ``@k`` keeps every tie
+group that starts within the first k positions whole (which of a crossing group's
+documents fall within k is the ids' order, not the data's). Every other measure reads
+the positions.
 
 * ``rbo(p, kind, ties)@k``: rank-biased overlap, Webber et al. (2010) with Corsi &
   Urbano's tie treatments (SIGIR 2024; their reference implementation
@@ -142,8 +145,10 @@ AGREEMENT_METRICS: tuple[Metric, ...] = (
         "ties, each document of a tie group spanning positions t..b contributes (d - t + "
         "1) / (b - t + 1) at depth d (ties='a', 'b') or 1 from depth t (ties='w'), and A_d "
         "is normalised by d (a), by the two contribution norms (b) or by the mean of the "
-        "two sets' sizes (w). Without @k the whole rankings are compared; @k cuts each at "
-        "position k first (tie groups are then those of the kept documents).",
+        "two sets' sizes (w). Without @k the whole rankings are compared; @k cuts each "
+        "after its last tie group that starts within the first k positions (a group "
+        "crossing position k is kept whole: which of its documents fall within k is the "
+        "ids' order, not the data's).",
     ),
     Metric(
         "rbo_repro_eval",
@@ -195,7 +200,8 @@ AGREEMENT_METRICS: tuple[Metric, ...] = (
         latex=r"\frac{n_c - n_d}{\sqrt{(n_0 - n_1)(n_0 - n_2)}}",
         formula="Kendall's tau-b over the documents both top-k lists hold (the others are "
         "left out): concordant minus discordant pairs over the square root of the pairs "
-        "untied in each ranking; equal scores are ties. Null with fewer than two shared "
+        "untied in each ranking; equal scores are ties (@k keeps a tie group crossing "
+        "position k whole). Null with fewer than two shared "
         "documents or when one side ties them all (scipy's nan), left out of the mean.",
     ),
     Metric(
