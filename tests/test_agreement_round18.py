@@ -1,5 +1,6 @@
 """Round 18: rank agreement. system_agreement keeps an integer system column's type and
-numeric order; RBO and the tie-aware correlations at a cutoff read whole tie groups."""
+numeric order; RBO and the tie-aware correlations at a cutoff read whole tie groups;
+tau_ap's ties are Urbano & Marrero's (no tie broken by document id)."""
 
 from __future__ import annotations
 
@@ -108,3 +109,62 @@ def test_the_positional_measures_still_cut_at_k() -> None:
     ref = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "c"], "score": [2.0, 1.0]})
     out = irm.evaluate(_RUN, ["jaccard@2", "overlap@2", "rbo@2"], reference=ref)
     assert out.row(0) == (1, 1.0, 1.0, pytest.approx(0.91, abs=1e-12))
+
+
+def _ranked(scores: dict[str, float]) -> pl.DataFrame:
+    return pl.DataFrame(
+        {"query_id": ["q"] * len(scores), "doc_id": list(scores), "score": list(scores.values())}
+    )
+
+
+@pytest.mark.parametrize(
+    ("run", "ref", "metric", "expected"),
+    [
+        # the run ties b and c (p = 2, t = 2) under a > b > c: tau_AP_a (ircor's tauAP_a):
+        # C(b) = C(c) = 1 (a above), S(2, 2) = (1/1 + 1/2)/2 = 0.75, each member of the
+        # group W(2, 2) = (1/(2*2)) (1/2) = 1/8: 2/2 (0.75 + 0.75 + 1/8 + 1/8) - 1 = 0.75
+        # (ids breaking the tie gave 0.5 or 1.0: b above c, or c above b)
+        ({"a": 2.0, "b": 1.0, "c": 1.0}, {"a": 3.0, "b": 2.0, "c": 1.0}, "tau_ap", 0.75),
+        ({"a": 2.0, "b": 1.0, "c": 1.0}, {"a": 3.0, "c": 2.0, "b": 1.0}, "tau_ap", 0.75),
+        # tau_AP_b: the run's direction: b and c below a's group, each with a above it
+        # on both sides: 2/2 (1/1 + 1/1) - 1 = 1; the reference's: b (p 2) has a above
+        # in the run (1/1), c (p 3) has a but not b (tied) above: 1/2: 2/2 (1 + 0.5) - 1
+        # = 0.5; the mean: 0.75
+        ({"a": 2.0, "b": 1.0, "c": 1.0}, {"a": 3.0, "b": 2.0, "c": 1.0}, "tau_ap(ties='b')", 0.75),
+        # a run that ties everything: every order alike, the expected tau_AP is 0
+        ({"a": 1.0, "b": 1.0, "c": 1.0}, {"a": 3.0, "b": 2.0, "c": 1.0}, "tau_ap", 0.0),
+        # ...which tau_AP_b cannot read (no document below the run's first group)
+        ({"a": 1.0, "b": 1.0, "c": 1.0}, {"a": 3.0, "b": 2.0, "c": 1.0}, "tau_ap(ties='b')", None),
+        # the truth ties b and c: tau_AP_a has no value (ircor refuses ties in x) ...
+        ({"a": 3.0, "b": 2.0, "c": 1.0}, {"a": 2.0, "b": 1.0, "c": 1.0}, "tau_ap", None),
+        # ... tau_AP_b is the same as with the roles swapped (symmetric): 0.75
+        ({"a": 3.0, "b": 2.0, "c": 1.0}, {"a": 2.0, "b": 1.0, "c": 1.0}, "tau_ap(ties='b')", 0.75),
+        # no ties: tau_AP_a is Yilmaz's tau_AP (trectools), the run b, a, c against a, b, c:
+        # C(a) = 0, C(c) = 2: 2/2 (0/1 + 2/2) - 1 = 0.0; tau_AP_b the mean of that and
+        # the reverse direction (a, b, c against b, a, c: also 0.0)
+        ({"b": 3.0, "a": 2.0, "c": 1.0}, {"a": 3.0, "b": 2.0, "c": 1.0}, "tau_ap", 0.0),
+        # run a, c, b, d against a, b, c, d: C(c) = 1, C(b) = 1, C(d) = 3:
+        # 2/3 (1/1 + 1/2 + 3/3) - 1 = 2/3; reverse the same: tau_AP_b 2/3
+        (
+            {"a": 4.0, "c": 3.0, "b": 2.0, "d": 1.0},
+            {"a": 4.0, "b": 3.0, "c": 2.0, "d": 1.0},
+            "tau_ap(ties='b')",
+            2 / 3,
+        ),
+    ],
+)
+def test_tau_ap_reads_ties_as_urbano_and_marrero(
+    run: dict[str, float], ref: dict[str, float], metric: str, expected: float | None
+) -> None:
+    out = irm.evaluate(_ranked(run), [metric], reference=_ranked(ref), per_query=True)
+    got = out[metric].item()
+    if expected is None:
+        assert got is None
+    else:
+        assert got == pytest.approx(expected, abs=1e-12)
+
+
+def test_tau_ap_refuses_an_unknown_ties() -> None:
+    run = _ranked({"a": 2.0, "b": 1.0})
+    with pytest.raises(irm.MetricParameterError, match="ties"):
+        irm.evaluate(run, ["tau_ap(ties='w')"], reference=run)

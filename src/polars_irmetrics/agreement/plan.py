@@ -442,7 +442,8 @@ def _values(
         elif name == "kendall_tau":
             value = _tau_b(grouped.filter(common), keys, TA, TB, label)
         elif name == "tau_ap":
-            value = _tau_ap(grouped.filter(common), keys, label)
+            ties = request.params(1.0).choice("ties")
+            value = _tau_ap(grouped.filter(common), keys, label, ties)
         elif name == "ktu":
             value = _ktu(run_k, ref_k, keys, label)
         else:  # pragma: no cover - every agreement metric is routed above
@@ -590,31 +591,106 @@ def _tau_b(frame: pl.LazyFrame, keys: list[str], x: str, y: str, label: str) -> 
     )
 
 
-def _tau_ap(shared: pl.LazyFrame, keys: list[str], label: str) -> pl.LazyFrame:
-    """Yilmaz et al.'s τ_AP: the run's order against the reference's as the truth; null
-    where either side ties every shared document (one tie group: no order to compare,
-    the positions would be the ids' tie-break order, -1 or +1 as the ids fall; Kendall's
-    τ-b is undefined there too, and :func:`~polars_irmetrics.system_agreement`'s τ_AP
-    of means all equal is null)."""
-    ranked = shared.select(*keys, _PA, _PB, TA, TB).with_columns(
-        pl.col(_PA).rank("ordinal").over(keys).cast(pl.Int64).alias("__r"),
+def _tau_ap(shared: pl.LazyFrame, keys: list[str], label: str, ties: str) -> pl.LazyFrame:
+    """Yilmaz et al.'s τ_AP of the run's order against the reference's over the shared
+    documents, with Urbano & Marrero's treatments of tie groups (ICTIR 2017, their
+    ``ircor`` package's ``tauAP_a`` and ``tauAP_b``): no tie is broken by document id.
+
+    Within the shared documents, ``p`` is a document's tie group's first rank (1-based:
+    one plus the shared documents in groups above it) and ``t`` the group's size, on
+    each side. A pair *above* is a document in a group strictly above the other's on
+    both sides.
+
+    * ``ties='a'`` (the reference is the truth, without ties): ``2/(n-1) (sum_i
+      C(i) S(p_i, t_i) + sum_i W(p_i, t_i)) - 1``, ``C(i)`` the documents in the run's
+      groups above ``i``'s that the reference also ranks above it, ``S(p, t) = (1/t)
+      sum_{m=1}^{t} 1/(p + m - 2)`` (``i``'s expected ``1/(rank - 1)`` over its group's
+      orders) and ``W(p, t) = 1/(2t) sum_{k=1}^{t-1} k/(p + k - 1)`` (the pairs within
+      the group, each concordant in half of its orders): the expected τ_AP over every
+      order of the run's ties (Yilmaz's τ_AP, trectools', where there are none; 0 for
+      a run that ties every shared document). Null where the reference ties shared
+      documents (the truth has no ties: ``ircor`` refuses them; ``ties='b'`` reads them).
+    * ``ties='b'`` (ties on both sides, symmetric): the mean of the two directions, each
+      ``2/N' sum_{i: p_i > 1} C'(i)/(p_i - 1) - 1`` over the documents below the side's
+      first group (``N'`` of them), ``C'(i)`` the pairs above ending at ``i``. Null
+      where either side ties every shared document (no document below a first group).
+
+    Null below two shared documents. Sums by :func:`fixed_sum` (the same bits in any row
+    order)."""
+    ranked = shared.select(*keys, _PA, TA, TB).with_columns(
+        pl.col(side).rank("min").over(keys).cast(pl.Int64).alias(f"__p{side}") for side in (TA, TB)
+    )
+    ranked = ranked.with_columns(
+        *(pl.len().over([*keys, side]).cast(pl.Int64).alias(f"__t{side}") for side in (TA, TB)),
         pl.len().over(keys).cast(pl.Int64).alias("__n"),
     )
-    pairs = _pairs(ranked, keys, "__r")
-    # for the lower document (right) of each pair: is the upper one above it in the truth?
-    correct = (pl.col(_PB) < pl.col(f"{_PB}__r")).cast(pl.Float64) / (pl.col("__r__r") - 1)
-    # a pair in two tie groups of each side: some order on both (the groups are tops)
-    ordered = [(pl.col(t) != pl.col(f"{t}__r")).any().alias(f"__o{t}") for t in (TA, TB)]
-    summed = pairs.group_by(keys).agg(
-        fixed_sum(correct).alias("__c"), pl.col("__n").first(), *ordered
+    p_run, t_run = pl.col(f"__p{TA}"), pl.col(f"__t{TA}")
+    if ties == "a":
+        # S(p, t): 1/m over m = p - 1 .. p + t - 2 (p > 1), over t; W(p, t)
+        weights = (
+            pl.when(p_run > 1)
+            .then(
+                pl.int_ranges(p_run - 1, p_run + t_run - 1)
+                .list.eval(1.0 / pl.element().cast(pl.Float64))
+                .list.sum()
+                / t_run.cast(pl.Float64)
+            )
+            .otherwise(0.0)
+            .alias("__w")
+        )
+        ranked = ranked.with_columns(weights)
+        # sum_i W(p_i, t_i) = sum over the run's groups of (1/2) sum_{k=1}^{t-1} k/(p+k-1)
+        k = pl.col("__k").cast(pl.Float64)
+        within = (
+            ranked.group_by([*keys, TA])
+            .agg(p_run.first(), t_run.first())
+            .with_columns(pl.int_ranges(1, t_run).alias("__k"))
+            .explode("__k")
+            .filter(pl.col("__k").is_not_null())
+            .group_by(keys)
+            .agg(fixed_sum(k / (k + p_run.cast(pl.Float64) - 1.0) / 2.0).alias("__in"))
+        )
+    else:
+        ranked = ranked.with_columns(
+            (1.0 / (pl.col(f"__p{side}") - 1).cast(pl.Float64)).alias(f"__w{side}")
+            for side in (TA, TB)
+        )
+    # every ordered pair (left above right on both sides, strictly)
+    above = ranked.join(ranked, on=keys, suffix="__r", nulls_equal=True).filter(
+        (pl.col(TA) < pl.col(f"{TA}__r")) & (pl.col(TB) < pl.col(f"{TB}__r"))
     )
-    tau = 2.0 * pl.col("__c") / (pl.col("__n") - 1) - 1.0
-    defined = pl.col(f"__o{TA}") & pl.col(f"__o{TB}")
+    n = pl.col("__n").first().cast(pl.Float64)
+    if ties == "a":
+        pairs = above.group_by(keys).agg(fixed_sum(pl.col("__w__r")).alias("__c"))
+        per_query = ranked.group_by(keys).agg(
+            n.alias("__nn"), (pl.col(f"__t{TB}") > 1).any().alias("__tied")
+        )
+        joined = per_query.join(pairs, on=keys, how="left", nulls_equal=True).join(
+            within, on=keys, how="left", nulls_equal=True
+        )
+        total = pl.col("__c").fill_null(0.0) + pl.col("__in").fill_null(0.0)
+        tau = 2.0 * total / (pl.col("__nn") - 1.0) - 1.0
+        value = pl.when((pl.col("__nn") >= 2) & ~pl.col("__tied")).then(tau.clip(-1.0, 1.0))
+    else:
+        pairs = above.group_by(keys).agg(
+            fixed_sum(pl.col(f"__w{side}__r")).alias(f"__c{side}") for side in (TA, TB)
+        )
+        per_query = ranked.group_by(keys).agg(
+            (pl.col(f"__p{side}") > 1).sum().cast(pl.Float64).alias(f"__below{side}")
+            for side in (TA, TB)
+        )
+        joined = per_query.join(pairs, on=keys, how="left", nulls_equal=True)
+        halves = [
+            2.0 * pl.col(f"__c{side}").fill_null(0.0) / pl.col(f"__below{side}") - 1.0
+            for side in (TA, TB)
+        ]
+        defined = (pl.col(f"__below{TA}") > 0) & (pl.col(f"__below{TB}") > 0)
+        value = pl.when(defined).then(((halves[0] + halves[1]) / 2.0).clip(-1.0, 1.0))
     return (
         shared.select(keys)
         .unique()
-        .join(summed, on=keys, how="left", nulls_equal=True)
-        .select(*keys, pl.when(defined).then(tau).alias(label))
+        .join(joined, on=keys, how="left", nulls_equal=True)
+        .select(*keys, value.alias(label))
     )
 
 

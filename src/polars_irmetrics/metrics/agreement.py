@@ -9,11 +9,11 @@ raises an error naming that entry point.
 Rankings. Each side is ordered as the run is elsewhere (``rank``, else ``score``
 descending with ties broken by ``doc_id`` descending, as trec_eval), then cut at ``@k``
 (positions ``1..k``). Documents with equal ``score`` (ranked by score) form a **tie
-group** for ``rbo`` (Corsi & Urbano's treatments ``ties=``) and ``kendall_tau`` (τ-b
-counts equal scores as ties); for these, and for ``tau_ap``, ``@k`` keeps every tie
-group that starts within the first k positions whole (which of a crossing group's
-documents fall within k is the ids' order, not the data's). Every other measure reads
-the positions.
+group** for ``rbo`` (Corsi & Urbano's treatments ``ties=``), ``tau_ap`` (Urbano &
+Marrero's ``ties=``) and ``kendall_tau`` (τ-b counts equal scores as ties); for these
+three, ``@k`` keeps every tie group that starts within the first k positions whole (which
+of a crossing group's documents fall within k is the ids' order, not the data's). Every
+other measure reads the positions.
 
 * ``rbo(p, kind, ties)@k``: rank-biased overlap, Webber et al. (2010) with Corsi &
   Urbano's tie treatments (SIGIR 2024; their reference implementation
@@ -32,11 +32,14 @@ the positions.
 * ``kendall_tau@k``: Kendall's τ-b (scipy's ``kendalltau``) of the two rankings over the
   documents *both* retrieved in their top k; documents only one side retrieved are left
   out; fewer than two shared documents (or every one tied) give null.
-* ``tau_ap@k``: Yilmaz et al.'s AP correlation over the shared documents, the reference
-  as the truth and the run's order compared with it (trectools' ``tau_ap(list1=run,
-  list2=reference)``); null below two shared documents, and where either side ties
-  every shared document (equal scores: no order to compare, as ``kendall_tau``; the
-  positions there are the ids' tie-break order, which read as -1 or +1 before).
+* ``tau_ap(ties)@k``: Yilmaz et al.'s AP correlation over the shared documents, the
+  reference as the truth and the run's order compared with it (trectools'
+  ``tau_ap(list1=run, list2=reference)`` without ties), equal scores tie groups as
+  Urbano & Marrero treat them (ICTIR 2017, ``ircor``'s ``tauAP_a``/``tauAP_b``; no tie
+  is broken by document id): ``ties='a'`` the run's ties averaged over their orders,
+  the reference untied (null where it ties shared documents), ``'b'`` ties on both
+  sides, symmetric (null where either side ties every shared document); null below two
+  shared documents.
 * ``intersection(ref_k)@k``: RecTools' ``Intersection``: the share of the run's top k
   that the reference's top ``ref_k`` (``k`` by default) holds, ``|A_k ∩ B_ref_k| /
   |A_k|``; by ``rank``, the top k are the rows ranked ``<= k`` (RecTools' cut; a rank
@@ -208,17 +211,34 @@ AGREEMENT_METRICS: tuple[Metric, ...] = (
         "tau_ap",
         "Yilmaz et al.'s AP rank correlation of the run against the reference as the truth",
         _needs_reference,
+        params=(
+            Param(
+                "ties",
+                "a",
+                ("a", "b"),
+                "Urbano & Marrero's treatment of tied scores: a (the reference is the "
+                "truth, without ties; the run's ties averaged over their orders), b (ties "
+                "on both sides; symmetric: the mean of the two directions)",
+            ),
+        ),
         binary=False,
         reads=_READS,
         matches={
             "trectools": "misc.get_correlation(reference, run, 'tau_ap'): equal to 1e-12 "
-            "(tests/test_agreement.py)"
+            "without ties (tests/test_agreement.py)",
+            "ircor": "tauAP_a(reference, run) and tauAP_b (julian-urbano/ircor, R): the "
+            "worked values of tests/test_agreement_round18.py",
         },
         latex=(r"\frac{2}{N-1}\sum_{i=2}^{N} \frac{C(i)}{i-1} - 1"),
         formula="Over the N documents both top-k lists hold, in the run's order: C(i) is "
         "the number of documents above position i that the reference also ranks above "
-        "the document at i. Not symmetric: the reference is the truth. Null for N < 2, "
-        "and where either side ties all N (one tie group: no order to compare).",
+        "the document at i. Not symmetric: the reference is the truth. Equal scores are "
+        "tie groups, never broken by document id (Urbano & Marrero, ICTIR 2017): with "
+        "ties='a' (the default) the run's ties are averaged over their orders (a run that "
+        "ties all N scores 0, the expected value) and a reference that ties shared "
+        "documents gives null (the truth has no ties); ties='b' reads ties on both sides "
+        "and is the mean of the two directions (null where either side ties all N). Null "
+        "for N < 2.",
     ),
     Metric(
         "intersection",
