@@ -49,19 +49,54 @@ def test_per_pair_keeps_the_system_type_and_order(
     assert out["delta_b"].to_list() == pytest.approx(expected, abs=1e-12)
 
 
-def test_tau_ap_breaks_equal_means_in_numeric_order() -> None:
-    # 2 and 10 tie in a (0.5 each; 3: 0.1); b: 10 (0.9) > 3 (0.5) > 2 (0.1). trectools
-    # breaks equal means by name, here 2 before 10 (numerically): a's order 2, 10, 3.
-    # In b's order 10, 3, 2: C(2) = 1 (a ranks 10 above 3), C(3) = 0 (a ranks neither
-    # 10 nor 3 above 2): 2/2 * (1/1 + 0/2) - 1 = 0.0. By text ('10' < '2') a's order
-    # was 10, 2, 3: C(3) = 1 (10 above 2), 2/2 * (1 + 1/2) - 1 = 0.5.
-    a = pl.DataFrame(
-        {"system": [2, 2, 10, 10, 3, 3], "query_id": ["q1", "q2"] * 3,
-         "ndcg": [0.5, 0.5, 0.5, 0.5, 0.1, 0.1]}
-    )  # fmt: skip
-    b = a.with_columns(pl.Series("ndcg", [0.1, 0.1, 0.9, 0.9, 0.5, 0.5]))
-    out = irm.system_agreement(a, b, "tau_ap")
-    assert out["correlation"].item() == pytest.approx(0.0, abs=1e-12)
+def _means(values: dict[object, float]) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "system": [s for s in values for _ in range(2)],
+            "query_id": ["q1", "q2"] * len(values),
+            "ndcg": [v for v in values.values() for _ in range(2)],
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "ties", "expected"),
+    [
+        # b ties its second and third systems under a's 3 > 2 > 1: tau_AP_a, as tau_ap@k's
+        # (0.75: the mean of the two orders, 1.0 and 0.5), whichever names they have;
+        # trectools' name tie-break read 2 before 10 (1.0) or, as text, 10 before 2 (0.5)
+        ({1: 0.9, 2: 0.5, 10: 0.1}, {1: 0.9, 2: 0.4, 10: 0.4}, "a", 0.75),
+        ({1: 0.9, 10: 0.5, 2: 0.1}, {1: 0.9, 10: 0.4, 2: 0.4}, "a", 0.75),
+        # a (the truth) ties: no value; tau_AP_b reads it (symmetric: 0.75)
+        ({1: 0.9, 2: 0.4, 10: 0.4}, {1: 0.9, 2: 0.5, 10: 0.1}, "a", None),
+        ({1: 0.9, 2: 0.4, 10: 0.4}, {1: 0.9, 2: 0.5, 10: 0.1}, "b", 0.75),
+        # no ties: Yilmaz's tau_AP, b's order 2, 1, 10 against 1, 2, 10: C = 0, 2:
+        # 2/2 (0/1 + 2/2) - 1 = 0.0
+        ({1: 0.9, 2: 0.5, 10: 0.1}, {1: 0.5, 2: 0.9, 10: 0.1}, "a", 0.0),
+    ],
+)
+def test_system_tau_ap_reads_equal_means_as_ties(
+    a: dict[object, float], b: dict[object, float], ties: str, expected: float | None
+) -> None:
+    out = irm.system_agreement(_means(a), _means(b), "tau_ap", ties=ties)  # type: ignore[arg-type]
+    got = out["correlation"].item()
+    if expected is None:
+        assert got is None
+    else:
+        assert got == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"method": "tau_ap", "ties": "w"}, "ties='w' is not a treatment of equal means"),
+        ({"method": "kendall", "ties": "b"}, "ties='b' is read by method='tau_ap' only"),
+    ],
+)
+def test_system_ties_is_refused_where_not_read(kwargs: dict[str, str], message: str) -> None:
+    frame = _means({1: 0.9, 2: 0.5})
+    with pytest.raises(irm.InvalidValueError, match=message):
+        irm.system_agreement(frame, frame, **kwargs)  # type: ignore[arg-type]
 
 
 def test_a_system_only_one_result_holds_is_named() -> None:

@@ -68,6 +68,7 @@ def system_agreement(
     n_resamples: int = 10_000,
     seed: int | None = 0,
     per_pair: bool = False,
+    ties: Literal["a", "b"] = "a",
     system: str = "system",
     query_id: str = "query_id",
 ) -> pl.DataFrame:
@@ -84,10 +85,11 @@ def system_agreement(
     method
         ``"kendall"`` (τ-b of the means, :func:`scipy.stats.kendalltau`), ``"tau_ap"``
         (Yilmaz et al.'s AP correlation of ``b``'s order against ``a``'s, trectools'
-        ``get_correlation(a_sorted, b_sorted, "tau_ap")``: systems sorted by mean
-        descending, equal means by name), ``"spearman"`` (:func:`scipy.stats.spearmanr`)
-        or ``"pearson"`` (:func:`scipy.stats.pearsonr` of the means; trectools'
-        ``"pearson"`` correlates the ranks instead, which is Spearman's ρ).
+        ``get_correlation(a_sorted, b_sorted, "tau_ap")`` where no means are equal;
+        equal means are tie groups, as ``ties=`` says), ``"spearman"``
+        (:func:`scipy.stats.spearmanr`) or ``"pearson"`` (:func:`scipy.stats.pearsonr`
+        of the means; trectools' ``"pearson"`` correlates the ranks instead, which is
+        Spearman's ρ).
         Not read with ``per_pair=True`` (refused there but for the default).
     metric, metric_b
         The value columns of ``a`` and ``b`` (default: the one column besides
@@ -118,6 +120,14 @@ def system_agreement(
         The randomization and bootstrap tests' resamples and random seed, as
         :func:`~polars_irmetrics.compare` takes them (the same seed gives the same
         p-values, by default 0; ``None``: fresh draws on each call).
+    ties
+        ``tau_ap``'s treatment of equal means (Urbano & Marrero, ICTIR 2017; ``ircor``'s
+        ``tauAP_a`` and ``tauAP_b``), never broken by the systems' names (trectools'
+        order, which made the value depend on them): ``"a"`` (``a`` is the truth,
+        without ties: ``b``'s equal means are averaged over their orders; null where
+        ``a`` has equal means) or ``"b"`` (ties on both sides: the mean of the two
+        directions). Read by ``tau_ap`` only (refused with another method but for the
+        default).
     per_pair
         ``True``: one row per pair of systems (``system``, ``other``, each result's
         mean difference and adjusted p-value, ``swapped``, ``significant_swap``)
@@ -187,6 +197,17 @@ def system_agreement(
             f"method={method!r} is not a correlation; choose one of "
             + ", ".join(repr(m) for m in METHODS)
         )
+    if ties not in ("a", "b"):
+        raise InvalidValueError(
+            f"ties={ties!r} is not a treatment of equal means; choose 'a' (a is the truth, "
+            "b's ties averaged) or 'b' (ties on both sides)"
+        )
+    if ties != "a" and method != "tau_ap":
+        raise InvalidValueError(
+            f"ties={ties!r} is read by method='tau_ap' only (Kendall's tau-b, Spearman's "
+            f"and Pearson's correlations count equal means as ties); drop ties= or pass "
+            "method='tau_ap'"
+        )
     if per_pair and method != "kendall":
         raise InvalidValueError(
             f"method={method!r} is not read with per_pair=True: the rows of the pairs hold "
@@ -245,7 +266,7 @@ def system_agreement(
                 "significant_swap": significant_swap,
             },
         )
-    correlation, p_value = _correlation(method, mean_a, mean_b, names)
+    correlation, p_value = _correlation(method, mean_a, mean_b, ties)
     return pl.DataFrame(
         {
             "method": [method],
@@ -293,15 +314,14 @@ def swapped_pairs(
 
 
 def _correlation(
-    method: str, mean_a: Array, mean_b: Array, names: pl.Series
+    method: str, mean_a: Array, mean_b: Array, ties: str = "a"
 ) -> tuple[float | None, float | None]:
     """The correlation and its p-value; ``None`` where undefined: one side's means all
-    equal (no order: τ_AP would read the names' order), or scipy's NaN (Spearman's
-    p-value of two systems)."""
+    equal (no order), or scipy's NaN (Spearman's p-value of two systems)."""
     if np.all(mean_a == mean_a[0]) or np.all(mean_b == mean_b[0]):
         return None, None
     if method == "tau_ap":
-        return _tau_ap(mean_a, mean_b, names), None
+        return _tau_ap(mean_a, mean_b, ties), None
     with warnings.catch_warnings():  # a constant input: scipy's nan, null here
         warnings.simplefilter("ignore")
         if method == "kendall":
@@ -316,25 +336,45 @@ def _correlation(
     return statistic, None if math.isnan(p_value) else p_value
 
 
-def _order(means: Array, names: pl.Series) -> npt.NDArray[np.int64]:
-    """Systems by mean descending, equal means by name (trectools' sort_systems_by;
-    ``names`` sorted as their column sorts: integers as numbers)."""
-    by_name = np.arange(len(names))
-    by_mean = np.argsort(-means[by_name], kind="stable")
-    return by_name[by_mean].astype(np.int64)
+def _tau_ap(truth: Array, compared: Array, ties: str) -> float | None:
+    """τ_AP of ``compared``'s order against ``truth``'s (higher first), equal values tie
+    groups as Urbano & Marrero treat them (``ircor``'s ``tauAP_a``, ``tauAP_b``): ``p``
+    a system's group's first rank (1-based), ``t`` its size, and a pair *above* a
+    system one higher on both sides.
 
+    ``"a"``: ``2/(n-1) sum_i (C(i) S(p_i, t_i) + W(p_i, t_i)) - 1`` over ``compared``'s
+    groups, ``C(i)`` the systems above ``i``, ``S(p, t) = (1/t) sum_{m=1}^{t} 1/(p + m -
+    2)``, ``W(p, t) = 1/(2t) sum_{k=1}^{t-1} k/(p + k - 1)``: Yilmaz's τ_AP without ties,
+    its mean over the orders of ``compared``'s ties; ``None`` where ``truth`` has ties.
+    ``"b"``: the mean of the two directions, each ``2/N' sum_{i: p_i > 1} C(i)/(p_i -
+    1) - 1`` over the ``N'`` systems below its side's first group.
 
-def _tau_ap(truth: Array, compared: Array, names: pl.Series) -> float:
-    """τ_AP of ``compared``'s order against ``truth``'s: ``2/(N-1) sum_{i>=2} C(i)/(i-1)
-    - 1``, C(i) the systems above position i that the truth also ranks above it."""
-    n = len(names)
-    rank_truth = np.empty(n, dtype=np.int64)
-    rank_truth[_order(truth, names)] = np.arange(n)
-    in_truth = rank_truth[_order(compared, names)]  # truth rank, in compared's order
-    above = np.tril(np.ones((n, n), dtype=bool), k=-1)  # j above i: j < i
-    correct = (in_truth[None, :] < in_truth[:, None]) & above
-    c = correct.sum(axis=1)[1:]
-    return float(2.0 / (n - 1) * (c / np.arange(1, n)).sum() - 1.0)
+    >>> _tau_ap(np.array([3.0, 2.0, 1.0]), np.array([2.0, 1.0, 1.0]), "a")
+    0.75
+    >>> _tau_ap(np.array([3.0, 2.0, 1.0]), np.array([2.0, 3.0, 1.0]), "a")
+    0.0
+    """
+    n = len(truth)
+    above = (compared[None, :] > compared[:, None]) & (truth[None, :] > truth[:, None])
+    count = above.sum(axis=1).astype(np.float64)  # C(i): row i, the systems above it
+    if ties == "a":
+        if len(np.unique(truth)) < n:
+            return None
+        first = (compared[None, :] > compared[:, None]).sum(axis=1) + 1
+        size = (compared[None, :] == compared[:, None]).sum(axis=1)
+        total = 0.0
+        for p, t, c in zip(first.tolist(), size.tolist(), count.tolist(), strict=True):
+            if p > 1:
+                total += c * math.fsum(1.0 / m for m in range(p - 1, p + t - 1)) / t
+            total += math.fsum(k / (p + k - 1) for k in range(1, t)) / (2 * t)
+        return float(2.0 / (n - 1) * total - 1.0)
+    halves = []
+    for side in (compared, truth):
+        first = (side[None, :] > side[:, None]).sum(axis=1) + 1
+        below = first > 1
+        terms = count[below] / (first[below] - 1)
+        halves.append(2.0 / below.sum() * math.fsum(terms.tolist()) - 1.0)
+    return float((halves[0] + halves[1]) / 2.0)
 
 
 def mean_by_system(
