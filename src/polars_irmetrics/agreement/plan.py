@@ -382,8 +382,9 @@ def _values(
     of the scores ``a=2, b=1, c=1`` was 0.55 against ``[a, b]`` and 1.0 against ``[a,
     c]``, a number that depended on the ids alone."""
     run_k, ref_k = _cut(run, cutoff), _cut(reference, cutoff)
-    grouped = _joined(_cut(run, cutoff, whole=True), _cut(reference, cutoff, whole=True), keys)
-    if cutoff is None:
+    whole = any(request.metric.name in _WHOLE_GROUPS for _, request in requests)
+    grouped = _joined(_cut(run, cutoff, whole=whole), _cut(reference, cutoff, whole=whole), keys)
+    if cutoff is None or not whole:  # the positions alone (no group read whole)
         items = grouped
     else:  # the positions within k of the same join (one join for both readings)
         within = {side: pl.col(side) < cutoff for side in (_PA, _PB)}
