@@ -139,7 +139,8 @@ def system_agreement(
     -------
     pl.DataFrame
         One row: ``method``, ``systems`` (their number), ``correlation`` (null where
-        undefined: one result's means all equal, for every method), ``p_value``
+        undefined: one result's means all equal, for every method; ``tau_ap`` with
+        ``ties="a"`` where ``a`` has equal means), ``p_value``
         (scipy's; null for ``tau_ap``, which has none, where the correlation is null,
         and where scipy gives none: ``spearman`` of two systems), ``pairs``, ``swaps``
         (pairs the
