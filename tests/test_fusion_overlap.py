@@ -251,7 +251,7 @@ def test_runs_that_line_up_are_not_warned(method: str) -> None:
 @pytest.mark.usefixtures("no_warning")
 def test_runs_sharing_one_document_of_one_query_are_not_warned() -> None:
     a = _run(["q1", "q2"])
-    b = _run(["q1", "q3"], ["x1", "d2", "x3", "x4"])  # q1/d2 in both
+    b = _run(["q1", "q2"], ["x1", "d2", "x3", "x4"])  # q1/d2 in both
     irm.fuse({"a": a, "b": b}, "rrf")
 
 

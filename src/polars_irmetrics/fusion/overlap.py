@@ -10,11 +10,17 @@ documents of each set of runs (:meth:`Overlap.tally`: a group-by of the fused ro
 that mask, a few rows). The counts travel as extra rows of the fused frame (through
 the out-of-core buckets too, whose queries are disjoint: their counts add up) and are
 read where the fused frame is checked (:func:`~.frame.checked`): the documents each
-pair of runs shares, in numpy. Only where a pair shares none are the runs read again
-(:meth:`Overlap.warn`, the warning's path): the queries each pair shares, and a hint
-where the ids match once case, the spaces around them, separators, a prefix or leading
-zeros are ignored (:func:`~polars_irmetrics.ground.spelling.spelling_hint`); then one
-:class:`~polars_irmetrics.errors.CoverageWarning` names the pairs.
+pair of runs shares, in numpy. The count rows are also split by the runs of each
+query (:attr:`Overlap.query_masks`, the OR of its documents' masks, a window by query)
+and count the queries they open, so the queries each pair shares are read there too.
+Only on a warning's path are the runs read again (:meth:`Overlap.warn`): for the
+queries' names and a hint where the ids match once case, the spaces around them,
+separators, a prefix or leading zeros are ignored
+(:func:`~polars_irmetrics.ground.spelling.spelling_hint`). One
+:class:`~polars_irmetrics.errors.CoverageWarning` names the pairs that share no
+document; where every pair shares one but no run holds every query of the fused run
+(query sets that are not nested: ranx refuses runs whose queries differ), another
+names each run's missing queries (:meth:`Overlap.warn_missing`).
 """
 
 from __future__ import annotations
@@ -39,6 +45,10 @@ KIND = "__irmf_ov_kind"
 _COUNT = "__irmf_ov_count"
 _MASK = "__irmf_ov_mask"
 _FLOOR_MASK = "__irmf_ov_floor"
+#: On the count rows: the runs that retrieve any document of the query (the OR of its
+#: documents' masks), and how many queries each count row's documents open.
+_QUERY_MASK = "__irmf_ov_qmask"
+_QUERIES = "__irmf_ov_queries"
 #: Runs per mask word: bits 0..61 of an Int64, so that every OR stays positive.
 _BITS = 62
 #: Pairs of runs named in the warning; the others are counted.
@@ -76,9 +86,15 @@ class Overlap:
         return [f"{_FLOOR_MASK}{w}" for w in range(len(self.masks))] if self.floor else []
 
     @property
+    def query_masks(self) -> list[str]:
+        """The words of the runs that retrieve any document of the query (as
+        :attr:`masks`)."""
+        return [f"{_QUERY_MASK}{w}" for w in range(len(self.masks))]
+
+    @property
     def columns(self) -> list[str]:
         """Every column the count rows add to the fused frame."""
-        return [KIND, *self.masks, *self.floor_masks, _COUNT]
+        return [KIND, *self.masks, *self.floor_masks, *self.query_masks, _COUNT, _QUERIES]
 
     def words(self, retrieved: pl.Expr | None = None) -> list[pl.Expr]:
         """Aggregates of a group-by of the long frame by (query, document): the runs
@@ -108,12 +124,21 @@ class Overlap:
     def tally(self, fused: pl.LazyFrame, *, floor: bool = True) -> pl.LazyFrame:
         """The count rows of ``fused`` (one row per (query, document), with the
         :meth:`words`): the documents of each set of runs (and, under :attr:`floor`,
-        of floored runs; ``floor=False`` where ``fused`` has no such words)."""
+        of floored runs; ``floor=False`` where ``fused`` has no such words), by the
+        set of runs that retrieve any document of the query (:attr:`query_masks`),
+        with the queries they open (``_QUERIES``: each query counted on the row of
+        its first document)."""
         masks = [*self.masks, *(self.floor_masks if floor else [])]
+        q = self.query_id
+        of_query = [
+            pl.col(m).bitwise_or().over(q).alias(qm)
+            for m, qm in zip(self.masks, self.query_masks, strict=True)
+        ]
         return (
-            fused.group_by(masks)
-            .agg(pl.len().cast(pl.Int64).alias(_COUNT))
-            .select(pl.lit(True).alias(KIND), *masks, _COUNT)
+            fused.with_columns(*of_query, pl.col(q).is_first_distinct().alias(_QUERIES))
+            .group_by(*masks, *self.query_masks)
+            .agg(pl.len().cast(pl.Int64).alias(_COUNT), pl.col(_QUERIES).sum().cast(pl.Int64))
+            .select(pl.lit(True).alias(KIND), *masks, *self.query_masks, _COUNT, _QUERIES)
         )
 
     @property
@@ -159,24 +184,20 @@ class Overlap:
         counts = summed.get_column(_COUNT).to_numpy().astype(np.int64)
         return np.asarray(bits[:, :n] * counts[:, None], dtype=np.int64)
 
-    def shared(self, rows: pl.DataFrame) -> Matrix:
-        """Summed over ``rows`` (count rows: a mask and a count): the count each pair
-        of runs shares, a runs x runs matrix (the diagonal: each run's own)."""
-        n, masks = len(self.names), self.masks
-        summed = rows.group_by(masks).agg(pl.col(_COUNT).sum())
+    def shared(self, rows: pl.DataFrame, *, queries: bool = False) -> Matrix:
+        """Summed over ``rows`` (count rows: a mask and a count): the documents each
+        pair of runs shares, a runs x runs matrix (the diagonal: each run's own);
+        ``queries``: the queries each pair shares (by :attr:`query_masks`)."""
+        n = len(self.names)
+        masks, count = (self.query_masks, _QUERIES) if queries else (self.masks, _COUNT)
+        summed = rows.group_by(masks).agg(pl.col(count).sum())
         words = summed.select(masks).to_numpy().astype(np.int64)
         words = words.reshape(summed.height, len(masks))
         shifts = np.arange(_BITS, dtype=np.int64)
         bits = ((words[:, :, None] >> shifts) & 1).reshape(summed.height, len(masks) * _BITS)
         bits = bits[:, :n]
-        counts = summed.get_column(_COUNT).to_numpy().astype(np.int64)
+        counts = summed.get_column(count).to_numpy().astype(np.int64)
         return np.asarray(bits.T @ (bits * counts[:, None]), dtype=np.int64)
-
-    def query_counts(self) -> pl.DataFrame:
-        """The runs read again: the queries of each set of runs, as count rows."""
-        q = self.query_id
-        listed = self.runs.select(RUN, q).unique().group_by(q).agg(self._words(self.masks, None))
-        return self.tally(listed, floor=False).collect()
 
     def warn(self, rows: pl.DataFrame) -> None:
         """The warning of the count rows ``rows`` (of every part): given once, naming the
@@ -186,11 +207,12 @@ class Overlap:
         if self.floor:
             self.read_floored(rows)
         docs = self.shared(rows)
+        queries = self.shared(rows, queries=True)
         n = len(self.names)
         apart = [(i, j) for i, j in itertools.combinations(range(n), 2) if docs[i, j] == 0]
         if not apart:
+            self.warn_missing(queries, int(rows.get_column(_QUERIES).sum()))
             return
-        queries = self.shared(self.query_counts())
         clauses = [self._clause(i, j, queries, docs) for i, j in apart[:_SHOWN]]
         if len(apart) > _SHOWN:
             clauses.append(f"and {len(apart) - _SHOWN} more pairs of runs that share no document")
@@ -207,6 +229,54 @@ class Overlap:
             f"it holds their lists side by side, as a concatenation would. {cause} If the "
             "runs are meant to be disjoint, the fused run is as documented: silence this "
             "with warnings.filterwarnings('ignore', category=irm.CoverageWarning).",
+            CoverageWarning,
+        )
+
+    def warn_missing(self, queries: Matrix, total: int) -> None:
+        """One warning where no run holds every one of the fused run's ``total`` queries
+        (``queries``: the queries each pair of runs shares), naming each run's first
+        missing queries (the runs read again) and a hint where ids match once their
+        spelling is ignored; nothing where one run holds them all (the others retrieved
+        nothing for some: the sample's dense run has no row for ``q017``). ``ranx.fuse``
+        refuses runs whose queries differ; the fusion scores each query from the runs
+        that have it."""
+        held_by = np.diagonal(queries)
+        if (held_by == total).any():
+            return
+        q = self.query_id
+        lacking = np.flatnonzero(held_by < total).tolist()
+        held = self.runs.select(RUN, q).unique()
+        wanted = pl.LazyFrame({RUN: lacking[:_SHOWN]}, schema={RUN: pl.Int32})
+        missing = (
+            held.select(q)
+            .unique()
+            .join(wanted, how="cross")
+            .join(held, on=[RUN, q], how="anti", nulls_equal=True)
+            .sort(RUN, q)
+            .group_by(RUN, maintain_order=True)
+            .agg(pl.col(q).head(_SHOWN))
+            .collect()
+        )
+        first = dict(missing.select(RUN, q).iter_rows())
+        named = []
+        for i in lacking[:_SHOWN]:
+            absent = total - int(held_by[i])
+            shown = ", ".join(repr(v) for v in first.get(i, []))
+            more = ", ..." if absent > _SHOWN else ""
+            named.append(f"run {self.names[i]!r} has no row for {absent} ({shown}{more})")
+        if len(lacking) > _SHOWN:
+            named.append(f"and {len(lacking) - _SHOWN} more runs miss some")
+        hint = self._hint(lacking[0], lacking[1], shared_queries=False)
+        warn_from_plan(
+            f"no run holds every one of the fused run's {_count(total, 'query')}: "
+            f"{'; '.join(named)}. Each such query is fused from the runs that have it "
+            "alone, as if the others retrieved nothing for it (ranx.fuse refuses runs "
+            "whose queries differ). "
+            + (f"Ids that do not line up may be the cause: {hint} " if hint else "")
+            + "Check that the runs are of the same topics, with the same query id "
+            "spelling; if those runs did retrieve nothing for those queries, the fused run "
+            "is as documented: silence this with warnings.filterwarnings('ignore', "
+            "category=irm.CoverageWarning).",
             CoverageWarning,
         )
 
