@@ -623,6 +623,10 @@ _VALUE_COLUMNS = (
 #: The largest bootstrap ``seed``: the intervals hash the rounds with it, and polars'
 #: ``hash(seed=)`` takes an unsigned 64-bit integer.
 _MAX_SEED = 2**64 - 1
+#: The most resamples of an off-policy interval (``n_bootstrap``): each ``by`` group's
+#: resamples are held in memory, at least 3 floats each (a sum, the units drawn, the
+#: estimate: 24 bytes), and drawn in time in proportion.
+MAX_N_BOOTSTRAP = 10_000_000
 
 
 def plain_number(value: Any) -> Any:
@@ -1014,6 +1018,17 @@ class EvalOptions:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise InvalidValueError(f"{name} must be an integer >= {low}, got {value!r}")
+        if self.n_bootstrap > MAX_N_BOOTSTRAP:
+            held = 24 * self.n_bootstrap / 2**30
+            raise InvalidValueError(
+                f"n_bootstrap={self.n_bootstrap!r} is above {MAX_N_BOOTSTRAP:_}, the most "
+                "resamples an off-policy interval draws: each by group's resamples are held "
+                f"in memory, at least 24 bytes each (about {held:.1f} GiB per group and "
+                "estimator here), and drawn in time in proportion. Pass "
+                f"n_bootstrap={MAX_N_BOOTSTRAP:_} or fewer: the default 1000, or 10_000, gives "
+                "percentile bounds that move by a small part of the interval's width "
+                "between seeds"
+            )
         if self.seed > _MAX_SEED:  # polars' hash takes a 64-bit seed
             raise InvalidValueError(
                 f"seed must be an integer from 0 to 2**64 - 1 ({_MAX_SEED}), the bootstrap "

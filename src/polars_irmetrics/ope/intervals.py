@@ -51,6 +51,8 @@ from polars_irmetrics.ope.sums import exact_added, exact_columns, exact_mean, ex
 __all__ = [
     "BUCKET",
     "BUCKETS",
+    "DRAWN",
+    "HELD",
     "ONE",
     "Bootstrap",
     "Parts",
@@ -63,8 +65,16 @@ __all__ = [
 
 #: The most buckets of units one ``by`` group is resampled in.
 BUCKETS = 4096
-#: Buckets drawn per numpy block (a block's counts are ``block x n_bootstrap``).
+#: Buckets drawn per numpy block (a block's counts are ``block x`` a chunk of resamples).
 _BLOCK = 256
+#: The most counts (buckets x resamples) drawn at once: a block's resamples go in chunks
+#: of ``DRAWN // block`` columns, so the draws' arrays stay near 8 MiB each whatever
+#: ``n_bootstrap`` (each column's sums are the same bits in any chunk).
+DRAWN = 1 << 20
+#: The most resampled sums (sums x groups x resamples) one step holds: the groups of a
+#: batch are resampled this many at a time (at least one; a group's sums are the same
+#: bits whatever the other groups of its step).
+HELD = 1 << 24
 
 #: Each metric's estimate as ``sum_k sum(num_k) / sum(den_k)`` (``den`` ``None``: the
 #: number of units).
@@ -254,6 +264,14 @@ def _resample(grouped: pl.LazyFrame, boot: Bootstrap) -> pl.LazyFrame:
     seed = boot.options.seed
 
     def resample(frame: pl.DataFrame) -> pl.DataFrame:
+        # a step's sums are names x groups x n_bootstrap floats: groups HELD at a time
+        step = max(1, HELD // (b * (len(names) + 2)))
+        if frame.height <= step:
+            return resample_step(frame)
+        steps = [resample_step(frame.slice(i, step)) for i in range(0, frame.height, step)]
+        return pl.concat(steps, how="vertical")
+
+    def resample_step(frame: pl.DataFrame) -> pl.DataFrame:
         n_groups = frame.height
         lengths = frame[BUCKET].list.len().to_numpy().astype(np.int64)
         group_key = np.repeat(frame[_KEY].to_numpy().astype(np.uint64), lengths)
@@ -341,11 +359,16 @@ class _Drawn:
         keys, ids, values = self.group_key[pick], self.buckets[pick], self.values[pick]
         totals = np.zeros((values.shape[1], lengths.size, draws.size))
         for rows, groups, starts in _blocks(lengths):  # blocks of buckets, not resamples
-            counts = _poisson_counts(keys[rows], ids[rows], draws[None, :], self.seed)
-            for c in range(values.shape[1]):
-                weighted = counts * values[rows, c][:, None]
-                # a group's runs in order (a block may hold two of one group's runs)
-                np.add.at(totals[c], groups, np.add.reduceat(weighted, starts, axis=0))
+            step = max(1, DRAWN // rows.size)
+            for first in range(0, draws.size, step):  # and chunks of resamples
+                last = min(first + step, draws.size)
+                chunk = draws[None, first:last]
+                counts = _poisson_counts(keys[rows], ids[rows], chunk, self.seed)
+                for c in range(values.shape[1]):
+                    weighted = counts * values[rows, c][:, None]
+                    # a group's runs in order (a block may hold two of one group's runs)
+                    summed = np.add.reduceat(weighted, starts, axis=0)
+                    np.add.at(totals[c][:, first:last], groups, summed)
         return totals
 
     def nonempty(self, b: int) -> np.ndarray:

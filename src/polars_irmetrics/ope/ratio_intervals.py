@@ -33,6 +33,7 @@ from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
 from polars_irmetrics.ope.intervals import (
     BUCKETS,
+    DRAWN,
     _group_text,
     _hashed,
     _poisson_counts,
@@ -170,9 +171,13 @@ def _resampled(
         sums = np.zeros((n_tables, draws.size, places.size))
         for start in range(0, ids.size, _BLOCK):  # blocks of buckets, each in its order
             stop = min(start + _BLOCK, ids.size)
-            counts = _poisson_counts(group[start:stop], ids[start:stop], draws[None, :], seed).T
-            n += np.einsum("br,r->b", counts, rounds_in[start:stop])
-            sums += np.einsum("br,trl->tbl", counts, tables[:, start:stop])
+            step = max(1, DRAWN // (stop - start))
+            for first in range(0, draws.size, step):  # and chunks of resamples
+                last = min(first + step, draws.size)
+                chunk = draws[None, first:last]
+                counts = _poisson_counts(group[start:stop], ids[start:stop], chunk, seed).T
+                n[first:last] += np.einsum("br,r->b", counts, rounds_in[start:stop])
+                sums[:, first:last] += np.einsum("br,trl->tbl", counts, tables[:, start:stop])
         return n, sums
 
     # a resample that draws no round has no estimate (0 / 0): the next draw in its place
