@@ -557,12 +557,16 @@ def _from_lists(runs: Runs, options: EvalOptions) -> Runs:
         "score": options.score,
         "relevance": options.relevance,
     }
+    # a query in two rows of one (system, group) is refused as evaluate refuses it
+    keys = [*options.system_keys, *options.by_keys]
     if isinstance(runs, pl.DataFrame | pl.LazyFrame):
-        return long_run(runs, **names)
+        return long_run(runs, **names, keys=keys)
     if not isinstance(runs, Mapping):
         return runs  # stack_runs says what it takes
     return {
-        name: long_run(frame, **names) if isinstance(frame, pl.DataFrame | pl.LazyFrame) else frame
+        name: long_run(frame, **names, keys=keys)
+        if isinstance(frame, pl.DataFrame | pl.LazyFrame)
+        else frame
         for name, frame in runs.items()
     }
 

@@ -203,14 +203,17 @@ def _is_table(value: object) -> bool:
 def _long_form(run: object, name: str, options: FusionOptions) -> pl.DataFrame | pl.LazyFrame:
     """``run`` as polars reads it, in the long form: a pandas or Arrow table converted
     (as :func:`~polars_irmetrics.evaluate` converts it), a list-shaped run (one row of
-    document ids per query) exploded, its positions the ranks."""
+    document ids per query) exploded, its positions the ranks: a query in two rows of
+    one run refused, as :func:`~polars_irmetrics.evaluate` refuses it."""
     frame = as_polars(run, name)
+    system = options.system if isinstance(options.system, str) else None
     return long_run(
         frame,
         query_id=options.query_id,
         doc_id=options.doc_id,
         rank=options.rank,
         score=options.score,
+        keys=[] if system is None else [system],
     )
 
 

@@ -1,0 +1,83 @@
+"""A list-shaped run (a ``doc_id`` list per query) with a query in two rows.
+
+``irm.evaluate`` refuses it (the two lists' positions both start at 1, so their
+documents would share ranks) with a message that says so and how to join the lists.
+``irm.compare`` said "column 'rank' of the run: query 'q1' (system='a') has 1 duplicate
+rank(s) ... break the ties, or rank by score", about a rank column the user never gave,
+and ``irm.fuse`` fused the two rows' documents at the same ranks in silence. Both now
+give evaluate's refusal (one check: :func:`~polars_irmetrics.ground.lists.long_run`
+with the call's system and ``by`` keys).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import DuplicateError
+
+QRELS = pl.DataFrame(
+    {"query_id": ["q1", "q1", "q2"], "doc_id": ["d1", "d2", "d3"], "relevance": [1, 1, 1]}
+)
+# q1 in two rows of run a: [d1, d2] and [d3], ranks 1, 2 and 1
+TWICE = pl.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": [["d1", "d2"], ["d3"], ["d3"]]})
+ONCE = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": [["d2", "d1"], ["d3"]]})
+LONG = pl.concat(
+    [TWICE.with_columns(pl.lit("a").alias("sys")), ONCE.with_columns(pl.lit("b").alias("sys"))]
+)
+
+
+def _refusal(within: str = "") -> str:
+    return (
+        f"query 'q1'{within} is in 2 rows of the run, whose 'doc_id' holds one list per "
+        "query, its ranking in order (rank = position in the list): each row's positions "
+        "start at 1, so the rows' documents would share ranks; keep one row per query, e.g. "
+        "join the lists: .group_by('query_id', maintain_order=True)"
+        ".agg(pl.col('doc_id').explode())"
+    )
+
+
+CASES: list[tuple[str, Callable[[], object], str]] = [
+    ("evaluate", lambda: irm.evaluate(TWICE, qrels=QRELS, metrics=["ndcg@10"]), _refusal()),
+    (
+        "compare, a dict",
+        lambda: irm.compare({"a": TWICE, "b": ONCE}, qrels=QRELS, metrics=["ndcg@10"]),
+        _refusal(),
+    ),
+    (
+        "compare, lazy",
+        lambda: irm.compare(
+            {"b": ONCE.lazy(), "a": TWICE.lazy()}, qrels=QRELS, metrics=["ndcg@10"]
+        ),
+        _refusal(),
+    ),
+    ("fuse, a dict", lambda: irm.fuse({"a": TWICE, "b": ONCE}), _refusal()),
+    ("fuse, a long frame", lambda: irm.fuse(LONG, system="sys"), _refusal(" (sys='a')")),
+]
+
+
+@pytest.mark.parametrize(("route", "call", "message"), CASES, ids=[c[0] for c in CASES])
+def test_a_query_in_two_rows_of_a_list_run_is_refused_alike(
+    route: str, call: Callable[[], object], message: str
+) -> None:
+    def collected() -> object:
+        result = call()
+        return result.collect() if isinstance(result, pl.LazyFrame) else result
+
+    with pytest.raises(DuplicateError, match=f"^{re.escape(message)}$"):
+        collected()
+
+
+def test_one_row_per_query_in_each_group_is_not_refused() -> None:
+    # q1 in two rows, one per system of a long frame: one row per (system, query)
+    fused = irm.fuse(
+        LONG.filter(pl.col("query_id") != "q1").vstack(
+            pl.DataFrame({"query_id": ["q1"], "doc_id": [["d1"]], "sys": ["b"]})
+        ),
+        system="sys",
+    )
+    assert fused.height == 2  # q1: d1 (b alone); q2: d3 (both)
