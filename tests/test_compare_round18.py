@@ -18,7 +18,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import DuplicateError
+from polars_irmetrics.errors import DuplicateError, InvalidValueError
 
 QRELS = pl.DataFrame(
     {"query_id": ["q1", "q1", "q2"], "doc_id": ["d1", "d2", "d3"], "relevance": [1, 1, 1]}
@@ -81,3 +81,43 @@ def test_one_row_per_query_in_each_group_is_not_refused() -> None:
         system="sys",
     )
     assert fused.height == 2  # q1: d1 (b alone); q2: d3 (both)
+
+
+# ---------------------------------------------------------------- n_resamples' bound
+# compare's bootstrap held n_resamples x comparisons means (np.empty): n_resamples=1e9
+# of one comparison, 8 GB and a copy for the percentiles, an out-of-memory kill
+
+
+def _two_runs() -> dict[str, pl.DataFrame]:
+    # b misses d2 of q1: its ndcg differs from a's there
+    return {"a": ONCE, "b": pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": [["d1"], ["d3"]]})}
+
+
+@pytest.mark.parametrize(
+    ("value", "gib", "options"),
+    [
+        (10_000_001, "0.1", {"test": "bootstrap"}),  # 8 * 10_000_001 / 2**30 = 0.0745
+        (10**9, "7.5", {"test": "t", "ci": "bootstrap"}),  # 8e9 / 2**30 = 7.45
+    ],
+)
+def test_a_bootstrap_of_too_many_resamples_is_refused_with_its_memory(
+    value: int, gib: str, options: dict[str, str]
+) -> None:
+    message = (
+        f"n_resamples={value} is above 10_000_000, the most resamples a bootstrap "
+        "(test='bootstrap' or ci='bootstrap') draws: each comparison's resampled means are "
+        f"held in memory, 8 bytes each (about {gib} GiB per comparison of a metric and a "
+        "pair of systems here, and a copy for the percentiles). Pass n_resamples=10_000_000 "
+        "or fewer (the default 10_000 is plenty for a p-value or a 95% interval), or "
+        "test='randomization', which holds no resample"
+    )
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.compare(_two_runs(), qrels=QRELS, metrics=["ndcg@10"], n_resamples=value, **options)
+
+
+def test_the_randomization_test_takes_many_resamples() -> None:
+    # 2 queries: 2**2 = 4 sign vectors <= n_resamples, the exact test, nothing held
+    result = irm.compare(
+        _two_runs(), qrels=QRELS, metrics=["ndcg@10"], test="randomization", n_resamples=10**9
+    )
+    assert result.height == 1

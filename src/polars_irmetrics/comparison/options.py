@@ -178,6 +178,18 @@ class CompareOptions:
                     f"'randomization' or 'bootstrap', ci='bootstrap'), and test={self.test!r} "
                     f"with ci={self.interval!r} reads none: drop {name}=, or choose one of them"
                 )
+        bootstrap = self.test == "bootstrap" or self.interval == "bootstrap"
+        if bootstrap and self.n_resamples > MAX_BOOTSTRAP:
+            held = 8 * self.n_resamples / 2**30
+            raise InvalidValueError(
+                f"n_resamples={self.n_resamples!r} is above {MAX_BOOTSTRAP:_}, the most "
+                "resamples a bootstrap (test='bootstrap' or ci='bootstrap') draws: each "
+                "comparison's resampled means are held in memory, 8 bytes each (about "
+                f"{held:.1f} GiB per comparison of a metric and a pair of systems here, "
+                f"and a copy for the percentiles). Pass n_resamples={MAX_BOOTSTRAP:_} or "
+                "fewer (the default 10_000 is plenty for a p-value or a 95% interval), or "
+                "test='randomization', which holds no resample"
+            )
         if self.correction is None and self.correction_scope != "all":
             raise InvalidValueError(
                 f"correction_scope={self.correction_scope!r} says which p-values a "
@@ -195,6 +207,11 @@ class CompareOptions:
         """A copy with some fields changed."""
         return dataclasses.replace(self, **changes)
 
+
+#: The most resamples of compare's bootstrap (``n_resamples`` with ``test='bootstrap'`` or
+#: ``ci='bootstrap'``): each comparison's resampled means are held in memory (8 bytes
+#: each, and a copy for the percentiles). The randomization test counts as it draws.
+MAX_BOOTSTRAP = 10_000_000
 
 #: The options only the summary's tests and intervals read (refused beside
 #: ``per_query=True``).
