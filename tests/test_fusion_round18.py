@@ -126,3 +126,23 @@ def test_the_sample_runs_fuse_without_a_warning() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         irm.fuse(runs)
+
+
+def test_optimize_fusion_gives_the_same_warning() -> None:
+    # ranx.optimize_fusion refuses such runs as ranx.fuse does; the grid's fusions are
+    # fuse's, so the warning is fuse's, given once after the grid
+    qrels = pl.DataFrame(
+        {"query_id": ["q1", "q2", "q3"], "doc_id": ["d1"] * 3, "relevance": [1, 1, 1]}
+    )
+    with pytest.warns(CoverageWarning) as caught:
+        irm.optimize_fusion(_PARTIAL, qrels=qrels, metric="ndcg@2", method="wsum")
+    texts = [str(w.message) for w in caught if issubclass(w.category, CoverageWarning)]
+    assert texts == [_PARTIAL_TEXT]
+
+
+def test_optimize_fusion_of_nested_query_sets_is_not_warned() -> None:
+    qrels = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["d1"] * 2, "relevance": [1, 1]})
+    runs = {"a": _run(["q1", "q2"]), "b": _run(["q1"])}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        irm.optimize_fusion(runs, qrels=qrels, metric="ndcg@2", method="wsum")

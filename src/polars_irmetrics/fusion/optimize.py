@@ -25,6 +25,7 @@ from polars_irmetrics.errors import InvalidValueError, MetricParameterError, Unk
 from polars_irmetrics.fusion.frame import (
     BAD,
     DUP,
+    RAW,
     Counts,
     Runs,
     checked,
@@ -57,6 +58,7 @@ from polars_irmetrics.ground.buckets import (
 )
 from polars_irmetrics.ground.options import ROUTE_METRICS, check_relevance_level
 from polars_irmetrics.ground.progress import check_progress
+from polars_irmetrics.ground.validate import is_text
 from polars_irmetrics.metrics._common import power
 from polars_irmetrics.metrics.registry import (
     INPUTS,
@@ -495,13 +497,14 @@ def optimize_fusion(
     per_run = [
         pl.col(VALUE).filter(pl.col(RUN) == i).first().alias(f"__irmf_v{i}") for i in range(n)
     ]
-    # under norm='max', the runs whose scores a query's top score below the floor
-    # divided by 1e-9 are counted and named in a warning (fusion.overlap), as by fuse
+    # the runs of each document and query counted, as by fuse (fusion.overlap): where no
+    # run holds every query, and under norm='max' the runs whose scores a query's top
+    # score below the floor divided by 1e-9, named in a warning
     overlap = Overlap(
         names=names,
         query_id=q,
         doc_id=d,
-        text_ids=(False, False),
+        text_ids=(is_text(gathered.id_dtypes[0]), is_text(gathered.id_dtypes[1])),
         runs=gathered.frame.select(RUN, q, d),
         floor=normalised == "max",
     )
@@ -511,22 +514,19 @@ def optimize_fusion(
         # the same bits in any row order, and as fuse's (scores of any size: wide)
         (wide_sum if wide_sums else exact_sum)(pl.col(VALUE)).alias(_SUM),
         *flags_for(names, present),
-        *(overlap.floor_words() if overlap.floor else []),
+        *overlap.words(None if present is None else pl.col(RAW).is_not_null()),
     )
+    words = [*overlap.masks, *overlap.floor_masks]
     wide_schema = pl.Schema(
-        {
-            k: v
-            for k, v in wide.collect_schema().items()
-            if k not in (BAD, DUP, *overlap.floor_masks)
-        }
+        {k: v for k, v in wide.collect_schema().items() if k not in (BAD, DUP, *words)}
     )
-    floored = None
-    if overlap.floor:
-        wide = wide.cache()  # read twice: the scores, and counted by floored runs
-        tally = overlap.floor_tally(wide)
-        wide = pl.concat([wide.drop(overlap.floor_masks), tally], how="diagonal")
-        floored = Counts(KIND, overlap.floor_columns, overlap.read_floored)
-    wide = checked(wide, gathered, options, wide_schema, floored)
+    wide = wide.cache()  # read twice: the scores, and counted by the runs of each
+    tally = overlap.tally(wide)
+    wide = pl.concat([wide.drop(words), tally], how="diagonal")
+    # read after the grid (whose coverage warnings are left unsaid: fusion.judged)
+    count_rows: list[pl.DataFrame] = []
+    counted = Counts(KIND, overlap.columns, count_rows.append)
+    wide = checked(wide, gathered, options, wide_schema, counted)
     if param == "weights":
         grid = pl.LazyFrame(
             {
@@ -615,6 +615,8 @@ def optimize_fusion(
                 schema=evaluate_grid(wide, judged, None).collect_schema(),
                 progress=progress,
             ).collect()
+    if count_rows:
+        overlap.read_queries(pl.concat(count_rows, how="vertical"))
     _refuse_overflow(per_query, points, param, options)
     label = next(c for c in per_query.columns if c not in (GRID, q, _OVER))
     # the judged queries, and the runs' judged documents counted with them: warned of

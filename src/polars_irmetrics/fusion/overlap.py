@@ -232,6 +232,15 @@ class Overlap:
             CoverageWarning,
         )
 
+    def read_queries(self, rows: pl.DataFrame) -> None:
+        """The query sets' warning alone (:meth:`warn_missing`) of the count rows ``rows``
+        (:meth:`tally`'s, of every part; under :attr:`floor`, first the floored runs'),
+        for :func:`~polars_irmetrics.optimize_fusion`, whose runs ranx refuses alike."""
+        if self.floor:
+            self.read_floored(rows)
+        queries = self.shared(rows, queries=True)
+        self.warn_missing(queries, int(rows.get_column(_QUERIES).sum()))
+
     def warn_missing(self, queries: Matrix, total: int) -> None:
         """One warning where no run holds every one of the fused run's ``total`` queries
         (``queries``: the queries each pair of runs shares), naming each run's first
