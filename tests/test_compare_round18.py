@@ -104,12 +104,11 @@ def test_a_bootstrap_of_too_many_resamples_is_refused_with_its_memory(
     value: int, gib: str, options: dict[str, str]
 ) -> None:
     message = (
-        f"n_resamples={value} is above 10_000_000, the most resamples a bootstrap "
-        "(test='bootstrap' or ci='bootstrap') draws: each comparison's resampled means are "
-        f"held in memory, 8 bytes each (about {gib} GiB per comparison of a metric and a "
-        "pair of systems here, and a copy for the percentiles). Pass n_resamples=10_000_000 "
-        "or fewer (the default 10_000 is plenty for a p-value or a 95% interval), or "
-        "test='randomization', which holds no resample"
+        f"n_resamples={value} is above 10_000_000, the most a bootstrap (test='bootstrap' "
+        "or ci='bootstrap') draws: it holds each comparison's resampled means in memory, 8 "
+        f"bytes each (about {gib} GiB per metric and pair of systems here). Pass "
+        "n_resamples=10_000_000 or fewer (the default 10_000 is plenty), or "
+        "test='randomization', which holds none"
     )
     with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
         irm.compare(_two_runs(), qrels=QRELS, metrics=["ndcg@10"], n_resamples=value, **options)

@@ -182,13 +182,12 @@ class CompareOptions:
         if bootstrap and self.n_resamples > MAX_BOOTSTRAP:
             held = 8 * self.n_resamples / 2**30
             raise InvalidValueError(
-                f"n_resamples={self.n_resamples!r} is above {MAX_BOOTSTRAP:_}, the most "
-                "resamples a bootstrap (test='bootstrap' or ci='bootstrap') draws: each "
-                "comparison's resampled means are held in memory, 8 bytes each (about "
-                f"{held:.1f} GiB per comparison of a metric and a pair of systems here, "
-                f"and a copy for the percentiles). Pass n_resamples={MAX_BOOTSTRAP:_} or "
-                "fewer (the default 10_000 is plenty for a p-value or a 95% interval), or "
-                "test='randomization', which holds no resample"
+                f"n_resamples={self.n_resamples!r} is above {MAX_BOOTSTRAP:_}, the most a "
+                "bootstrap (test='bootstrap' or ci='bootstrap') draws: it holds each "
+                "comparison's resampled means in memory, 8 bytes each (about "
+                f"{held:.1f} GiB per metric and pair of systems here). Pass "
+                f"n_resamples={MAX_BOOTSTRAP:_} or fewer (the default 10_000 is plenty), or "
+                "test='randomization', which holds none"
             )
         if self.correction is None and self.correction_scope != "all":
             raise InvalidValueError(

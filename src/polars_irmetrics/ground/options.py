@@ -1022,12 +1022,10 @@ class EvalOptions:
             held = 24 * self.n_bootstrap / 2**30
             raise InvalidValueError(
                 f"n_bootstrap={self.n_bootstrap!r} is above {MAX_N_BOOTSTRAP:_}, the most "
-                "resamples an off-policy interval draws: each by group's resamples are held "
+                "resamples an off-policy interval draws: it holds each by group's resamples "
                 f"in memory, at least 24 bytes each (about {held:.1f} GiB per group and "
-                "estimator here), and drawn in time in proportion. Pass "
-                f"n_bootstrap={MAX_N_BOOTSTRAP:_} or fewer: the default 1000, or 10_000, gives "
-                "percentile bounds that move by a small part of the interval's width "
-                "between seeds"
+                f"estimator here). Pass n_bootstrap={MAX_N_BOOTSTRAP:_} or fewer: the "
+                "default 1000, or 10_000, is plenty for a 95% interval"
             )
         if self.seed > _MAX_SEED:  # polars' hash takes a 64-bit seed
             raise InvalidValueError(
