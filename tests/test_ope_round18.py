@@ -112,9 +112,11 @@ def test_chunks_of_resamples_and_groups_give_the_same_bits(
     log, policy = data
     options = {"policy": policy, "ci": 0.9, "n_bootstrap": 500, "by": "day"}
     whole = irm.evaluate(log, metrics, **options)
-    # 7 counts a chunk, and one group a step (the sums of 3 groups x 500 resamples)
+    # 7 counts a chunk, one group a step (the sums of 3 groups x 500 resamples)
     monkeypatch.setattr(intervals, "DRAWN", 7)
     monkeypatch.setattr(ratio_intervals, "DRAWN", 7)
     monkeypatch.setattr(intervals, "HELD", 1)
+    # 3 resamples of the slate ratio's sums (3 tables x 2 positions each) at a time
+    monkeypatch.setattr(ratio_intervals, "HELD", 18)
     chunked = irm.evaluate(log, metrics, **options)
     assert_frame_equal(chunked, whole, check_exact=True)

@@ -34,6 +34,7 @@ from polars_irmetrics.ground.validate import INTERNAL
 from polars_irmetrics.ope.intervals import (
     BUCKETS,
     DRAWN,
+    HELD,
     _group_text,
     _hashed,
     _poisson_counts,
@@ -180,28 +181,46 @@ def _resampled(
                 sums[:, first:last] += np.einsum("br,trl->tbl", counts, tables[:, start:stop])
         return n, sums
 
+    def estimated(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The rounds drawn and each ratio's estimate (ratios x resamples) of ``draws``,
+        resampled :data:`~polars_irmetrics.ope.intervals.HELD` sums at a time (each
+        resample's estimate its own: the same bits in any chunk)."""
+        step = max(1, HELD // (n_tables * places.size))
+        n = np.empty(draws.size)
+        estimates = np.empty((len(ratios), draws.size))
+        for first in range(0, draws.size, step):
+            last = min(first + step, draws.size)
+            n[first:last], sums = drawn(draws[first:last])
+            estimates[:, first:last] = _estimates(n[first:last], sums, ratios)
+        return n, estimates
+
     # a resample that draws no round has no estimate (0 / 0): the next draw in its place
     # (as :class:`~polars_irmetrics.ope.intervals._Drawn` does for the other estimators)
-    n, sums = drawn(np.arange(b, dtype=np.uint64))
+    n, estimates = estimated(np.arange(b, dtype=np.uint64))
     total = b
     while (have := int(np.count_nonzero(n > 0))) < b:
         extra = max(16, 2 * (b - have))
-        more_n, more_sums = drawn(np.arange(total, total + extra, dtype=np.uint64))
-        n, sums = np.concatenate([n, more_n]), np.concatenate([sums, more_sums], axis=1)
+        more_n, more = estimated(np.arange(total, total + extra, dtype=np.uint64))
+        n, estimates = np.concatenate([n, more_n]), np.concatenate([estimates, more], axis=1)
         total += extra
     if total > b:
-        kept = np.flatnonzero(n > 0)[:b]
-        n, sums = n[kept], sums[:, kept]
+        estimates = estimates[:, np.flatnonzero(n > 0)[:b]]
+    return list(estimates)
+
+
+def _estimates(n: np.ndarray, sums: np.ndarray, ratios: Mapping[str, str]) -> np.ndarray:
+    """Each ratio's estimate (ratios x resamples) of resamples of ``n`` rounds and the
+    per-position ``sums`` (the slots, then each ratio's ``r w``, then its ``w``)."""
     n_l = sums[0]
-    estimates = []
+    estimates = np.empty((len(ratios), n.size))
     for i, normalised in enumerate(ratios.values()):
         a_l, w_l = sums[1 + i], sums[1 + len(ratios) + i]
         with np.errstate(divide="ignore", invalid="ignore"):
             if normalised == "position":  # a position no resampled round has: 0
                 terms = np.where(w_l > 0, a_l * n_l / (n[:, None] * w_l), 0.0)
-                estimates.append(terms.sum(axis=1))
+                estimates[i] = terms.sum(axis=1)
             else:
-                estimates.append(a_l.sum(1) * n_l.sum(1) / (n * w_l.sum(1)))
+                estimates[i] = a_l.sum(1) * n_l.sum(1) / (n * w_l.sum(1))
     return estimates
 
 
