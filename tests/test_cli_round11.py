@@ -234,7 +234,7 @@ COMPARE = ["compare", "a.txt", "b.txt", "--qrels", "qrels.txt", "--markers", "da
         (["fuse", "a.txt", "-o", "x.run"],
          "irm: error: irm fuse needs two or more run files; got only a.txt"),
         (["ab", "log.parquet", "-m", "ndcg@10"],
-         "irm: error: log.parquet: metric 'ndcg@10' is not a click metric: it reads "
+         "irm: error: metric 'ndcg@10' is not a click metric: it reads "
          "relevance judgments, which an impression log does not hold; evaluate it with irm "
          "evaluate RUN --qrels QRELS -m ndcg@10, or choose a click metric such as 'ctr@10' "
          "('irm metrics')"),

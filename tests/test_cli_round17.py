@@ -208,8 +208,8 @@ def test_ab_csv_unread_bad_dwell_is_ignored(tmp_path: Path) -> None:
 _LOG_FAULTS = [
     (
         lambda text: _spoil(text, 12, 4, "yes"),
-        "column 'clicked' of the log has dtype String; a click must be Boolean or integers "
-        "0/1: cast it, e.g. pl.col('clicked').cast(pl.Boolean)",
+        "line 12: column 'clicked' holds 'yes', not a click, true/false or 1/0; fix or drop "
+        "the line",
     ),
     (
         lambda text: text + text.splitlines(keepends=True)[1],
@@ -226,7 +226,8 @@ def test_evaluate_log_error_names_the_file(tmp_path: Path, spoil: Any, message: 
     argv = ["evaluate", "log.csv", "-m", "ctr", "--query-id", "session_id", "--rank", "position"]
     done = irm_in_process(*argv, cwd=tmp_path)
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr == f"irm: error: log.csv: {message}\n"
+    where = "log.csv," if message.startswith("line") else "log.csv:"
+    assert done.stderr == f"irm: error: {where} {message}\n"
 
 
 # the prediction metrics' messages name a column alone ("column 'prediction' has dtype

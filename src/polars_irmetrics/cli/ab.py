@@ -18,7 +18,8 @@ from polars_irmetrics.cli.keywords import as_flags, flags_of
 from polars_irmetrics.errors import FileFormatError, InvalidValueError, IrmError
 from polars_irmetrics.io.files import (
     damaged_json_line,
-    detect_format,
+    log_first_line,
+    refuse_log_text,
     sample_interactions_path,
     scan_logs,
 )
@@ -30,7 +31,7 @@ from polars_irmetrics.io.report import (
 )
 from polars_irmetrics.io.text import decimal
 from polars_irmetrics.metrics.registry import parse_metric_list
-from polars_irmetrics.online.ab import ab_test, check_ab_options
+from polars_irmetrics.online.ab import ab_test, check_ab_metrics, check_ab_options
 from polars_irmetrics.online.sessions import optional_columns
 from polars_irmetrics.stats.multitest import CORRECTIONS
 
@@ -234,36 +235,10 @@ def _read_columns(
     # a text column that should hold numbers or clicks (a bad value in a CSV): its line
     numbers = [args.position] + [args.dwell] * ("dwell" in used)
     flags = [args.clicked] + [args.converted] * ("converted" in used)
-    for column in [c for c in [*numbers, *flags] if schema.get(c) == pl.String]:
-        _refuse_text(log, column, column in flags, source, first_line)
+    refuse_log_text(log, source, first_line, numbers=numbers, flags=flags)
     if "timestamp" in used and schema.get(args.timestamp) == pl.String:
         log = log.with_columns(_timestamps(log, args.timestamp, source, first_line))
     return log
-
-
-#: The texts a CSV's click or conversion column may hold (polars reads them so).
-_FLAGS = ("true", "false", "0", "1")
-
-
-def _refuse_text(
-    log: pl.LazyFrame, column: str, flag: bool, source: str, first_line: int | None
-) -> None:
-    """A text column of the log meant to hold numbers (a position, a dwell) or clicks
-    (``flag``: true/false or 0/1): the first value that is none, named with its line
-    for a single CSV/TSV file (ab_test would refuse the column's type, naming no line).
-    """
-    value = pl.col(column).str.strip_chars()
-    ok = value.str.to_lowercase().is_in(_FLAGS) if flag else value.cast(pl.Float64, strict=False)
-    bad = pl.col(column).is_not_null() & (ok.not_() if flag else ok.is_null())
-    found = log.select(pl.col(column)).with_row_index("row").filter(bad).head(1).collect()
-    if not found.height:
-        return
-    row, text = found.row(0)
-    where = source if first_line is None else f"{source}, line {row + first_line}"
-    expected = "a click, true/false or 1/0" if flag else "a number"
-    raise InvalidValueError(
-        f"{where}: column {column!r} holds {text!r}, not {expected}; fix or drop the line"
-    )
 
 
 def _timestamps(log: pl.LazyFrame, column: str, source: str, first_line: int | None) -> pl.Series:
@@ -316,16 +291,15 @@ def run(args: argparse.Namespace) -> int:
     split = _split(args.split)  # an option's error, before the log is read
     # the options' errors name no file: checked before the log is read
     check_ab_options(args.alpha, None, args.strict, args.arm, args.unit, args.control)
-    if args.metrics:
-        parse_metric_list(list(args.metrics))
+    correction = None if args.correction == "none" else args.correction
+    if args.metrics:  # a metric's error names no file: checked before the log is read
+        check_ab_metrics(parse_metric_list(list(args.metrics)), correction)
     source = logs[0] if len(logs) == 1 else f"{logs[0]} (and {len(logs) - 1} more files)"
     log = scan_logs(logs)  # several files: the same columns and types, as one log
     left_out: list[str] = []
     metrics = list(args.metrics or ()) or _feedable_defaults(log, args, source, left_out)
     # a line number only where the rows are one CSV/TSV file's, in order
-    first_line = (
-        2 if len(logs) == 1 and detect_format(logs[0], "a log") in ("csv", "tsv") else None
-    )
+    first_line = log_first_line(logs)
     log = _read_columns(log, args, metrics, source, first_line)
     try:
         result = ab_test(
@@ -337,7 +311,7 @@ def run(args: argparse.Namespace) -> int:
             split=split,
             by=list(args.by) or None,
             alpha=args.alpha,
-            correction=None if args.correction == "none" else args.correction,
+            correction=correction,
             strict=args.strict,
             session_id=args.session_id,
             position=args.position,

@@ -54,6 +54,8 @@ from polars_irmetrics.io.files import (
     check_not_empty,
     detect_format,
     located_error,
+    log_first_line,
+    refuse_log_text,
     sample_paths,
     scan_qrels,
     scan_queries,
@@ -62,8 +64,9 @@ from polars_irmetrics.io.files import (
 )
 from polars_irmetrics.io.prefs import read_trec_prefs, read_trec_qrels_jg
 from polars_irmetrics.io.report import OUTPUT_FORMATS, check_output_args, write_output
-from polars_irmetrics.io.sources import STDIN
+from polars_irmetrics.io.sources import STDIN, display_name
 from polars_irmetrics.metrics.registry import DEFAULT_METRICS, MetricRequest, parse_metric_list
+from polars_irmetrics.online.sessions import optional_columns
 
 __all__ = ["main"]
 
@@ -560,13 +563,20 @@ def _read_inputs(
     # a text value's line is named (a label may be text: --positive-label yes)
     scores = {"rank": args.rank, "score": args.score}
     predicted = [c for c in (args.prediction, args.sample_weight) if c is not None]
-    frames = [
-        long_run(
-            scan_run(path, args.run_format, **ids, **scores, numbers=predicted, required=needed),
-            **columns,
-        )
+    scanned = [
+        scan_run(path, args.run_format, **ids, **scores, numbers=predicted, required=needed)
         for path in runs
     ]
+    if {request.route for _, request in requests} == {"online"}:
+        # an impression log's clicks (and the dwell, conversions a metric reads) that
+        # came out as text: the first value that is none, with its file and line
+        used = set().union(*optional_columns(requests).values())
+        dwell = [args.dwell] * ("dwell" in used)
+        flags = [args.clicked] + [args.converted] * ("converted" in used)
+        for path, frame in zip(runs, scanned, strict=True):
+            where = display_name(path)
+            refuse_log_text(frame, where, log_first_line([path]), numbers=dwell, flags=flags)
+    frames = [long_run(frame, **columns) for frame in scanned]
     if len(runs) > 1:
         if args.order == "auto":
             frames = _one_order(frames, args)

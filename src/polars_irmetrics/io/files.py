@@ -64,6 +64,7 @@ __all__ = [
     "parquet_files",
     "ragged_error",
     "ragged_line",
+    "refuse_log_text",
     "sample_interactions_path",
     "sample_interleaving_path",
     "sample_paths",
@@ -882,6 +883,67 @@ def scan_log(source: str | os.PathLike[str]) -> pl.LazyFrame:
     if resolved == "trec":
         raise FileFormatError(f"{display_name(text)}: not a table with a header; expected {_LOG}")
     return _scan_table(text, resolved, (), _LOG)
+
+
+#: The texts a CSV's click or conversion column may hold (polars reads them so).
+_FLAGS = ("true", "false", "0", "1")
+
+
+def log_first_line(sources: Sequence[str | os.PathLike[str]]) -> int | None:
+    """The line of a log's first row where its rows are one CSV/TSV file's, in order
+    (the header is line 1, so its first row is line 2); None for anything else (JSON
+    lines, Parquet, several files, a glob), whose rows name no line."""
+    if len(sources) != 1 or is_glob(os.fspath(sources[0])) or Path(sources[0]).is_dir():
+        return None
+    return 2 if detect_format(os.fspath(sources[0]), _LOG) in ("csv", "tsv") else None
+
+
+def refuse_log_text(
+    log: pl.LazyFrame,
+    source: str,
+    first_line: int | None,
+    *,
+    numbers: Sequence[str] = (),
+    flags: Sequence[str] = (),
+) -> None:
+    """Columns of an impression log read as text that should hold numbers (a
+    position, a dwell: ``numbers``) or clicks (``flags``: true/false or 1/0): the
+    first value that is none, named with ``source`` and, where ``first_line`` is given
+    (:func:`log_first_line`), its line, as the ``irm`` commands that read logs name it
+    (the metrics would refuse the column's type, naming neither the file nor the line).
+
+    Examples
+    --------
+    >>> log = pl.LazyFrame({"clicked": ["1", "0", "yes"]})
+    >>> try:
+    ...     refuse_log_text(log, "log.csv", 2, flags=["clicked"])
+    ... except InvalidValueError as error:
+    ...     print(error)  # doctest: +ELLIPSIS
+    log.csv, line 4: column 'clicked' holds 'yes', not a click, true/false or 1/0; fix ...
+    """
+    try:
+        schema = log.collect_schema()
+    except pl.exceptions.PolarsError:
+        return  # columns that cannot be read: named where the log is read
+    kinds = [(c, False) for c in numbers] + [(c, True) for c in flags]
+    for column, flag in [(c, f) for c, f in dict(kinds).items() if schema.get(c) == pl.String]:
+        value = pl.col(column).str.strip_chars()
+        ok = (
+            value.str.to_lowercase().is_in(_FLAGS)
+            if flag
+            else value.cast(pl.Float64, strict=False)
+        )
+        bad = pl.col(column).is_not_null() & (ok.not_() if flag else ok.is_null())
+        found = log.select(pl.col(column)).with_row_index("row").filter(bad).head(1).collect()
+        if not found.height:
+            continue
+        row, text = found.row(0)
+        where = source if first_line is None else f"{source}, line {row + first_line}"
+        expected = "a click, true/false or 1/0" if flag else "a number"
+        raise InvalidValueError(
+            f"{where}: column {column!r} holds {excerpt(text)}, not {expected}; fix or drop "
+            "the line"
+        )
 
 
 def scan_logs(sources: Sequence[str | os.PathLike[str]]) -> pl.LazyFrame:

@@ -41,6 +41,7 @@ from polars_irmetrics.online.columns import (
 from polars_irmetrics.online.sessions import (
     column_readers,
     denominator,
+    ensure_click_metrics,
     log_roles,
     numerator,
     session_plan,
@@ -48,7 +49,7 @@ from polars_irmetrics.online.sessions import (
 from polars_irmetrics.online.stats import ArmMoments, compare, srm_p_values
 from polars_irmetrics.stats.multitest import Correction, adjust, check_correction
 
-__all__ = ["ab_test", "check_ab_options", "segment_keys"]
+__all__ = ["ab_test", "check_ab_metrics", "check_ab_options", "segment_keys"]
 
 _X, _Y, _ARMS = f"{INTERNAL}x", f"{INTERNAL}y", f"{INTERNAL}arms"
 #: The arm (as text), metric, units-per-arm and metric-order columns of the moments
@@ -249,15 +250,7 @@ def ab_test(
     alpha, srm_alpha = plain_number(alpha), plain_number(srm_alpha)
     check_ab_options(alpha, srm_alpha, strict, arm, unit, control)
     correction = check_correction(correction)
-    repeat = repeated_metric(requests)
-    if repeat is not None and correction is not None:
-        first, label, name = repeat
-        raise MetricParameterError(
-            f"metrics {first!r} and {label!r} are one metric, {name!r}, listed twice: "
-            "ab_test would test it twice and count both tests in the family that "
-            f"correction={correction!r} adjusts, raising every adjusted p-value; list it "
-            "once"
-        )
+    check_ab_metrics(requests, correction)
     lf = log.lazy()
     require_columns(
         lf.collect_schema(),
@@ -330,6 +323,22 @@ def ab_test(
     rows = _rows(moments, counts, requests, by_keys, arm, control)
     return _result(rows, requests, by_keys, control, alpha, correction, srm,
                    srm_alpha, shares, unit, warnings)  # fmt: skip
+
+
+def check_ab_metrics(requests: Sequence[tuple[str, MetricRequest]], correction: object) -> None:
+    """Refuse :func:`ab_test`'s metrics that are bad whatever the log: one that is not
+    a click metric, or one metric listed twice under a ``correction`` (the command line
+    checks them before it reads a log, so that their errors name no file)."""
+    ensure_click_metrics(requests)
+    repeat = repeated_metric(list(requests))
+    if repeat is not None and correction is not None:
+        first, label, name = repeat
+        raise MetricParameterError(
+            f"metrics {first!r} and {label!r} are one metric, {name!r}, listed twice: "
+            "ab_test would test it twice and count both tests in the family that "
+            f"correction={correction!r} adjusts, raising every adjusted p-value; list it "
+            "once"
+        )
 
 
 def check_ab_options(
