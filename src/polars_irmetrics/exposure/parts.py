@@ -19,7 +19,7 @@ import polars as pl
 
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.exposure.coverage import groups_tally, warn_on_groups
-from polars_irmetrics.exposure.plan import build_exposure_plan, exposure_means
+from polars_irmetrics.exposure.plan import build_exposure_plan, exposure_means, warned_undefined
 from polars_irmetrics.ground.buckets import evaluate_in_buckets, splits_in_buckets
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import with_tally
@@ -142,6 +142,8 @@ def exposure_in_buckets(
         schema=schema,
         progress=options.progress,
     ).sort([*keys, options.query_id])
+    if warn:  # rnd, rkl, rrd undefined on a query: the whole run's count, as one plan's
+        values = warned_undefined(values, list(requests), keys, options.query_id)
     if groups is not None and warn:  # how groups= lines up with the whole run's documents
         relevant = (
             None

@@ -85,6 +85,24 @@ _KINDS = {"ee_disparity": "disparity", "ee_relevance": "relevance", "ee_loss": "
 _SEGREGATION = frozenset({"rnd", "rkl", "rrd"})
 
 
+def warned_undefined(
+    values: pl.LazyFrame, requests: Requests, keys: Sequence[str], query_id: str
+) -> pl.LazyFrame:
+    """``values`` (every per-query row of the run) that warn, when collected, where a
+    ``rnd``/``rkl``/``rrd`` asked for is NaN on a query
+    (:func:`~polars_irmetrics.exposure.rnd.warn_undefined`): the one plan's and the
+    buckets' (over every bucket's rows, so the counts are the whole run's)."""
+    labels = [label for label, r in requests if r.metric.name in _SEGREGATION]
+    if not labels:
+        return values
+
+    def undefined(frame: pl.DataFrame) -> pl.DataFrame:
+        warn_undefined(frame, labels, list(keys), query_id)
+        return frame
+
+    return values.map_batches(undefined, schema=values.collect_schema())
+
+
 def build_exposure_plan(
     run: pl.LazyFrame,
     qrels: pl.LazyFrame | None,
@@ -410,14 +428,8 @@ def build_exposure_plan(
             docs, groups, target, requests, options, relevant_docs, system_rows=system_rows
         )
         checked = with_tally(checked, counts, lambda row: warn_on_groups(row, options, clustered))
-    if segregation and warn:  # rnd, rkl, rrd undefined on a query: said, not silent
-        undefined_labels = [label for label, _ in segregation]
-
-        def undefined(frame: pl.DataFrame) -> pl.DataFrame:
-            warn_undefined(frame, undefined_labels, keys, query_id)
-            return frame
-
-        checked = checked.map_batches(undefined, schema=checked.collect_schema())
+    if warn:  # rnd, rkl, rrd undefined on a query: said, not silent
+        checked = warned_undefined(checked, requests, keys, query_id)
     if options.per_query:  # the measures in the order asked (computed grouped by kind)
         return checked.select(*keys, query_id, *(label for label, _ in requests))
     return exposure_means(checked, requests, keys, segments)

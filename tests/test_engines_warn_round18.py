@@ -1,0 +1,72 @@
+"""Round 18 engines: the warnings the one plan gives are given out of core too.
+
+``rnd``/``rkl``/``rrd`` undefined on a query (a ranking of 10 documents or fewer: no
+cut-off below its length, 0 / 0) warned on one machine, and said nothing with
+``buckets=``: each bucket's plan is told not to warn (it holds some of the queries), and
+the whole run's values were never looked at. Now the buckets' per-query values warn,
+with the whole run's count and first query, the text of the one plan.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+
+
+def _ranking(query: str, length: int) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "query_id": [query] * length,
+            "doc_id": [f"d{i}" for i in range(length)],
+            "score": [float(length - i) for i in range(length)],
+        }
+    )
+
+
+#: q1 and q3 rank 12 documents (a cut-off at 10 below their length: defined); q2 and
+#: q4 rank 3 and 10 (no cut-off below: undefined). Half the documents protected.
+RUN = pl.concat([_ranking("q1", 12), _ranking("q2", 3), _ranking("q3", 12), _ranking("q4", 10)])
+GROUPS = pl.DataFrame({"doc_id": [f"d{i}" for i in range(12)], "group": ["p", "u"] * 6})
+
+_TAIL = (
+    ": Yang & Stoyanovich's sum runs over the cut-offs 10, 20, ... up to the ranking's "
+    "length and is divided by its largest value, so a ranking of 10 documents or fewer, "
+    "or with no or only protected documents, has none (0 / 0), and the mean over the "
+    "queries is NaN too (ir_measures' rND, rKL and rRD sum at every position and give 0 "
+    "where the largest value is 0: another definition); rank more than 10 documents of "
+    "both groups, or leave those queries out (the short rankings: "
+    "run.filter(pl.len().over('query_id') > 10))"
+)
+#: 2 of the 4 queries (q2, q4) undefined; the first in query order is q2
+_WARNED = [
+    (["rnd"], "'rnd' is NaN on 2 of the 4 queries (first: query_id='q2')" + _TAIL),
+    (["rnd", "rkl"], "'rnd', 'rkl' are NaN on 2 of the 4 queries (first: query_id='q2')" + _TAIL),
+]
+
+
+def _said(metrics: list[str], **options: object) -> list[str]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        irm.evaluate(RUN, metrics, groups=GROUPS, **options)  # type: ignore[arg-type]
+    return [str(w.message) for w in caught if issubclass(w.category, irm.IrmWarning)]
+
+
+@pytest.mark.parametrize(("metrics", "text"), _WARNED, ids=["rnd", "rnd+rkl"])
+@pytest.mark.parametrize("per_query", [False, True], ids=["means", "per query"])
+@pytest.mark.parametrize("buckets", [None, 2, 3])
+def test_undefined_segregation_warns_in_buckets(
+    metrics: list[str], text: str, per_query: bool, buckets: int | None
+) -> None:
+    assert _said(metrics, per_query=per_query, buckets=buckets) == [text]
+
+
+def test_defined_segregation_warns_nothing_in_buckets() -> None:
+    """Every ranking longer than 10, both groups: nothing to say, in buckets too."""
+    long = RUN.filter(pl.col("query_id").is_in(["q1", "q3"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        irm.evaluate(long, ["rnd"], groups=GROUPS, buckets=2)
