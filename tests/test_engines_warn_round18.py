@@ -10,11 +10,13 @@ with the whole run's count and first query, the text of the one plan.
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import polars as pl
 import pytest
 
 import polars_irmetrics as irm
+from tests.helpers import engine_io
 
 
 def _ranking(query: str, length: int) -> pl.DataFrame:
@@ -70,3 +72,26 @@ def test_defined_segregation_warns_nothing_in_buckets() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         irm.evaluate(long, ["rnd"], groups=GROUPS, buckets=2)
+
+
+@pytest.mark.parametrize("per_query", [False, True], ids=["means", "per query"])
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_undefined_segregation_warns_on_engines(
+    engine: str, per_query: bool, request: pytest.FixtureRequest
+) -> None:
+    evaluate, to_engine, back = engine_io(engine, request)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out: Any = evaluate(
+            to_engine(RUN),
+            ["rnd", "rkl"],
+            groups=to_engine(GROUPS),
+            per_query=per_query,
+            partitions=2,
+        )
+        values = back(out)
+    said = [str(w.message) for w in caught if issubclass(w.category, irm.IrmWarning)]
+    assert said == [_WARNED[1][1]]
+    # the values are the one plan's (NaN where the warning says)
+    one = irm.evaluate(RUN, ["rnd", "rkl"], groups=GROUPS, per_query=per_query)
+    assert values.sort(values.columns[0]).equals(one.sort(one.columns[0]), null_equal=True)

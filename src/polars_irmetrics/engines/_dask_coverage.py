@@ -27,8 +27,15 @@ import pyarrow.compute as pc
 from dask.delayed import delayed
 
 from polars_irmetrics.engines._dask_frames import meta, to_pandas, to_table
-from polars_irmetrics.engines._partition import Job, arrow_schema, summarize_part, warn_coverage
-from polars_irmetrics.errors import CoverageWarning
+from polars_irmetrics.engines._partition import (
+    Job,
+    arrow_schema,
+    summarize_part,
+    undefined_of,
+    warn_coverage,
+    warn_undefined_of,
+)
+from polars_irmetrics.errors import CoverageWarning, IrmWarning
 from polars_irmetrics.ground.validate import INTERNAL
 from polars_irmetrics.offline.coverage import Coverage
 
@@ -77,7 +84,9 @@ def released(values: dd.DataFrame, job: Job) -> dd.DataFrame:
     """The per-query values, each partition released once the coverage of every part is
     added up and warned about (a task that reads the coverage rows only)."""
     parts = values.to_delayed()
-    warned = delayed(_warn_all)(job, *(delayed(_coverage_of)(p) for p in parts))
+    # each part's coverage and its undefined rnd/rkl/rrd rows (a few): tallies only
+    found = [delayed(_found_in)(p, job) for p in parts]
+    warned = delayed(_warn_all)(job, *found)
     kept = [delayed(_values_of)(p, warned) for p in parts]
     return dd.from_delayed(kept, meta=meta(job.per_query_schema), verify_meta=False)
 
@@ -85,15 +94,18 @@ def released(values: dd.DataFrame, job: Job) -> dd.DataFrame:
 def _summarize(values: pd.DataFrame, job: Job) -> pd.DataFrame:
     per_query, found = _split(values)
     warn_coverage(job, found, emit=emitter())
+    warn_undefined_of(job, [undefined_of(job, per_query)], emit=emitter(IrmWarning))
     return to_pandas(summarize_part(job, per_query))
 
 
-def _coverage_of(frame: pd.DataFrame) -> list[Coverage]:
-    return _split(frame)[1]
+def _found_in(frame: pd.DataFrame, job: Job) -> tuple[list[Coverage], tuple[pl.DataFrame, int]]:
+    values, coverage = _split(frame)
+    return coverage, undefined_of(job, values)
 
 
-def _warn_all(job: Job, *found: list[Coverage]) -> bool:
-    warn_coverage(job, [c for part in found for c in part], emit=emitter())
+def _warn_all(job: Job, *found: tuple[list[Coverage], tuple[pl.DataFrame, int]]) -> bool:
+    warn_coverage(job, [c for part, _ in found for c in part], emit=emitter())
+    warn_undefined_of(job, [undefined for _, undefined in found], emit=emitter(IrmWarning))
     return True
 
 

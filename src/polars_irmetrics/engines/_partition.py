@@ -44,6 +44,7 @@ from polars_irmetrics.door.evaluate import (
     refuse_samples_beside,
 )
 from polars_irmetrics.errors import InvalidValueError, IrmError, MetricParameterError
+from polars_irmetrics.exposure.rnd import undefined_part, warn_undefined_parts
 from polars_irmetrics.ground.lists import long_run
 from polars_irmetrics.ground.options import (
     READ_BY,
@@ -88,7 +89,9 @@ __all__ = [
     "refuse_split_call",
     "spanning_error",
     "summarize_part",
+    "undefined_of",
     "warn_coverage",
+    "warn_undefined_of",
     "warned_to",
 ]
 
@@ -627,6 +630,28 @@ def warn_coverage(
     merged = Coverage.merged([job.coverage, *parts], job.options.system_keys)
     if merged is not None:
         merged.warn(job.options.system_keys, emit)
+
+
+def undefined_of(job: Job, per_query: pa.Table) -> tuple[pl.DataFrame, int]:
+    """What a part's per-query values tell :func:`warn_undefined_of` (a ``rnd``,
+    ``rkl`` or ``rrd`` undefined on some of its queries:
+    :func:`~polars_irmetrics.exposure.rnd.undefined_part`)."""
+    options = job.options
+    frame = _frame(per_query)
+    return undefined_part(frame, list(job.requests), list(options.by_keys), options.query_id)
+
+
+def warn_undefined_of(
+    job: Job, parts: Iterable[tuple[pl.DataFrame, int]], emit: Callable[[str], None] | None = None
+) -> None:
+    """Warn as :func:`~polars_irmetrics.evaluate` warns where a ``rnd``, ``rkl`` or
+    ``rrd`` asked for is NaN on some queries (the one plan's text, over the whole run's
+    queries), from every part's :func:`undefined_of`; ``emit`` as
+    :func:`warn_coverage`'s."""
+    options = job.options
+    warn_undefined_parts(
+        list(parts), list(job.requests), list(options.by_keys), options.query_id, emit
+    )
 
 
 def carry_error(exc: IrmError) -> CarriedError:

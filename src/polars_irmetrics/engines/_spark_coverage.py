@@ -17,26 +17,49 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any
 
+import polars as pl
+import pyarrow as pa
 from pyspark import Accumulator, AccumulatorParam, SparkContext, TaskContext
 
-from polars_irmetrics.engines._partition import Covered, warn_coverage
+from polars_irmetrics.engines._partition import (
+    Covered,
+    Job,
+    undefined_of,
+    warn_coverage,
+    warn_undefined_of,
+)
+from polars_irmetrics.exposure.rnd import SEGREGATION
 from polars_irmetrics.offline.coverage import Coverage, CoverageSink
 
-__all__ = ["Parts", "coverage_parts", "into", "task_key", "warn_parts"]
+__all__ = [
+    "Parts",
+    "coverage_parts",
+    "into",
+    "task_key",
+    "undefined_into",
+    "warn_parts",
+    "warn_undefined",
+]
 
-#: The accumulator of the parts' coverage, by key.
-Parts = Accumulator[dict[Hashable, Coverage]]
+#: What a part tells the driver: its coverage, or (under ``(_UNDEFINED, key)``) its
+#: per-query rows where a rnd/rkl/rrd is undefined, and its count of rows.
+Told = Coverage | tuple[pl.DataFrame, int]
+
+#: The accumulator of the parts' coverage (and undefined rows), by key.
+Parts = Accumulator[dict[Hashable, Told]]
+
+_UNDEFINED = "undefined"
 
 
-class _ByKey(AccumulatorParam[dict[Hashable, Coverage]]):
+class _ByKey(AccumulatorParam[dict[Hashable, Told]]):
     """Coverage by part: merged by key (a part seen twice is kept once)."""
 
-    def zero(self, value: dict[Hashable, Coverage]) -> dict[Hashable, Coverage]:
+    def zero(self, value: dict[Hashable, Told]) -> dict[Hashable, Told]:
         return {}
 
     def addInPlace(  # noqa: N802 (pyspark's name)
-        self, value1: dict[Hashable, Coverage], value2: dict[Hashable, Coverage]
-    ) -> dict[Hashable, Coverage]:
+        self, value1: dict[Hashable, Told], value2: dict[Hashable, Told]
+    ) -> dict[Hashable, Told]:
         value1.update(value2)
         return value1
 
@@ -62,6 +85,22 @@ def into(parts: Parts, key: Hashable) -> CoverageSink:
     return sink
 
 
+def undefined_into(parts: Parts, key: Hashable, job: Job, per_query: pa.Table) -> pa.Table:
+    """``per_query`` (a part's values, as :func:`evaluate_part` gives them), its rows
+    where an asked rnd/rkl/rrd is undefined handed to ``parts`` under ``key`` (for
+    :func:`warn_undefined`); nothing handed where none is asked for."""
+    if any(r.metric.name in SEGREGATION for _, r in job.requests):
+        parts.add({(_UNDEFINED, key): undefined_of(job, per_query)})
+    return per_query
+
+
 def warn_parts(job: Covered, parts: Parts) -> None:
     """The coverage warnings of a computed job (:func:`warn_coverage`), on the driver."""
-    warn_coverage(job, parts.value.values())
+    warn_coverage(job, [v for v in parts.value.values() if isinstance(v, Coverage)])
+
+
+def warn_undefined(job: Job, parts: Parts) -> None:
+    """The warning of a rnd/rkl/rrd undefined on some queries, from the parts'
+    :func:`undefined_into` (:func:`warn_undefined_of`), on the driver."""
+    found = [v for k, v in parts.value.items() if isinstance(k, tuple) and k[:1] == (_UNDEFINED,)]
+    warn_undefined_of(job, [v for v in found if not isinstance(v, Coverage)])

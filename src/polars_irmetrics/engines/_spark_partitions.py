@@ -57,7 +57,7 @@ from polars_irmetrics.engines._partition import (
     spanning_error,
 )
 from polars_irmetrics.engines._spark_arrow import arrow_in_session, arrow_of
-from polars_irmetrics.engines._spark_coverage import Parts, into
+from polars_irmetrics.engines._spark_coverage import Parts, into, undefined_into
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.partitions import (
     check_partition_column,
@@ -236,7 +236,9 @@ def _task(
     if qrels is not None:
         judged_ids = qrels.select(query_id).unique().collect()
         ids = pl.concat([ids, judged_ids], how="vertical_relaxed")
-    values = as_polars_frame(evaluate_lazy(job, run, qrels, into(work.parts, ("task", number))))
+    key = ("task", number)
+    evaluated = evaluate_lazy(job, run, qrels, into(work.parts, key))
+    values = as_polars_frame(undefined_into(work.parts, key, job, evaluated))
     out = pl.concat(
         [
             values.rename(dict(zip(values.columns, names, strict=True))).with_columns(
@@ -279,6 +281,7 @@ def _checked(
     empty = work.run.schema.empty_table()
     judged_rest = _with_groups(rest.to_arrow(), work.groups)
     table = evaluate_part(job, empty, judged_rest, into(work.parts, ("driver",)))
+    table = undefined_into(work.parts, ("driver",), job, table)
     return values.unionByName(found.sparkSession.createDataFrame(table.rename_columns(names)))
 
 

@@ -112,7 +112,9 @@ from polars_irmetrics.engines._spark_coverage import (
     coverage_parts,
     into,
     task_key,
+    undefined_into,
     warn_parts,
+    warn_undefined,
 )
 from polars_irmetrics.engines._spark_lists import spark_long_form
 from polars_irmetrics.engines._spark_pairs import carrying, paired_map
@@ -489,6 +491,7 @@ def evaluate(
         result = _means(values, job).toDF(*job.means_schema)
     computed = _computed_whole(result, run, sides, metrics, built, progress, placed)
     warn_parts(job, parts)  # as one machine warns, from the parts' coverage
+    warn_undefined(job, parts)  # and the parts' undefined rnd, rkl, rrd
     if any(name == "groups" for name, _ in sides):  # groups= against the whole run's ids
         relevant = None
         if qrels is not None and reads_relevant_group_ids(sides, metrics):  # ee_*, awrf
@@ -651,8 +654,9 @@ def _per_query(
     if qrels is None:
 
         def one_side(table: pa.Table) -> pa.Table:
-            sink = into(parts, ("cogroup", _part_of(table)))
-            return carrying(evaluate_part, job, table, None, sink).rename_columns(inner)
+            key = ("cogroup", _part_of(table))
+            evaluated = carrying(evaluate_part, job, table, None, into(parts, key))
+            return undefined_into(parts, key, job, evaluated).rename_columns(inner)
 
         return runs.applyInArrow(one_side, schema)
     if job.run_only_by:
@@ -662,9 +666,9 @@ def _per_query(
     judged = qrels.withColumn(PART, _part(qrels, query_id, count)).groupBy(PART)
 
     def both_sides(run_part: pa.Table, qrels_part: pa.Table) -> pa.Table:
-        sink = into(parts, ("cogroup", _part_of(run_part, qrels_part)))
-        evaluated = carrying(evaluate_part, job, run_part, qrels_part, sink)
-        return evaluated.rename_columns(inner)
+        key = ("cogroup", _part_of(run_part, qrels_part))
+        evaluated = carrying(evaluate_part, job, run_part, qrels_part, into(parts, key))
+        return undefined_into(parts, key, job, evaluated).rename_columns(inner)
 
     return runs.cogroup(judged).applyInArrow(both_sides, schema)
 
@@ -681,8 +685,9 @@ def _per_query_map(
         qrels = qrels.crossJoin(F.broadcast(groups))
 
     def evaluate(runs: pa.Table, judged: pa.Table | None) -> pa.Table:
-        sink = into(parts, task_key("map"))
-        return carrying(evaluate_part, job, runs, judged, sink)
+        key = task_key("map")
+        evaluated = carrying(evaluate_part, job, runs, judged, into(parts, key))
+        return undefined_into(parts, key, job, evaluated)
 
     return paired_map(
         run,

@@ -36,7 +36,7 @@ from polars_irmetrics.exposure.coverage import (
     groups_tally,
     warn_on_groups,
 )
-from polars_irmetrics.exposure.rnd import segregation_values, warn_undefined
+from polars_irmetrics.exposure.rnd import SEGREGATION, segregation_values, warn_undefined
 from polars_irmetrics.ground.facts import (
     BELOW,
     DOCS,
@@ -82,7 +82,7 @@ Requests = list[tuple[str, MetricRequest]]
 _S, _POS, _REL, _T, _E, _G, _BAD = "__s", "__pos", "__rel", "__t", "__e", "__g", "__bad"
 _LENGTH, _WHOLE, _EVERY = "__length", "__whole", "__every"
 _KINDS = {"ee_disparity": "disparity", "ee_relevance": "relevance", "ee_loss": "loss"}
-_SEGREGATION = frozenset({"rnd", "rkl", "rrd"})
+_SEGREGATION = SEGREGATION
 
 
 def warned_undefined(

@@ -31,12 +31,22 @@ from polars_irmetrics.ground.validate import warn_from_plan
 from polars_irmetrics.metrics._common import divide
 from polars_irmetrics.metrics.registry import MetricRequest
 
-__all__ = ["CUT", "rrd_normaliser", "segregation_values", "warn_undefined"]
+__all__ = [
+    "CUT",
+    "SEGREGATION",
+    "rrd_normaliser",
+    "segregation_values",
+    "undefined_part",
+    "warn_undefined",
+    "warn_undefined_parts",
+]
 
 Requests = list[tuple[str, MetricRequest]]
 
 #: The paper's cut-offs: every 10 positions.
 CUT = 10
+#: The segregation measures, undefined (NaN) on some rankings (:func:`warn_undefined`).
+SEGREGATION = frozenset({"rnd", "rkl", "rrd"})
 _S, _POS, _G = "__s", "__pos", "__g"
 _I, _K, _N, _P = "__i", "__k", "__n", "__p"
 _NB, _START, _X, _Y, _U = "__nb", "__start", "__x", "__y", "__u"
@@ -347,12 +357,23 @@ def segregation_values(
     return values
 
 
-def warn_undefined(frame: pl.DataFrame, labels: list[str], keys: list[str], query_id: str) -> None:
+def warn_undefined(
+    frame: pl.DataFrame,
+    labels: list[str],
+    keys: list[str],
+    query_id: str,
+    *,
+    total: int | None = None,
+    emit: Callable[[str], None] | None = None,
+) -> None:
     """An :class:`~polars_irmetrics.errors.IrmWarning` where a ``rnd``/``rkl``/``rrd``
     label of the per-query ``frame`` is NaN: the paper's sum runs over the cut-offs
     ``10, 20, ... <= N`` and is divided by its maximum, so a ranking of 10 documents or
     fewer (no cut-off below its length: every term 0) or with no or only protected
     documents has none (0 / 0), and the mean over the queries is NaN with it.
+    ``total``: the queries of the run where ``frame`` holds some of them (an engine's
+    undefined rows, :func:`warn_undefined_parts`; default its height); ``emit``: where
+    the text goes (default: warned here, from the plan).
 
     >>> import warnings
     >>> frame = pl.DataFrame({"query_id": ["q1", "q2"], "rnd": [float("nan"), 0.5]})
@@ -370,14 +391,50 @@ def warn_undefined(frame: pl.DataFrame, labels: list[str], keys: list[str], quer
     place = ", ".join(f"{k}={first[k]!r}" for k in [*keys, query_id])
     named = ", ".join(repr(label) for label in nan)
     verb = "is" if len(nan) == 1 else "are"
-    warn_from_plan(
-        f"{named} {verb} NaN on {undefined.height} of the {frame.height} queries (first: "
+    counted = frame.height if total is None else total
+    text = (
+        f"{named} {verb} NaN on {undefined.height} of the {counted} queries (first: "
         f"{place}): Yang & Stoyanovich's sum runs over the cut-offs 10, 20, ... up to "
         "the ranking's length and is divided by its largest value, so a ranking of 10 "
         "documents or fewer, or with no or only protected documents, has none (0 / 0), "
         "and the mean over the queries is NaN too (ir_measures' rND, rKL and rRD sum at "
         "every position and give 0 where the largest value is 0: another definition); "
         "rank more than 10 documents of both groups, or leave those queries out (the "
-        f"short rankings: run.filter(pl.len().over({query_id!r}) > 10))",
-        IrmWarning,
+        f"short rankings: run.filter(pl.len().over({query_id!r}) > 10))"
     )
+    if emit is None:
+        warn_from_plan(text, IrmWarning)
+    else:
+        emit(text)
+
+
+def undefined_part(
+    frame: pl.DataFrame, requests: Requests, keys: list[str], query_id: str
+) -> tuple[pl.DataFrame, int]:
+    """What one part of an engine's per-query values tells :func:`warn_undefined_parts`:
+    its rows where an asked ``rnd``/``rkl``/``rrd`` is NaN (the keys, the query id and
+    those labels; a few rows, those of short rankings) and its count of rows."""
+    labels = [label for label, r in requests if r.metric.name in SEGREGATION]
+    if not labels:
+        return pl.DataFrame(), frame.height
+    nan = pl.any_horizontal(pl.col(labels).is_nan())
+    return frame.filter(nan).select(*keys, query_id, *labels), frame.height
+
+
+def warn_undefined_parts(
+    parts: list[tuple[pl.DataFrame, int]],
+    requests: Requests,
+    keys: list[str],
+    query_id: str,
+    emit: Callable[[str], None] | None = None,
+) -> None:
+    """The one plan's :func:`warn_undefined`, from the parts of an engine's per-query
+    values (:func:`undefined_part` each): the parts' undefined rows in the keys' order,
+    over the whole run's count of queries."""
+    labels = [label for label, r in requests if r.metric.name in SEGREGATION]
+    found = [rows for rows, _ in parts if rows.height]
+    if not labels or not found:
+        return
+    rows = pl.concat(found, how="vertical_relaxed").sort([*keys, query_id])
+    total = sum(count for _, count in parts)
+    warn_undefined(rows, labels, keys, query_id, total=total, emit=emit)
