@@ -95,3 +95,34 @@ def test_undefined_segregation_warns_on_engines(
     # the values are the one plan's (NaN where the warning says)
     one = irm.evaluate(RUN, ["rnd", "rkl"], groups=GROUPS, per_query=per_query)
     assert values.sort(values.columns[0]).equals(one.sort(one.columns[0]), null_equal=True)
+
+
+# click metrics per session on an engine: each part's plan warned "the impression log
+# holds no row" where the part held no session, so a log of one session in 3 parts was
+# said to be empty (twice or more); an empty log warned once per part. The parts do not
+# warn now: the engine warns once, where no part holds a session.
+LOG = pl.DataFrame({"session_id": ["s1", "s1"], "position": [1, 2], "clicked": [True, False]})
+_EMPTY_LOG = (
+    "the impression log holds no row, so every metric is null: nothing was scored (a "
+    "filter that kept nothing, or an empty file?)"
+)
+_LOGS = [("one session", LOG, []), ("empty", LOG.clear(), [_EMPTY_LOG])]
+
+
+@pytest.mark.parametrize(("name", "log", "said"), _LOGS, ids=[c[0] for c in _LOGS])
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_click_parts_warn_for_the_whole_log(
+    engine: str, name: str, log: pl.DataFrame, said: list[str], request: pytest.FixtureRequest
+) -> None:
+    columns = {"query_id": "session_id", "rank": "position", "per_query": True}
+    with warnings.catch_warnings(record=True) as one_machine:
+        warnings.simplefilter("always")
+        one = irm.evaluate(log, ["ctr"], **columns)  # type: ignore[arg-type]
+    assert [str(w.message) for w in one_machine] == said
+    evaluate, to_engine, back = engine_io(engine, request)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        values = back(evaluate(to_engine(log), ["ctr"], partitions=3, **columns))
+    assert [str(w.message) for w in caught if issubclass(w.category, irm.IrmWarning)] == said
+    # 1 click of 2 impressions in s1: ctr 0.5; no row for the empty log
+    assert values.to_dicts() == one.to_dicts()

@@ -1286,7 +1286,7 @@ def evaluate_plan(
             "they read the impression log alone, its sessions the queries and its own "
             "columns the by= segments",
         )
-        return _online(table, routes["online"], options)
+        return _online(table, routes["online"], options, warn=warn is True)
     for keyword, route, what in (
         ("prefs", "prefs", "the preference judgments the prefs_* measures"),
         ("qrels_jg", "jg", "the judgment groups the *_avgjg measures"),
@@ -1389,8 +1389,12 @@ def _refuse_result_keys(options: EvalOptions, taken: Sequence[str], table: str) 
     refuse_result_keys("by", options.attribute_keys, taken, table)
 
 
-def _online(log: pl.LazyFrame, requests: Requests, options: EvalOptions) -> pl.LazyFrame:
-    """Click metrics: the table is an impression log, its sessions the queries."""
+def _online(
+    log: pl.LazyFrame, requests: Requests, options: EvalOptions, *, warn: bool = True
+) -> pl.LazyFrame:
+    """Click metrics: the table is an impression log, its sessions the queries;
+    ``warn``: whether an empty log is warned about (not in an engine's part, which may
+    hold no session of a log that has some: the engine warns for the whole log)."""
     if options.systems is not None:
         raise InvalidValueError(
             "systems= is not available for click metrics: an impression log's arms or "
@@ -1415,6 +1419,7 @@ def _online(log: pl.LazyFrame, requests: Requests, options: EvalOptions) -> pl.L
         buckets=None if buckets == "auto-memory" else buckets,
         spill_dir=options.spill_dir,
         progress=options.progress,
+        warn=warn,
         hint="an impression log's sessions are the queries: name your columns, e.g. "
         "query_id='session_id', rank='position', clicked='click' ("
         "irm.evaluate_online(log, metrics, session_id=..., position=...) for the first two)",

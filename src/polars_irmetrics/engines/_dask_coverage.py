@@ -31,9 +31,9 @@ from polars_irmetrics.engines._partition import (
     Job,
     arrow_schema,
     summarize_part,
-    undefined_of,
+    values_tally,
     warn_coverage,
-    warn_undefined_of,
+    warn_on_values,
 )
 from polars_irmetrics.errors import CoverageWarning, IrmWarning
 from polars_irmetrics.ground.validate import INTERNAL
@@ -94,18 +94,18 @@ def released(values: dd.DataFrame, job: Job) -> dd.DataFrame:
 def _summarize(values: pd.DataFrame, job: Job) -> pd.DataFrame:
     per_query, found = _split(values)
     warn_coverage(job, found, emit=emitter())
-    warn_undefined_of(job, [undefined_of(job, per_query)], emit=emitter(IrmWarning))
+    warn_on_values(job, [values_tally(job, per_query)], emit=emitter(IrmWarning))
     return to_pandas(summarize_part(job, per_query))
 
 
 def _found_in(frame: pd.DataFrame, job: Job) -> tuple[list[Coverage], tuple[pl.DataFrame, int]]:
     values, coverage = _split(frame)
-    return coverage, undefined_of(job, values)
+    return coverage, values_tally(job, values)
 
 
 def _warn_all(job: Job, *found: tuple[list[Coverage], tuple[pl.DataFrame, int]]) -> bool:
     warn_coverage(job, [c for part, _ in found for c in part], emit=emitter())
-    warn_undefined_of(job, [undefined for _, undefined in found], emit=emitter(IrmWarning))
+    warn_on_values(job, [undefined for _, undefined in found], emit=emitter(IrmWarning))
     return True
 
 

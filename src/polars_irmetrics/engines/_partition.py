@@ -43,8 +43,8 @@ from polars_irmetrics.door.evaluate import (
     evaluate_plan,
     refuse_samples_beside,
 )
-from polars_irmetrics.errors import InvalidValueError, IrmError, MetricParameterError
-from polars_irmetrics.exposure.rnd import undefined_part, warn_undefined_parts
+from polars_irmetrics.errors import InvalidValueError, IrmError, IrmWarning, MetricParameterError
+from polars_irmetrics.exposure.rnd import SEGREGATION, undefined_part, warn_undefined_parts
 from polars_irmetrics.ground.lists import long_run
 from polars_irmetrics.ground.options import (
     READ_BY,
@@ -53,7 +53,7 @@ from polars_irmetrics.ground.options import (
     check_read,
 )
 from polars_irmetrics.ground.partitions import spanning_error
-from polars_irmetrics.ground.validate import INTERNAL
+from polars_irmetrics.ground.validate import INTERNAL, empty_table_text, warn_from_plan
 from polars_irmetrics.metrics.registry import (
     labels_by_route,
     means,
@@ -89,9 +89,10 @@ __all__ = [
     "refuse_split_call",
     "spanning_error",
     "summarize_part",
-    "undefined_of",
+    "tells_values",
+    "values_tally",
     "warn_coverage",
-    "warn_undefined_of",
+    "warn_on_values",
     "warned_to",
 ]
 
@@ -632,26 +633,40 @@ def warn_coverage(
         merged.warn(job.options.system_keys, emit)
 
 
-def undefined_of(job: Job, per_query: pa.Table) -> tuple[pl.DataFrame, int]:
-    """What a part's per-query values tell :func:`warn_undefined_of` (a ``rnd``,
-    ``rkl`` or ``rrd`` undefined on some of its queries:
-    :func:`~polars_irmetrics.exposure.rnd.undefined_part`)."""
+def values_tally(job: Job, per_query: pa.Table) -> tuple[pl.DataFrame, int]:
+    """What a part's per-query values tell :func:`warn_on_values`: its rows where an
+    asked ``rnd``, ``rkl`` or ``rrd`` is undefined
+    (:func:`~polars_irmetrics.exposure.rnd.undefined_part`), and its count of rows."""
     options = job.options
     frame = _frame(per_query)
     return undefined_part(frame, list(job.requests), list(options.by_keys), options.query_id)
 
 
-def warn_undefined_of(
+def tells_values(job: Job) -> bool:
+    """Whether :func:`warn_on_values` may say something of ``job``'s values: a
+    ``rnd``, ``rkl`` or ``rrd`` is asked for, or click metrics (an empty log)."""
+    return any(r.metric.name in SEGREGATION or r.route == "online" for _, r in job.requests)
+
+
+def warn_on_values(
     job: Job, parts: Iterable[tuple[pl.DataFrame, int]], emit: Callable[[str], None] | None = None
 ) -> None:
-    """Warn as :func:`~polars_irmetrics.evaluate` warns where a ``rnd``, ``rkl`` or
-    ``rrd`` asked for is NaN on some queries (the one plan's text, over the whole run's
-    queries), from every part's :func:`undefined_of`; ``emit`` as
-    :func:`warn_coverage`'s."""
-    options = job.options
-    warn_undefined_parts(
-        list(parts), list(job.requests), list(options.by_keys), options.query_id, emit
-    )
+    """Warn as :func:`~polars_irmetrics.evaluate` warns on the whole run's per-query
+    values, from every part's :func:`values_tally`: a ``rnd``, ``rkl`` or ``rrd``
+    asked for NaN on some queries (the one plan's text, over the whole run's queries),
+    or an impression log of no session (a part may hold none of a log that has some,
+    so the parts do not warn: :func:`~polars_irmetrics.ground.validate.warn_empty_table`
+    once here). ``emit`` as :func:`warn_coverage`'s."""
+    options, found = job.options, list(parts)
+    online = any(r.route == "online" for _, r in job.requests)
+    if online and not sum(count for _, count in found):
+        text = empty_table_text("the impression log")
+        if emit is None:
+            warn_from_plan(text, IrmWarning)
+        else:
+            emit(text)
+        return
+    warn_undefined_parts(found, list(job.requests), list(options.by_keys), options.query_id, emit)
 
 
 def carry_error(exc: IrmError) -> CarriedError:

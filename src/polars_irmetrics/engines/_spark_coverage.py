@@ -24,11 +24,11 @@ from pyspark import Accumulator, AccumulatorParam, SparkContext, TaskContext
 from polars_irmetrics.engines._partition import (
     Covered,
     Job,
-    undefined_of,
+    tells_values,
+    values_tally,
     warn_coverage,
-    warn_undefined_of,
+    warn_on_values,
 )
-from polars_irmetrics.exposure.rnd import SEGREGATION
 from polars_irmetrics.offline.coverage import Coverage, CoverageSink
 
 __all__ = [
@@ -38,7 +38,7 @@ __all__ = [
     "task_key",
     "undefined_into",
     "warn_parts",
-    "warn_undefined",
+    "warn_values",
 ]
 
 #: What a part tells the driver: its coverage, or (under ``(_UNDEFINED, key)``) its
@@ -87,10 +87,11 @@ def into(parts: Parts, key: Hashable) -> CoverageSink:
 
 def undefined_into(parts: Parts, key: Hashable, job: Job, per_query: pa.Table) -> pa.Table:
     """``per_query`` (a part's values, as :func:`evaluate_part` gives them), its rows
-    where an asked rnd/rkl/rrd is undefined handed to ``parts`` under ``key`` (for
-    :func:`warn_undefined`); nothing handed where none is asked for."""
-    if any(r.metric.name in SEGREGATION for _, r in job.requests):
-        parts.add({(_UNDEFINED, key): undefined_of(job, per_query)})
+    where an asked rnd/rkl/rrd is undefined and its count of rows handed to ``parts``
+    under ``key`` (for :func:`warn_values`); nothing handed where no such warning can
+    be given (:func:`tells_values`)."""
+    if tells_values(job):
+        parts.add({(_UNDEFINED, key): values_tally(job, per_query)})
     return per_query
 
 
@@ -99,8 +100,9 @@ def warn_parts(job: Covered, parts: Parts) -> None:
     warn_coverage(job, [v for v in parts.value.values() if isinstance(v, Coverage)])
 
 
-def warn_undefined(job: Job, parts: Parts) -> None:
-    """The warning of a rnd/rkl/rrd undefined on some queries, from the parts'
-    :func:`undefined_into` (:func:`warn_undefined_of`), on the driver."""
+def warn_values(job: Job, parts: Parts) -> None:
+    """The warnings the whole run's values give (a rnd/rkl/rrd undefined on some
+    queries, an impression log of no session), from the parts' :func:`undefined_into`
+    (:func:`warn_on_values`), on the driver."""
     found = [v for k, v in parts.value.items() if isinstance(k, tuple) and k[:1] == (_UNDEFINED,)]
-    warn_undefined_of(job, [v for v in found if not isinstance(v, Coverage)])
+    warn_on_values(job, [v for v in found if not isinstance(v, Coverage)])

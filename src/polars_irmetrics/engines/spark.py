@@ -114,7 +114,7 @@ from polars_irmetrics.engines._spark_coverage import (
     task_key,
     undefined_into,
     warn_parts,
-    warn_undefined,
+    warn_values,
 )
 from polars_irmetrics.engines._spark_lists import spark_long_form
 from polars_irmetrics.engines._spark_pairs import carrying, paired_map
@@ -491,7 +491,7 @@ def evaluate(
         result = _means(values, job).toDF(*job.means_schema)
     computed = _computed_whole(result, run, sides, metrics, built, progress, placed)
     warn_parts(job, parts)  # as one machine warns, from the parts' coverage
-    warn_undefined(job, parts)  # and the parts' undefined rnd, rkl, rrd
+    warn_values(job, parts)  # and what their values tell (rnd undefined, no session)
     if any(name == "groups" for name, _ in sides):  # groups= against the whole run's ids
         relevant = None
         if qrels is not None and reads_relevant_group_ids(sides, metrics):  # ee_*, awrf

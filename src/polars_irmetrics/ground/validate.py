@@ -40,6 +40,7 @@ __all__ = [
     "common_id_dtype",
     "coverage_counts",
     "describe_query",
+    "empty_table_text",
     "features_tally",
     "flag_error",
     "held_tally",
@@ -1849,10 +1850,15 @@ def warn_empty_table(table: str = "the table") -> None:
     >>> str(caught[0].message)
     'the impression log holds no row, so every metric is null: nothing was scored (a filter that kept nothing, or an empty file?)'
     """  # noqa: E501
-    warn_from_plan(
+    warn_from_plan(empty_table_text(table), IrmWarning)
+
+
+def empty_table_text(table: str = "the table") -> str:
+    """The text of :func:`warn_empty_table` (an engine gives it from its parts'
+    counts)."""
+    return (
         f"{table} holds no row, so every metric is null: nothing was scored (a filter "
-        "that kept nothing, or an empty file?)",
-        IrmWarning,
+        "that kept nothing, or an empty file?)"
     )
 
 

@@ -59,6 +59,7 @@ def build_online_plan(
     buckets: OnlineBuckets,
     spill_dir: str | Path | None,
     progress: bool | None = None,
+    warn: bool = True,
     hint: str = "name your columns, e.g. session_id='query_id', clicked='click'",
 ) -> pl.LazyFrame:
     """The online wing's plan: per-session values of ``requests`` (``per_session``) or
@@ -68,7 +69,8 @@ def build_online_plan(
     conversion, a timestamp: one value per impression, where a key holds one per
     session) is refused (:func:`~polars_irmetrics.online.columns.refuse_data_keys`);
     one whose values vary within a session is refused when the plan runs
-    (:func:`~polars_irmetrics.online.sessions.raise_on_split_sessions`)."""
+    (:func:`~polars_irmetrics.online.sessions.raise_on_split_sessions`). ``warn``:
+    whether a log of no session is warned about (not in an engine's part)."""
     labels = [label for label, _ in requests]
     refuse_data_keys(by_keys, columns, metrics_named(labels), column_readers(requests))
     plan = session_plan(log, requests, columns, by_keys, hint, segments=by_keys)
@@ -107,6 +109,8 @@ def build_online_plan(
         result = sessions.select(*plan.keys, *labels).sort(plan.keys)
     else:
         result = aggregate(sessions, requests, by_keys)
+    if not warn:
+        return result
     counted = not per_session and not by_keys  # one row, of num_sessions 0 when empty
 
     def warn_if_empty(frame: pl.DataFrame) -> pl.DataFrame:
