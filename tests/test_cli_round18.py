@@ -110,3 +110,37 @@ def test_ab_metric_error_names_no_file(tmp_path: Path, flags: list[str], message
     # the same as irm evaluate and irm compare print a metric's error: no file named
     missing = irm_in_process("ab", "absent.csv", *flags, cwd=tmp_path)
     assert missing.stderr == done.stderr
+
+
+# a metric's suggested call, as the command that does the same: only irm.evaluate(run,
+# [...], qrels=...) was written as 'irm evaluate RUN --qrels QRELS -m ...'; the others
+# reached the shell user as Python ("evaluate it with irm.evaluate(log, ['ips'],
+# policy=...)")
+_SUGGESTED = [
+    ("ips", "an evaluation policy", "irm evaluate LOG --policy FILE -m ips"),
+    (
+        "auc",
+        "labels and predictions",
+        "irm evaluate PREDICTIONS --label COL --prediction COL -m auc",
+    ),
+    (
+        "novelty@10",
+        "the interaction history",
+        "irm evaluate RUN --interactions FILE -m novelty@10",
+    ),
+    ("rbo", "a reference run", "irm evaluate RUN --reference FILE -m rbo"),
+]
+
+
+@pytest.mark.parametrize(
+    ("metric", "reads", "command"), _SUGGESTED, ids=[c[0] for c in _SUGGESTED]
+)
+def test_ab_suggests_the_command(tmp_path: Path, metric: str, reads: str, command: str) -> None:
+    (tmp_path / "log.csv").write_text(_log(["1", "0"]))
+    done = irm_in_process("ab", "log.csv", "-m", metric, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"irm: error: metric {metric!r} is not a click metric: it reads {reads}, which an "
+        f"impression log does not hold; evaluate it with {command}, or choose a click "
+        "metric such as 'ctr@10' ('irm metrics')\n"
+    )

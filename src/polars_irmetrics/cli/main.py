@@ -1150,7 +1150,10 @@ _ID_CAST = re.compile(
 
 #: The library's Python calls a message suggests, as the commands that do the same.
 _LIST_METRICS = "irm.list_metrics()"
-_EVALUATE_CALL = re.compile(r"irm\.evaluate\(run, (?P<metrics>\[[^\]]*\]), qrels=\.\.\.\)")
+_EVALUATE_CALL = re.compile(
+    r"irm\.evaluate\((?P<table>[a-z_]+), (?P<metrics>\[[^\]]*\])"
+    r"(?P<keywords>(?:, [a-z_]+=\.\.\.)*)\)"
+)
 
 
 _FUSE_CALL = re.compile(r"\bfuse\(runs, method='(?P<method>[\w-]+)', (?P<param>\w+)=\.\.\.\)")
@@ -1163,13 +1166,23 @@ def _fuse_command(found: re.Match[str]) -> str:
 
 
 def _evaluate_command(found: re.Match[str]) -> str:
-    """``irm.evaluate(run, ['ndcg@10'], qrels=...)`` as ``irm evaluate`` is typed."""
+    """``irm.evaluate(run, ['ndcg@10'], qrels=...)`` as ``irm evaluate`` is typed
+    (``irm evaluate RUN --qrels QRELS -m ndcg@10``; ``irm.evaluate(log, ['ips'],
+    policy=...)``: ``irm evaluate LOG --policy FILE -m ips``), each keyword as the flag
+    of ``irm evaluate`` that sets it; left as written where one has no flag."""
     try:
         metrics = ast.literal_eval(found.group("metrics"))
     except (ValueError, SyntaxError):
         return found.group(0)
+    flags = _flags(build_parser(), "evaluate")
+    given = []
+    for keyword in re.findall(r"([a-z_]+)=", found.group("keywords")):
+        action = flags.get(keyword)
+        if action is None:
+            return found.group(0)
+        given.append(f" {action.option_strings[-1]} {action.metavar or keyword.upper()}")
     asked = "".join(f" -m {m}" for m in metrics if isinstance(m, str))
-    return f"irm evaluate RUN --qrels QRELS{asked}"
+    return f"irm evaluate {found.group('table').upper()}{''.join(given)}{asked}"
 
 
 def _keys(args: argparse.Namespace) -> list[str]:
