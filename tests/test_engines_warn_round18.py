@@ -126,3 +126,30 @@ def test_click_parts_warn_for_the_whole_log(
     assert [str(w.message) for w in caught if issubclass(w.category, irm.IrmWarning)] == said
     # 1 click of 2 impressions in s1: ctr 0.5; no row for the empty log
     assert values.to_dicts() == one.to_dicts()
+
+
+# an empty recommendation table with a history: one machine warns that it holds no row;
+# Spark and Dask said nothing (the history's warning returned early on no item)
+HISTORY = pl.DataFrame({"query_id": ["u1", "u2", "u1"], "doc_id": ["a", "b", "c"]})
+_EMPTY_RECS = (
+    "the recommendation table holds no row, so every metric is null: nothing was scored "
+    "(a filter that kept nothing, or an empty file?)"
+)
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_empty_recommendations_warn_on_engines(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    empty = pl.DataFrame(schema={"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64})
+    with warnings.catch_warnings(record=True) as one_machine:
+        warnings.simplefilter("always")
+        irm.evaluate(empty, ["novelty@5"], interactions=HISTORY)
+    assert [str(w.message) for w in one_machine] == [_EMPTY_RECS]
+    evaluate, to_engine, back = engine_io(engine, request)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        back(evaluate(to_engine(empty), ["novelty@5"], interactions=to_engine(HISTORY)))
+    assert [str(w.message) for w in caught if issubclass(w.category, irm.IrmWarning)] == [
+        _EMPTY_RECS
+    ]

@@ -34,6 +34,7 @@ from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     features_tally,
     interactions_tally,
+    warn_empty_table,
     warn_on_catalogue,
     warn_on_features,
     warn_on_interactions,
@@ -466,6 +467,8 @@ def warn_on_history(
     user, item = options.query_id, options.doc_id
     recommendations = any(_merges(r) for r in requests)
     run = "recommendations" if recommendations else "run"
+    if recommendations and not users.num_rows:  # one machine's one warning of no row
+        return warned_to(lambda: warn_empty_table("the recommendation table"), emit)
     features = named.get("item_features")
     if features is not None and warns_of_features(options.unseen_items):
         tally = features_tally(
