@@ -153,3 +153,47 @@ def test_empty_recommendations_warn_on_engines(
     assert [str(w.message) for w in caught if issubclass(w.category, irm.IrmWarning)] == [
         _EMPTY_RECS
     ]
+
+
+# two systems' recommendations, the history holding A's items and none of B's: one
+# machine names system 'B' ("... of the recommendations of system 'B'"); Spark and Dask
+# tallied the whole run's items (3 of 6 held: no warning), naming no system
+SYSTEMS = pl.DataFrame(
+    {
+        "system": ["A", "A", "A", "B", "B", "B"],
+        "query_id": ["u1", "u1", "u2", "u1", "u1", "u2"],
+        "doc_id": ["a", "c", "b", "x", "y", "z"],
+        "score": [0.9, 0.8, 0.7, 0.9, 0.8, 0.7],
+    }
+)
+_SYSTEM_B = (
+    "interactions= holds none of the 3 items of the recommendations of system 'B' (column "
+    "'doc_id'): the recommendations of an item the interactions lack are left out "
+    "(unseen_items='drop'), so the metrics read few of the list"
+)
+
+
+@pytest.mark.parametrize("metric", ["novelty@5", "catalog_coverage@5"])
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_history_names_the_system_on_engines(
+    engine: str, metric: str, request: pytest.FixtureRequest
+) -> None:
+    options: dict[str, Any] = {"systems": ["system"], "unseen_items": "drop"}
+
+    def said(caught: list[warnings.WarningMessage]) -> list[str]:
+        texts = [str(w.message) for w in caught if issubclass(w.category, irm.CoverageWarning)]
+        return [t for t in texts if t.startswith("interactions= holds")]
+
+    with warnings.catch_warnings(record=True) as one_machine:
+        warnings.simplefilter("always")
+        one = irm.evaluate(SYSTEMS, [metric], interactions=HISTORY, **options)
+    assert len(said(one_machine)) == 1
+    assert said(one_machine)[0].startswith(_SYSTEM_B)
+    evaluate, to_engine, back = engine_io(engine, request)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        values = back(
+            evaluate(to_engine(SYSTEMS), [metric], interactions=to_engine(HISTORY), **options)
+        )
+    assert said(caught) == said(one_machine)
+    assert values.sort("system").equals(one.sort("system"))

@@ -422,6 +422,7 @@ def warn_on_history(
     *,
     held_users: pa.Table | None = None,
     null_rows: int | None = None,
+    system_ids: Mapping[str, pa.Table] | None = None,
 ) -> bool:
     """The warning one machine gives when the history mostly lacks the run's items (or
     holds none of its users), and its refusal of a history row with a null id, from the
@@ -432,9 +433,11 @@ def warn_on_history(
     history. Where the history's rows travelled (:func:`reads_history`),
     they are read; where only its catalogue did (``mcc@k``, ``reco_accuracy@k``), the
     engine also passes the history's distinct users (``held_users``, where it has the
-    user column) and its count of rows with a null id (``null_rows``). Nothing where no
-    metric reads the history. ``emit``: where a warning goes from a Dask worker; by
-    default, here. True when done (a task's output).
+    user column) and its count of rows with a null id (``null_rows``). With
+    ``systems=``, ``system_ids``: the run's distinct system keys with each id column
+    (by the column), so that a system whose items the history lacks is named, as one
+    machine names it. Nothing where no metric reads the history. ``emit``: where a
+    warning goes from a Dask worker; by default, here. True when done (a task's output).
 
     Examples
     --------
@@ -487,6 +490,8 @@ def warn_on_history(
         users=as_polars_frame(users).lazy(),
         held_users=None if held_users is None else as_polars_frame(held_users).lazy(),
         null_rows=null_rows,
+        systems=options.system_keys if system_ids else (),
+        system_rows={k: as_polars_frame(t).lazy() for k, t in (system_ids or {}).items()},
     )
     row = tally.collect().row(0, named=True)
     dropped = options.unseen_items == "drop"
@@ -495,7 +500,8 @@ def warn_on_history(
     ]
 
     def say() -> None:
-        warn_on_interactions(row, user=user, item=item, run=run, dropped=dropped)
+        systems = options.system_keys if system_ids else ()
+        warn_on_interactions(row, user=user, item=item, run=run, dropped=dropped, systems=systems)
         warn_on_catalogue(row, item=item, labels=labels)
 
     return warned_to(say, emit)

@@ -458,6 +458,12 @@ def _after_history(
         run[[key]].drop_duplicates(split_out=1).to_delayed()[0]
         for key in (options.query_id, options.doc_id)
     ]
+    # with systems=, each system's distinct ids too: a system the history lacks is named
+    systems = list(options.system_keys)
+    by_system = [
+        run[[*systems, key]].drop_duplicates(split_out=1).to_delayed()[0] if systems else None
+        for key in (options.query_id, options.doc_id)
+    ]
     held_users, null_rows = None, None
     if history and interactions is not None and not reads_history(metrics):  # catalogue only
         columns = [c for c in (options.doc_id, options.query_id) if c in interactions.columns]
@@ -465,7 +471,9 @@ def _after_history(
         if options.query_id in columns:
             held = interactions[[options.query_id]].drop_duplicates(split_out=1)
             held_users = held.to_delayed()[0]
-    warned = delayed(_warn_on_history)(*ids, held_users, null_rows, sides, metrics, options)
+    warned = delayed(_warn_on_history)(
+        *ids, held_users, null_rows, sides, metrics, options, *by_system
+    )
     return values.map_partitions(after, warned, meta=values._meta)
 
 
@@ -477,9 +485,14 @@ def _warn_on_history(
     sides: Any,
     metrics: Any,
     options: EvalOptions,
+    system_users: pd.DataFrame | None = None,
+    system_items: pd.DataFrame | None = None,
 ) -> bool:
     """The task that warns when the history mostly lacks the run's items (or holds none
-    of its users), and refuses its null ids, on the client that computes the result."""
+    of its users), and refuses its null ids, on the client that computes the result;
+    with systems=, each system's distinct users and items name a system it lacks."""
+    found = {options.query_id: system_users, options.doc_id: system_items}
+    system_ids = {k: to_table(f) for k, f in found.items() if f is not None}
     return warn_on_history(
         to_table(users),
         to_table(items),
@@ -489,6 +502,7 @@ def _warn_on_history(
         emit=emitter(),
         held_users=None if held_users is None else to_table(held_users),
         null_rows=None if null_rows is None else int(null_rows),
+        system_ids=system_ids or None,
     )
 
 

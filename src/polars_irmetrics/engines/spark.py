@@ -558,8 +558,22 @@ def _warn_on_history(
         null_rows = interactions.filter(null).count()
         if options.query_id in ids:
             held_users = _collect("interactions", interactions, (options.query_id,), True)
+    # with systems=, each system's distinct ids too: a system the history lacks is named
+    systems = tuple(options.system_keys)
+    system_ids = (
+        {k: _collect("run", run, (*systems, k), True) for k in (options.query_id, options.doc_id)}
+        if systems
+        else None
+    )
     warn_on_history(
-        users, items, sides, metrics, options, held_users=held_users, null_rows=null_rows
+        users,
+        items,
+        sides,
+        metrics,
+        options,
+        held_users=held_users,
+        null_rows=null_rows,
+        system_ids=system_ids,
     )
 
 

@@ -1531,7 +1531,7 @@ def interactions_tally(
     null_rows: int | None = None,
     shared: SharedIds | None = None,
     systems: Sequence[str] = (),
-    system_rows: pl.LazyFrame | None = None,
+    system_rows: pl.LazyFrame | Mapping[str, pl.LazyFrame] | None = None,
 ) -> pl.LazyFrame:
     """One row: the run's items (``item``) and how many the interactions hold; where the
     interactions have the ``user`` column, the run's users and how many have a history;
@@ -1539,7 +1539,8 @@ def interactions_tally(
     (:func:`check_id_kinds`); they are compared in :func:`common_id_dtype`. ``systems``:
     the run's system keys, and ``system_rows`` its rows with them: the row lists too
     each system whose items (users) the interactions mostly lack
-    (:func:`held_tally`'s ``systems``), warned about by name.
+    (:func:`held_tally`'s ``systems``), warned about by name; an engine passes them by
+    column (its distinct system keys and items, and system keys and users).
 
     An engine, which holds its tables elsewhere, passes what it gathered: ``users``, the
     run's users where they are another frame than ``run`` (its distinct ids of each
@@ -1576,10 +1577,9 @@ def interactions_tally(
             .join(known_ids, on=column, how="left")
             .select(pl.len().cast(pl.Int64).alias(total), pl.col(known).count().cast(pl.Int64))
         )
-        if systems and system_rows is not None:
-            parts.append(
-                systems_tally(system_rows, known_ids, column, known, systems, distinct=True)
-            )
+        rows = system_rows.get(column) if isinstance(system_rows, Mapping) else system_rows
+        if systems and rows is not None:
+            parts.append(systems_tally(rows, known_ids, column, known, systems, distinct=True))
     return pl.concat(parts, how="horizontal")
 
 
