@@ -197,3 +197,57 @@ def test_history_names_the_system_on_engines(
         )
     assert said(caught) == said(one_machine)
     assert values.sort("system").equals(one.sort("system"))
+
+
+# two systems against one reference: B's documents (or B's queries) are none of the
+# reference's; one machine names system 'B', Spark and Dask tallied the whole run (3 of
+# 6 documents, 2 of 4 query keys held: no warning) and said nothing
+REFERENCE = pl.DataFrame(
+    {"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "c"], "score": [0.9, 0.8, 0.7]}
+)
+_B_DOCS = pl.DataFrame(
+    {
+        "system": ["A", "A", "A", "B", "B", "B"],
+        "query_id": ["q1", "q1", "q2", "q1", "q1", "q2"],
+        "doc_id": ["a", "b", "c", "x", "y", "z"],
+        "score": [0.9, 0.8, 0.7, 0.9, 0.8, 0.7],
+    }
+)
+_B_QUERIES = (
+    _B_DOCS.with_columns(
+        pl.when(pl.col("system") == "B")
+        .then(pl.col("query_id") + "b")
+        .otherwise(pl.col("query_id"))
+        .alias("query_id"),
+        pl.when(pl.col("system") == "B").then(pl.lit("a")).otherwise(pl.col("doc_id")).alias("d"),
+    )
+    .drop("doc_id")
+    .rename({"d": "doc_id"})
+    .unique(["system", "query_id", "doc_id"])
+)
+_RUNS = [("documents", _B_DOCS, "reference= holds none of the 3 documents of the run of "
+          "system 'B'"), ("queries", _B_QUERIES, "reference= holds none of the 2 queries "
+          "of the run of system 'B'")]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "run", "start"), _RUNS, ids=[c[0] for c in _RUNS])
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_reference_names_the_system_on_engines(
+    engine: str, name: str, run: pl.DataFrame, start: str, request: pytest.FixtureRequest
+) -> None:
+    def said(caught: list[warnings.WarningMessage]) -> list[str]:
+        return [str(w.message) for w in caught if issubclass(w.category, irm.CoverageWarning)]
+
+    with warnings.catch_warnings(record=True) as one_machine:
+        warnings.simplefilter("always")
+        one = irm.evaluate(run, ["rbo"], reference=REFERENCE, systems=["system"])
+    assert len(said(one_machine)) == 1
+    assert said(one_machine)[0].startswith(start)
+    evaluate, to_engine, back = engine_io(engine, request)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        values = back(
+            evaluate(to_engine(run), ["rbo"], reference=to_engine(REFERENCE), systems=["system"])
+        )
+    assert said(caught) == said(one_machine)
+    assert values.sort("system").equals(one.sort("system"))

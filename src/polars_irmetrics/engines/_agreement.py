@@ -45,6 +45,7 @@ from polars_irmetrics.engines._partition import (
 )
 from polars_irmetrics.errors import CoverageWarning, InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import systems_row
 from polars_irmetrics.metrics.registry import INPUTS, means, parse_metric_list, split_routes
 
 if TYPE_CHECKING:
@@ -223,12 +224,27 @@ def agreement_finish(job: AgreementJob, per_query: pa.Table) -> pa.Table:
     return _to_arrow(out.select(job.result_schema.names()), job.result_schema)
 
 
-def warn_on_reference(job: AgreementJob, total: int, held: int, docs: int, held_docs: int) -> None:
+def warn_on_reference(
+    job: AgreementJob,
+    total: int,
+    held: int,
+    docs: int,
+    held_docs: int,
+    by_system: tuple[pl.DataFrame, pl.DataFrame] | None = None,
+) -> None:
     """The whole run's warning when the reference lacks most of its queries: ``total``
     distinct query keys of the run (the ``by`` keys and the query id), ``held`` of them
     in the reference (on its keys: the ``by`` keys it has and the query id); or holds
-    none of its ``docs`` distinct documents (``held_docs`` of them)."""
-    row = {RUN_QUERIES: total, HELD: held, RUN_DOCS: docs, HELD_DOCS: held_docs}
+    none of its ``docs`` distinct documents (``held_docs`` of them). ``by_system``
+    (with ``systems=``): each system's counts of its query keys and of its documents
+    (the system keys, ``total`` and ``held``), so that a system the reference mostly
+    lacks is named, as one machine names it."""
+    row: dict[str, object] = {RUN_QUERIES: total, HELD: held, RUN_DOCS: docs, HELD_DOCS: held_docs}
+    systems = job.options.system_keys
+    if by_system is not None and systems:
+        for counts, matched in zip(by_system, (HELD, HELD_DOCS), strict=True):
+            renamed = counts.lazy().rename({"held": matched})
+            row |= systems_row(renamed, systems, "total", matched).collect().row(0, named=True)
     warn_on_queries(row, job.options.query_id, job.options)
 
 

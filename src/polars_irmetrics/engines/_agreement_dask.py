@@ -30,7 +30,7 @@ from polars_irmetrics.engines._agreement import (
 from polars_irmetrics.engines._dask_coverage import emitter
 from polars_irmetrics.engines._dask_frames import after, arrow_of, meta, to_pandas, to_table
 from polars_irmetrics.engines._ope_dask import Tag, _shuffled
-from polars_irmetrics.engines._partition import warned_to
+from polars_irmetrics.engines._partition import as_polars_frame, warned_to
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
 
@@ -90,9 +90,33 @@ def _warned(job: AgreementJob, run: dd.DataFrame, reference: dd.DataFrame) -> De
     listed = reference[[doc]].drop_duplicates().assign(**{held: 1})
     docs = run[[doc]].drop_duplicates().merge(listed, on=doc, how="left")
     counts = (joined[held].size, joined[held].count(), docs[held].size, docs[held].count())
-    return delayed(_warn)(job, *counts)
+    systems = list(job.options.system_keys)
+    if not systems:
+        return delayed(_warn)(job, *counts)
+    # each system's counts too: a system the reference mostly lacks is named
+    system_docs = run[[*systems, doc]].drop_duplicates().merge(listed, on=doc, how="left")
+    by_system = [
+        frame.groupby(systems)[held].agg(["size", "count"]).reset_index()
+        for frame in (joined, system_docs)
+    ]
+    return delayed(_warn)(job, *counts, *by_system)
 
 
-def _warn(job: AgreementJob, total: int, matched: int, docs: int, held_docs: int) -> bool:
+def _warn(
+    job: AgreementJob,
+    total: int,
+    matched: int,
+    docs: int,
+    held_docs: int,
+    system_queries: pd.DataFrame | None = None,
+    system_docs: pd.DataFrame | None = None,
+) -> bool:
     counts = (int(total), int(matched), int(docs), int(held_docs))
-    return warned_to(lambda: warn_on_reference(job, *counts), emitter())
+    by_system = None
+    if system_queries is not None and system_docs is not None:
+        names = {"size": "total", "count": "held"}
+        by_system = (
+            as_polars_frame(to_table(system_queries.rename(columns=names))),
+            as_polars_frame(to_table(system_docs.rename(columns=names))),
+        )
+    return warned_to(lambda: warn_on_reference(job, *counts, by_system), emitter())

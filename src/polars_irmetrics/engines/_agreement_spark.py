@@ -27,7 +27,7 @@ from polars_irmetrics.engines._agreement import (
     reference_keys,
     warn_on_reference,
 )
-from polars_irmetrics.engines._partition import arrow_schema
+from polars_irmetrics.engines._partition import arrow_schema, as_polars_frame
 from polars_irmetrics.engines._spark_arrow import arrow_of
 from polars_irmetrics.engines._spark_pairs import PartOf, carrying, paired_map
 from polars_irmetrics.ground.options import EvalOptions
@@ -109,4 +109,16 @@ def _warn(job: AgreementJob, run: DataFrame, reference: DataFrame) -> None:
     counted = docs.join(listed, docs[doc] == listed[f"{INTERNAL}r_doc"], how="left")
     by_doc = counted.agg(F.count(F.lit(1)).alias("n"), F.count(held).alias("held")).collect()[0]
     counts = (int(row["total"]), int(row["held"]), int(by_doc["n"]), int(by_doc["held"]))
-    warn_on_reference(job, *counts)
+    systems = list(job.options.system_keys)
+    by_system = None
+    if systems:  # each system's counts too: a system the reference mostly lacks is named
+        system_docs = run.select(*systems, doc).distinct()
+        system_docs = system_docs.join(
+            listed, system_docs[doc] == listed[f"{INTERNAL}r_doc"], how="left"
+        )
+        tallies = [F.count(F.lit(1)).alias("total"), F.count(held).alias("held")]
+        by_system = (
+            as_polars_frame(joined.groupBy(*systems).agg(*tallies).toArrow()),
+            as_polars_frame(system_docs.groupBy(*systems).agg(*tallies).toArrow()),
+        )
+    warn_on_reference(job, *counts, by_system)

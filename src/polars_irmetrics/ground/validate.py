@@ -63,6 +63,7 @@ __all__ = [
     "system_tallies",
     "systems_column",
     "systems_named",
+    "systems_row",
     "systems_tally",
     "tally_counts",
     "unplaced_query_error",
@@ -1244,9 +1245,24 @@ def held_tally(
     tally = rows.select(*keys, matched).unique(keys).select(counts) if own else rows.select(counts)
     if not systems:
         return tally
-    # each system's own counts: those under half, each key's value written as a warning
-    # names a system (text quoted, as Python writes it)
-    schema = ids.collect_schema()
+    per_system = systems_row(rows.group_by(list(systems)).agg(counts), systems, total, matched)
+    return pl.concat([tally, per_system], how="horizontal")
+
+
+def systems_row(
+    counts: pl.LazyFrame, systems: Sequence[str], total: str, matched: str
+) -> pl.LazyFrame:
+    """One row of one column, :func:`systems_column` of ``matched``, from ``counts`` (one
+    row per system: its ``systems`` keys, ``total`` and ``matched`` ids): the systems
+    under half, each key's value written as a warning names a system (text quoted, as
+    Python writes it), for :func:`systems_named`. :func:`held_tally`'s; an engine, which
+    counts each system's ids where they are, passes its counts.
+
+    >>> counts = pl.LazyFrame({"s": ["x", "y"], "n": [2, 2], "held": [2, 0]})
+    >>> systems_row(counts, ["s"], "n", "held").collect().row(0)
+    ([{'system0': "'y'", 'total': 2, 'matched': 0}],)
+    """
+    schema = counts.collect_schema()
     names = [
         (
             pl.concat_str(pl.lit("'"), pl.col(k).cast(pl.String), pl.lit("'"))
@@ -1255,18 +1271,19 @@ def held_tally(
         ).alias(f"system{i}")
         for i, k in enumerate(systems)
     ]
-    per_system = (
-        rows.group_by(list(systems))
-        .agg(counts)
-        .filter(2 * pl.col(matched) < pl.col(total))
+    return (
+        counts.filter(2 * pl.col(matched) < pl.col(total))
         .sort(list(systems))
         .select(
-            pl.struct(*names, pl.col(total).alias("total"), pl.col(matched).alias("matched"))
+            pl.struct(
+                *names,
+                pl.col(total).cast(pl.Int64).alias("total"),
+                pl.col(matched).cast(pl.Int64).alias("matched"),
+            )
             .implode()
             .alias(systems_column(matched))
         )
     )
-    return pl.concat([tally, per_system], how="horizontal")
 
 
 def systems_tally(
