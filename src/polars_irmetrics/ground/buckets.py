@@ -530,6 +530,7 @@ def evaluate_in_buckets(
     evaluate_part: EvaluatePart,
     schema: pl.Schema,
     progress: bool | None = None,
+    before: Callable[[], None] | None = None,
 ) -> pl.LazyFrame:
     """Per-query results of ``evaluate_part`` over hash buckets of queries (module doc).
 
@@ -538,12 +539,16 @@ def evaluate_in_buckets(
     (default: the system's temporary folder) and removed when the evaluation ends,
     whether it succeeds or raises, and on SIGTERM under :func:`spill_guard`. A bar
     counts the buckets evaluated (``progress``:
-    :class:`~polars_irmetrics.ground.progress.Progress`'s ``enabled``).
+    :class:`~polars_irmetrics.ground.progress.Progress`'s ``enabled``). ``before``: a
+    check of the whole run, run when the result is collected, before any bucket (one
+    whose refusal would otherwise be a bucket's, with a bucket's count and example).
     """
     check_spill_dir(spill_dir)
     keep_spill_cleanup()
 
     def run_buckets() -> pl.DataFrame:
+        if before is not None:
+            before()
         with spill_guard(), _spill_folder(spill_dir) as folder:
             return _split_and_evaluate(
                 run, qrels, groups, folder, query_id, buckets, evaluate_part, progress

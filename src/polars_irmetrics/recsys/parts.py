@@ -48,7 +48,16 @@ from polars_irmetrics.metrics.registry import (
     user_mean,
 )
 from polars_irmetrics.recsys.options import RecsysOptions, Tables
-from polars_irmetrics.recsys.plan import build_recsys_plan, merge_counts, merge_users, tallied
+from polars_irmetrics.recsys.plan import (
+    build_recsys_plan,
+    merge_counts,
+    merge_unseen_items,
+    merge_users,
+    raise_on_unseen_items,
+    tallied,
+    unseen_item_check,
+    unseen_items,
+)
 
 __all__ = ["build_beyond", "users_in_buckets"]
 
@@ -130,6 +139,18 @@ def users_in_buckets(
             return build_recsys_plan(whole, asked, mode, tally=False, counts=counts, users=own)
 
         schema = build_recsys_plan(reads, asked, mode, tally=False, counts=counts, users=own)
+        # a recommended item the history lacks, refused over the whole table (a bucket
+        # would name its own first item and count its own rows), as the one plan does
+        check = unseen_item_check(asked, recsys)
+        history = tables.interactions
+
+        def whole_run() -> None:
+            if check is None or history is None:
+                return
+            recommendations = tables.recommendations
+            rows = merge_unseen_items(unseen_items(recommendations, history, recsys), recsys)
+            raise_on_unseen_items(rows, recommendations, history, check, recsys)
+
         return evaluate_in_buckets(
             tables.recommendations,
             None,
@@ -140,6 +161,7 @@ def users_in_buckets(
             evaluate_part=evaluate_part,
             schema=schema.collect_schema(),
             progress=options.progress,
+            before=whole_run,
         )
 
     by, user = list(recsys.by_keys), recsys.user_id
