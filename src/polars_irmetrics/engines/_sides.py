@@ -423,6 +423,7 @@ def warn_on_history(
     held_users: pa.Table | None = None,
     null_rows: int | None = None,
     system_ids: Mapping[str, pa.Table] | None = None,
+    emit_table: Callable[[str], None] | None = None,
 ) -> bool:
     """The warning one machine gives when the history mostly lacks the run's items (or
     holds none of its users), and its refusal of a history row with a null id, from the
@@ -437,7 +438,9 @@ def warn_on_history(
     ``systems=``, ``system_ids``: the run's distinct system keys with each id column
     (by the column), so that a system whose items the history lacks is named, as one
     machine names it. Nothing where no metric reads the history. ``emit``: where a
-    warning goes from a Dask worker; by default, here. True when done (a task's output).
+    warning goes from a Dask worker; by default, here (``emit_table``: where the
+    :class:`~polars_irmetrics.errors.IrmWarning` of a table of no row goes, the
+    others being coverage warnings). True when done (a task's output).
 
     Examples
     --------
@@ -471,7 +474,7 @@ def warn_on_history(
     recommendations = any(_merges(r) for r in requests)
     run = "recommendations" if recommendations else "run"
     if recommendations and not users.num_rows:  # one machine's one warning of no row
-        return warned_to(lambda: warn_empty_table("the recommendation table"), emit)
+        return warned_to(lambda: warn_empty_table("the recommendation table"), emit_table)
     features = named.get("item_features")
     if features is not None and warns_of_features(options.unseen_items):
         tally = features_tally(

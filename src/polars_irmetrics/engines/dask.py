@@ -93,7 +93,12 @@ from polars_irmetrics.engines._sides import (
     warns_on_features,
 )
 from polars_irmetrics.engines.params import engine_doc
-from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MissingDependencyError
+from polars_irmetrics.errors import (
+    ColumnTypeError,
+    InvalidValueError,
+    IrmWarning,
+    MissingDependencyError,
+)
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions
 from polars_irmetrics.ground.validate import common_id_dtype, unplaced_query_error
 from polars_irmetrics.offline.coverage import Coverage
@@ -503,6 +508,7 @@ def _warn_on_history(
         held_users=None if held_users is None else to_table(held_users),
         null_rows=None if null_rows is None else int(null_rows),
         system_ids=system_ids or None,
+        emit_table=emitter(IrmWarning),
     )
 
 
