@@ -34,7 +34,6 @@ from polars_irmetrics.metrics._common import (
     check_number,
     check_real,
     divide,
-    fsum,
     num_rel,
     power,
     ranked,
@@ -240,6 +239,32 @@ def _at_position(values: pl.Expr, at: pl.Expr) -> pl.Expr:
     return values.gather(index)
 
 
+def _persistence_powers(persistence: float, length: pl.Expr) -> pl.Expr:
+    """Group context: ``p**0, p**1, ..., p**(length - 1)`` as trec_eval's rbp loops make
+    them (``cur_p = cur_p * p`` once a position: m_rbp.c, m_rbp_resid.c); a null
+    ``length`` counts as 0.
+
+    Repeated products, not ``pow``: ``0.95**k`` by ``k`` products is not always the
+    correctly rounded power (nor ``exp(k ln p)``), and the sums that read them print
+    trec_eval's digits only with its weights.
+    """
+    n = length.fill_null(0).clip(lower_bound=0)
+    return pl.repeat(pl.lit(persistence, pl.Float64), n).cum_prod().shift(1, fill_value=1.0)
+
+
+def _persistence_weight(s: Scope, persistence: float) -> pl.Expr:
+    """Per row: ``p**(rank - 1)``, trec_eval's weight of a rank (null for a row not
+    retrieved): the repeated products of :func:`_persistence_powers` for the ranks
+    1..num_ret (trec_eval's positions; the table is no longer than the query's list),
+    ``pow`` past them (a rank gap: trec_eval has none)."""
+    top = pl.min_horizontal(s.rank.max(), s.num_ret).fill_null(0).cast(pl.Int64)
+    table = _persistence_powers(persistence, top)
+    index = (s.rank.cast(pl.Int64) - 1).clip(0, pl.max_horizontal(top - 1, 0))
+    products = s.window(table.gather(pl.when(s.rank <= top).then(index)))
+    far = power(persistence, _f(s.rank) - 1.0)
+    return pl.when(s.rank <= s.window(top)).then(products).otherwise(far)
+
+
 def _cumulative_by_rank(values: pl.Expr) -> pl.Expr:
     """Group context, rows in rank order: the running sum of ``values`` (nulls as 0)."""
     return values.fill_null(0.0).cum_sum()
@@ -419,16 +444,30 @@ def _trec_rbp(s: Scope, p: Params) -> pl.Expr:
     # gains are scaled to [0, 1] when one exceeds 1; a per-query value inside a term
     top = s.window(rel.filter(rel >= 0).max())
     scaled = pl.when(top > 1.0).then(gain / top).otherwise(gain)
-    weight = power(persistence, _f(s.rank) - 1.0)
-    return (1.0 - persistence) * fsum(s, scaled * weight, _retrieved(s))
+    weight = _persistence_weight(s, persistence)
+    # added in rank order, each weight a repeated product, as m_rbp.c does
+    total = s.sum_in_order(scaled * weight, _retrieved(s) & (scaled != 0.0))
+    return (1.0 - persistence) * total
 
 
 def _trec_rbp_resid(s: Scope, p: Params) -> pl.Expr:
     persistence = p.number("p")
     judged_ret = _judged(s) & _retrieved(s)
-    unjudged = _f(s.num_ret) - _f(judged_ret.sum())
-    known = fsum(s, power(persistence, _f(s.rank) - 1.0), judged_ret)
-    return pl.when(unjudged > 0).then(1.0 - (1.0 - persistence) * known).otherwise(0.0)
+    num_ret = s.num_ret.cast(pl.Int64)
+    # m_rbp_resid.c: over positions 0..num_ret-1 (ranks 1..num_ret assumed), the sum in
+    # rank order of p**i where the document is unjudged, then p**num_ret + (1 - p) * sum
+    powers = _persistence_powers(persistence, num_ret + 1)
+    position = pl.int_range(1, powers.len(), dtype=pl.Int64)
+    judged_ranks = s.rank.filter(judged_ret).cast(pl.Int64)
+    # a position is judged where a judged retrieved row holds its rank (sorted ranks)
+    is_judged = judged_ranks.search_sorted(position, side="right") > judged_ranks.search_sorted(
+        position, side="left"
+    )
+    unjudged_powers = pl.when(is_judged).then(0.0).otherwise(powers.head(powers.len() - 1))
+    unjudged_sum = s.window(unjudged_powers.cum_sum().last())
+    unjudged = s.window(num_ret - judged_ret.sum())
+    value = s.window(powers.last()) + (1.0 - persistence) * unjudged_sum
+    return pl.when(unjudged.max() > 0).then(value.max()).otherwise(0.0)
 
 
 def _unjudged(s: Scope, p: Params) -> pl.Expr:
@@ -732,14 +771,16 @@ TREC_METRICS: tuple[Metric, ...] = (
         "trec_rbp",
         "trec_eval's rank-biased precision: graded, scaled gains, p = 0.9",
         _trec_rbp,
-        matches={"trec_eval": "rbp: a transcription of m_rbp.c, to 1e-9"},
+        matches={"trec_eval": "rbp: a transcription of m_rbp.c, exactly"},
         latex=r"(1-p)\sum_{r} g_r\, p^{r-1}, \quad g_r = \ell_r / \max(1, \max_d \ell_d)",
         cutoff="none",
         params=(_P,),
         binary=False,
         formula="(1 - p) * sum over retrieved d at rank r of g(d) * p^(r-1), g = label / "
         "max label of the query's judgments when that exceeds 1, else the label "
-        "(trec_eval rbp; labels <= 0 gain 0; the relevance level is not used). trec_eval "
+        "(trec_eval rbp; labels <= 0 gain 0; the relevance level is not used), p^(r-1) "
+        "made by r - 1 products by p and the terms added in rank order, as m_rbp.c does "
+        "(a rank past the number retrieved: pow). trec_eval "
         "scales with a min and max it never initialises (m_rbp.c); this is its value "
         "when they start at 0. Not the library's rbp (binary, p = 0.8).",
     ),
@@ -747,7 +788,7 @@ TREC_METRICS: tuple[Metric, ...] = (
         "trec_rbp_resid",
         "trec_eval's rbp residual: what unjudged retrieved documents could add",
         _trec_rbp_resid,
-        matches={"trec_eval": "rbp_resid: a transcription of m_rbp_resid.c, to 1e-9"},
+        matches={"trec_eval": "rbp_resid: a transcription of m_rbp_resid.c, exactly"},
         latex=r"1 - (1-p)\sum_{r:\, d_r \text{ judged}} p^{r-1}",
         cutoff="none",
         params=(_P,),
@@ -756,7 +797,9 @@ TREC_METRICS: tuple[Metric, ...] = (
         higher_is_better=False,
         formula="p^n + (1 - p) * sum over unjudged retrieved documents at rank r of "
         "p^(r-1) = 1 - (1 - p) * sum over judged retrieved r of p^(r-1), and 0 when no "
-        "retrieved document is unjudged (trec_eval rbp_resid; ranks 1..n assumed).",
+        "retrieved document is unjudged (trec_eval rbp_resid; ranks 1..n assumed), "
+        "computed as m_rbp_resid.c computes it: the first form, each p^i made by i "
+        "products by p, the unjudged terms added in rank order.",
     ),
     Metric(
         "unjudged",
