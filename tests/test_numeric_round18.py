@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -92,3 +93,30 @@ def test_rbp_and_its_residual_have_trec_evals_bits_at_depth_1000(p: float) -> No
         got = irm.evaluate(run.lazy(), names, qrels=qrels.lazy(), per_query=True)
         rows = got.collect(engine=engine).sort("query_id").rows()
         assert {q: (a, b) for q, a, b in rows} == expected, engine
+
+
+@pytest.mark.parametrize("dtype", [pl.Float32, pl.Float64])
+def test_knn_l2_distance_zero_is_a_positive_zero(dtype: pl.DataType) -> None:
+    # l2's score is -sqrt(squared distance): for a document equal to the query (and the
+    # zero query against the zero document) -sqrt(0.0) is -0.0, which printed "-0.0";
+    # the score is 0.0 (sign bit clear), the other scores unchanged:
+    # |(1, 2, 3) - (3, 2, 1)| = sqrt(8) and |(1, 2, 3)| = sqrt(14)
+    schema = {"id": pl.String, "embedding": pl.Array(dtype, 3)}
+    vectors = [[1.0, 2.0, 3.0], [0.0, 0.0, 0.0], [3.0, 2.0, 1.0]]
+    queries = pl.DataFrame({"id": ["a", "b"], "embedding": vectors[:2]}, schema=schema)
+    corpus = pl.DataFrame({"id": ["x", "y", "z"], "embedding": vectors}, schema=schema)
+    run = irm.knn(
+        queries.rename({"id": "query_id"}), corpus.rename({"id": "doc_id"}), k=2, metric="l2"
+    )
+    width = 4 if dtype == pl.Float32 else 8
+    as_float = np.float32 if dtype == pl.Float32 else np.float64
+    expected = [
+        ("a", "x", 0.0, 1),
+        ("a", "z", float(-np.sqrt(as_float(8.0))), 2),
+        ("b", "y", 0.0, 1),
+        ("b", "z", float(-np.sqrt(as_float(14.0))), 2),
+    ]
+    assert run.rows() == expected
+    scores = run["score"].to_numpy()
+    assert scores.dtype.itemsize == width
+    assert np.signbit(scores).tolist() == [False, True, False, True]

@@ -1143,7 +1143,9 @@ def _as_run(
         {
             _QPOS: np.repeat(np.arange(n_q, dtype=np.int64), width),
             doc_id: pl.Series(flat, dtype=id_dtype or pl.Int64),
-            "score": scores.reshape(-1),
+            # + 0.0 turns -0.0 (l2's -sqrt(0) for an identical vector, a dot product's
+            # -1 * 0) into 0.0, which prints 0.0 and is the same key in a join or group
+            "score": scores.reshape(-1) + 0.0,
         },
         schema_overrides={"score": score_type},
     )
