@@ -120,3 +120,27 @@ def test_knn_l2_distance_zero_is_a_positive_zero(dtype: pl.DataType) -> None:
     scores = run["score"].to_numpy()
     assert scores.dtype.itemsize == width
     assert np.signbit(scores).tolist() == [False, True, False, True]
+
+
+def test_bpref_expression_has_the_bits_of_evaluate() -> None:
+    # R = 5 relevant (labels 3, 3, 3, 2, 1), N = 6 judged non-relevant: cap = min(N, R) = 5.
+    # The relevant documents retrieved are ranked 15 (1 non-relevant above) and 27
+    # (3 above): (1 - 1/5) + (1 - 3/5) = 0.8 + 0.4 is 1.2000000000000002 in doubles,
+    # / 5 = 0.24000000000000005 (trec_eval's and evaluate's value). In a user's
+    # group-by the cap was a scalar, and polars multiplied by its reciprocal:
+    # 3 * 0.2 = 0.6000000000000001, 1 - 0.6000000000000001 = 0.3999999999999999 and
+    # 0.8 + 0.3999999999999999 = 1.2, so the expression gave 0.24
+    judged = pl.DataFrame(
+        {
+            "query_id": "q1",
+            "doc_id": [f"d{i}" for i in range(13)],
+            "rank": [3, 9, 15, 17, 21, 27, None, None, None, None, None, None, None],
+            "relevance": [0, -1, 3, 0, 0, 3, 3, -1, 0, 0, 2, 1, 0],
+        }
+    )
+    run = judged.filter(pl.col("rank").is_not_null()).select("query_id", "doc_id", "rank")
+    qrels = judged.select("query_id", "doc_id", "relevance")
+    expected = 0.24000000000000005
+    assert irm.evaluate(run, "bpref", qrels=qrels, per_query=True)["bpref"].to_list() == [expected]
+    assert judged.select(irm.bpref()).item() == expected
+    assert judged.group_by("query_id").agg(irm.bpref())["bpref"].to_list() == [expected]

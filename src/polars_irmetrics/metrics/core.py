@@ -32,6 +32,7 @@ from polars_irmetrics.metrics._common import (
     check_number,
     check_relevancy,
     dcg,
+    divide,
     fsum_ranked,
     gain,
     idcg,
@@ -131,7 +132,10 @@ def _bpref(s: Scope, p: Params) -> pl.Expr:
     # R and the cap beside every row through Scope.window (see _r_precision)
     nonrel_above = pl.min_horizontal(s.ranked_count(nonrel).cast(pl.Int64), s.window(r))
     cap = s.window(pl.max_horizontal(pl.min_horizontal(n, r), pl.lit(1)))
-    term = 1.0 - nonrel_above.cast(pl.Float64) / cap.cast(pl.Float64)
+    # divide(): a division by each row's cap, as the plan's window column gives it (a
+    # user's group-by holds the cap as a scalar, by which polars multiplies by the
+    # reciprocal: 3 / 5 would be 0.6000000000000001 there)
+    term = 1.0 - divide(nonrel_above.cast(pl.Float64), cap.cast(pl.Float64))
     return ratio(s.sum_in_order(term, found), r.cast(pl.Float64))
 
 

@@ -443,7 +443,7 @@ def _trec_rbp(s: Scope, p: Params) -> pl.Expr:
     gain = pl.when(rel > 0).then(rel).otherwise(0.0)
     # gains are scaled to [0, 1] when one exceeds 1; a per-query value inside a term
     top = s.window(rel.filter(rel >= 0).max())
-    scaled = pl.when(top > 1.0).then(gain / top).otherwise(gain)
+    scaled = pl.when(top > 1.0).then(divide(gain, top)).otherwise(gain)
     weight = _persistence_weight(s, persistence)
     # added in rank order, each weight a repeated product, as m_rbp.c does
     total = s.sum_in_order(scaled * weight, _retrieved(s) & (scaled != 0.0))
