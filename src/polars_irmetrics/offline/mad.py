@@ -32,6 +32,7 @@ import polars as pl
 from polars_irmetrics.errors import (
     DuplicateError,
     InvalidValueError,
+    IrmWarning,
     MetricParameterError,
 )
 from polars_irmetrics.ground.facts import SharedIds
@@ -440,7 +441,14 @@ def _warn(
     route of the call warns of the ids the clusters lack (the cluster left empty is
     still warned of here). ``systems``: the run's system keys, where ``row`` counts each
     system's ids too (a system whose ids the clusters mostly lack is named)."""
-    if 2 * row[_CLUSTERED] >= row[_RUN_IDS]:  # most ids line up: is a cluster left empty?
+    if row[_ALL] == 1:  # one cluster: no pair to compare, null whatever the run holds
+        warn_from_plan(
+            f"{keyword}= holds one cluster only: {name} is the mean absolute difference "
+            "over the pairs of clusters, and one cluster makes no pair, so it is null "
+            f"(Elliot's nan). Give {keyword}= two clusters or more (its 'group' column)",
+            IrmWarning,
+        )
+    elif 2 * row[_CLUSTERED] >= row[_RUN_IDS]:  # most ids line up: a cluster left empty?
         _warn_empty(keyword, things, name, row)
     if not joint:
         return
