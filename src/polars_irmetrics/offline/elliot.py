@@ -30,12 +30,18 @@ One lazy query, nothing collected:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Literal
 
 import polars as pl
 
-from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MetricParameterError
+from polars_irmetrics.errors import (
+    ColumnTypeError,
+    InvalidValueError,
+    IrmWarning,
+    MetricParameterError,
+)
 from polars_irmetrics.ground.facts import ITEM_USERS, SharedIds, shared_frame
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
@@ -45,6 +51,7 @@ from polars_irmetrics.ground.validate import (
     interactions_by_keys,
     require_columns,
     side_ids_hint,
+    warn_from_plan,
     with_history_check,
 )
 from polars_irmetrics.metrics.registry import MetricRequest
@@ -404,13 +411,104 @@ def elliot_means(users: pl.LazyFrame, requests: Requests, options: EvalOptions) 
             finals.append(pl.col(value).fill_null(0.0).mean().alias(label))
         else:
             finals.append(_disparity(value, name == "pop_reo").alias(label))
+            # the two rates' denominators, read by the warning of a NaN (then dropped)
+            finals.extend(
+                d.alias(f"{label}{_ONE}{side}")
+                for side, d in zip("ht", _denominators(value, name == "pop_reo"), strict=True)
+            )
     names = users.collect_schema().names()
     by = [k for k in options.by_keys if k in names]
     if summarized:
         users = users.with_columns(summarized)
-    if by:
-        return users.group_by(by).agg(finals).sort(by)
-    return users.select(finals)
+    means = users.group_by(by).agg(finals).sort(by) if by else users.select(finals)
+    disparities = [(label, r) for label, r in requests if r.metric.name in ("pop_rsp", "pop_reo")]
+    if not disparities:
+        return means
+    schema = means.collect_schema()
+    kept = [
+        c
+        for c in schema.names()
+        if not c.startswith(tuple(f"{lb}{_ONE}" for lb, _ in disparities))
+    ]
+    return means.map_batches(
+        functools.partial(_warn_nan, disparities, by),
+        schema=pl.Schema({c: schema[c] for c in kept}),
+    )
+
+
+def _warn_nan(
+    disparities: Sequence[tuple[str, MetricRequest]], by: list[str], frame: pl.DataFrame
+) -> pl.DataFrame:
+    """Warn of each PopRSP or PopREO that is NaN (0 / 0, as Elliot's): a rate whose
+    denominator is 0 (no item of the short head or the long tail to recommend, or
+    relevant), or both rates 0 (no item of the top k counted); the frame without the
+    denominators' columns."""
+    for label, request in disparities:
+        undefined = frame.filter(pl.col(label).is_nan())
+        if undefined.height == 0:
+            continue
+        row = undefined.row(0, named=True)
+        where = ""
+        if by:
+            first = ", ".join(f"{k}={row[k]!r}" for k in by)
+            where = f" in {undefined.height} of the {frame.height} groups (first: {first})"
+        reo = request.metric.name == "pop_reo"
+        ratio = _ratio(request)
+        empty = [
+            g
+            for g, side in (("short head", "h"), ("long tail", "t"))
+            if not row[f"{label}{_ONE}{side}"]
+        ]
+        if empty:
+            one = len(empty) == 1
+            what = (
+                "relevant test item of a user outside the user's training items"
+                if reo
+                else "training item a user of the run has not interacted with"
+            )
+            why = (
+                f"the {' and the '.join(empty)} of pop_ratio={ratio!r} "
+                f"{'holds' if one else 'hold'} no {what}, so "
+                f"{'its rate is' if one else 'their rates are'} 0 / 0"
+            )
+            fix = (
+                "PopREO reads the relevant test items (qrels=, relevance >= "
+                "relevance_level) that are training items (interactions=) the user has not "
+                "interacted with: check that the two tables' items line up"
+                if reo
+                else "a head or tail with no item comes from a history of few items or a "
+                "pop_ratio near 0 or 1: give interactions= the whole training history, or "
+                "another pop_ratio="
+            )
+        else:
+            why = (
+                "no user's top k holds an item of the short head or the long tail"
+                + (" that is relevant" if reo else "")
+                + ", so both rates are 0 and std / mean is 0 / 0"
+            )
+            fix = "check that the ids of the run and of the tables line up, or use a larger k"
+        warn_from_plan(
+            f"{label!r} is NaN{where}: Elliot's std / mean of the short head's and the long "
+            f"tail's rates, and {why} (Elliot's nan). {fix[0].upper()}{fix[1:]}",
+            IrmWarning,
+        )
+    return frame.drop(
+        [c for c in frame.columns if any(c.startswith(f"{lb}{_ONE}") for lb, _ in disparities)]
+    )
+
+
+def _denominators(value: str, reo: bool) -> tuple[pl.Expr, pl.Expr]:
+    """The short head's and the long tail's denominators of PopRSP (PopREO: ``reo``)."""
+    if reo:
+        has = pl.col(_HAS_REL)
+        return (
+            pl.col(f"{value}dh").fill_null(0.0).filter(has).sum(),
+            pl.col(f"{value}dt").fill_null(0.0).filter(has).sum(),
+        )
+    return (
+        (pl.col(f"{value}sh") - pl.col(f"{value}th").fill_null(0.0)).sum(),
+        (pl.col(f"{value}st") - pl.col(f"{value}tt").fill_null(0.0)).sum(),
+    )
 
 
 def _per_group(frame: pl.LazyFrame, keys: list[str], exprs: list[pl.Expr]) -> pl.LazyFrame:
@@ -438,11 +536,7 @@ def _disparity(value: str, reo: bool) -> pl.Expr:
     if reo:
         has = pl.col(_HAS_REL)
         num_h, num_t = num_h.filter(has), num_t.filter(has)
-        den_h = pl.col(f"{value}dh").fill_null(0.0).filter(has).sum()
-        den_t = pl.col(f"{value}dt").fill_null(0.0).filter(has).sum()
-    else:
-        den_h = (pl.col(f"{value}sh") - pl.col(f"{value}th").fill_null(0.0)).sum()
-        den_t = (pl.col(f"{value}st") - pl.col(f"{value}tt").fill_null(0.0)).sum()
+    den_h, den_t = _denominators(value, reo)
     a, b = num_h.sum() / den_h, num_t.sum() / den_t
     mean = (a + b) / 2.0
     std = (((a - mean) ** 2 + (b - mean) ** 2) / 2.0).sqrt()
