@@ -130,3 +130,44 @@ def test_elliot_disparity_nan_names_the_first_group() -> None:
         IrmWarning, match=r"'pop_reo@3' is NaN in 2 of the 2 groups \(first: day=1\)"
     ):
         irm.evaluate(both, ["pop_reo@3"], qrels=ELLIOT_TEST, interactions=ELLIOT_TRAIN, by="day")
+
+
+# interactions= whose user column no metric asked for reads (catalog_coverage,
+# average_popularity): the tally of the run's users with a history reads it all the same
+LIST_USERS = pl.DataFrame({"query_id": [[1], [2], [3]], "doc_id": ["a", "b", "c"]})
+TEXT_USERS = pl.DataFrame({"query_id": ["1", "2", "3"], "doc_id": ["a", "b", "c"]})
+RECS = pl.DataFrame({"query_id": [1, 1, 2], "doc_id": ["a", "b", "c"], "rank": [1, 2, 1]})
+
+
+@pytest.mark.parametrize("metric", ["catalog_coverage", "average_popularity@2", "gini_index"])
+@pytest.mark.parametrize(
+    ("history", "message"),
+    [
+        (
+            LIST_USERS,
+            "column 'query_id' in the interactions has dtype List(Int64); ids must be "
+            "strings or integers: cast it, e.g. pl.col('query_id').cast(pl.String)",
+        ),
+        (
+            TEXT_USERS,
+            "column 'query_id' holds integers in the run (Int64) but strings in the "
+            "interactions (String); cast one side, e.g. pl.col('query_id').cast(pl.String) "
+            "on both",
+        ),
+    ],
+)
+def test_interactions_user_column_checked_whatever_the_metric(
+    metric: str, history: pl.DataFrame, message: str
+) -> None:
+    # a list of users used to reach the user as polars' "cannot cast List type"; users
+    # of another kind were compared as text in silence (the metrics that read them refuse)
+    with pytest.raises(irm.ColumnTypeError) as caught:
+        irm.evaluate(RECS, [metric], interactions=history)
+    assert str(caught.value) == message
+
+
+def test_interactions_without_user_column_still_serve_the_item_metrics() -> None:
+    # catalogue a, b, c, d: the run's a, b, c -> coverage 3/4
+    items = pl.DataFrame({"doc_id": ["a", "b", "c", "d"]})
+    got = irm.evaluate(RECS, ["catalog_coverage"], interactions=items)
+    assert got["catalog_coverage"].to_list() == [0.75]

@@ -706,6 +706,11 @@ def _check_schemas(
                 continue
             check_id_kinds(schema, called, other, name, [column])
             dtypes[column].append(other[column])
+        if name == "interactions" and user not in columns and user in other:
+            # not read by the metrics asked for, but by the tally of the run's users
+            # with a history, whatever the metrics: ids of another kind (or a list)
+            # refused as where a metric reads them
+            check_id_kinds(schema, called, other, name, [user])
         if name == "interactions":
             check_by_keys(schema, other, [key for key in by if key in other], name)
     # one dtype per id in every table (UInt64 ids beyond Int64 kept whole)
