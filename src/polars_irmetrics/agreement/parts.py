@@ -12,7 +12,9 @@ over every query's values sorted by the keys, as the one plan takes them
 (:func:`~polars_irmetrics.agreement.plan.agreement_means`): the same bits. A reference
 without the run's ``by`` keys serves every group of the whole run (not only the groups
 of a bucket), and the warnings of a reference that lacks most of the run's queries, or
-every one of its documents, count the whole run's (as the one plan's: given once).
+every one of its documents, count the whole run's (as the one plan's: given once), as
+does the warning of the correlations null for their ties (each bucket's per-query values
+carry their marks: :mod:`polars_irmetrics.agreement.ties`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from polars_irmetrics.agreement.plan import (
     build_agreement_plan,
     reference_queries,
 )
+from polars_irmetrics.agreement.ties import with_ties_warning
 from polars_irmetrics.ground.buckets import evaluate_in_buckets, splits_in_buckets
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import with_tally
@@ -40,20 +43,34 @@ _MEASURES = "the rank-similarity metrics"
 
 
 def build_agreement(
-    run: pl.LazyFrame, reference: pl.LazyFrame, requests: Requests, options: EvalOptions
+    run: pl.LazyFrame,
+    reference: pl.LazyFrame,
+    requests: Requests,
+    options: EvalOptions,
+    *,
+    warn: bool = True,
 ) -> pl.LazyFrame:
-    """The one plan, or the buckets when ``buckets=`` is a number or ``"auto"``."""
+    """The one plan, or the buckets when ``buckets=`` is a number or ``"auto"``.
+    ``warn``: ``False`` for a part of a larger evaluation (an engine's), which warns of
+    nothing and whose per-query values carry the ties' mark columns
+    (:func:`~polars_irmetrics.agreement.plan.build_agreement_plan`)."""
     check_result_keys(requests, options)  # as asked (the buckets read per-query values)
     if splits_in_buckets(options.buckets, options.spill_dir, _MEASURES):
-        return agreement_in_buckets(run, reference, requests, options)
-    return build_agreement_plan(run, reference, requests, options)
+        return agreement_in_buckets(run, reference, requests, options, warn=warn)
+    return build_agreement_plan(run, reference, requests, options, warn=warn)
 
 
 def agreement_in_buckets(
-    run: pl.LazyFrame, reference: pl.LazyFrame, requests: Requests, options: EvalOptions
+    run: pl.LazyFrame,
+    reference: pl.LazyFrame,
+    requests: Requests,
+    options: EvalOptions,
+    *,
+    warn: bool = True,
 ) -> pl.LazyFrame:
     """The rank-similarity plan over hash buckets of queries (module doc): the per-query
-    values (``options.per_query``) or their means, lazy.
+    values (``options.per_query``) or their means, lazy; ``warn``: as
+    :func:`build_agreement`'s.
 
     Examples
     --------
@@ -81,7 +98,7 @@ def agreement_in_buckets(
     schema = build_agreement_plan(run, reference, requests, per_query, warn=False)
     buckets = options.buckets
     if buckets is None or buckets == "auto-memory":  # pragma: no cover - build_agreement
-        return build_agreement_plan(run, reference, requests, options)
+        return build_agreement_plan(run, reference, requests, options, warn=warn)
     missing = [key for key in by if key not in reference.collect_schema()]
     every = run.select(missing).unique() if missing else None  # groups a reference serves
     values = evaluate_in_buckets(
@@ -95,13 +112,16 @@ def agreement_in_buckets(
         schema=schema.collect_schema(),
         progress=options.progress,
     ).sort(keys)
-    systems = list(options.system_keys)
-    held = reference_queries(reference, keys, every)
-    queries = queries_tally(run.select(keys), held, keys, systems)
-    doc_id = options.doc_id
-    docs = documents_tally(run.select(*systems, doc_id), reference, doc_id, systems)
-    tally = pl.concat([queries, docs], how="horizontal")
-    values = with_tally(values, tally, lambda row: warn_on_queries(row, query_id, options))
+    if warn:
+        systems = list(options.system_keys)
+        held = reference_queries(reference, keys, every)
+        queries = queries_tally(run.select(keys), held, keys, systems)
+        doc_id = options.doc_id
+        docs = documents_tally(run.select(*systems, doc_id), reference, doc_id, systems)
+        tally = pl.concat([queries, docs], how="horizontal")
+        values = with_tally(values, tally, lambda row: warn_on_queries(row, query_id, options))
+        # the buckets' marks of the correlations null for their ties: counted once
+        values = with_ties_warning(values, requests, keys)
     if options.per_query:
         return values
     return agreement_means(values, requests, by)

@@ -29,6 +29,7 @@ import polars as pl
 from polars_irmetrics.agreement.coverage import documents_tally, queries_tally, warn_on_queries
 from polars_irmetrics.agreement.keys import check_result_keys
 from polars_irmetrics.agreement.rbo import BA, BB, NA, NB, TA, TB, RboSpec, rbo_values
+from polars_irmetrics.agreement.ties import tied_column, tied_columns, with_ties_warning
 from polars_irmetrics.errors import (
     ColumnTypeError,
     DuplicateError,
@@ -84,10 +85,13 @@ def build_agreement_plan(
 ) -> pl.LazyFrame:
     """Per-query similarity (``options.per_query``), keyed by ``(by..., query_id)``, or
     its means per ``by`` group with ``num_q``; lazy, nothing collected. ``warn``: the
-    warning of a reference that lacks most of the run's queries (a part of a split run
-    does not give it: it holds some of them). ``groups``: the ``by`` groups a reference
-    without those keys serves (default: the run's; a part of a split run is given the
-    whole run's, so that a query only the reference holds is scored for every group).
+    warnings of a reference that lacks most of the run's queries and of the correlations
+    null for their ties (:mod:`polars_irmetrics.agreement.ties`). A part of a split run
+    does not give them (it holds some of the queries): its per-query values carry the
+    ties' mark columns instead, which the whole counts and warns of once. ``groups``:
+    the ``by`` groups a reference without those keys serves (default: the run's; a part
+    of a split run is given the whole run's, so that a query only the reference holds is
+    scored for every group).
 
     Examples
     --------
@@ -205,8 +209,12 @@ def build_agreement_plan(
         pl.col(NB).is_not_null().alias(_IN_REFERENCE),
         pl.col(NA).is_not_null().alias(f"{INTERNAL}retrieved"),
     ]
-    result = per_query.select(*keys, *labels, f"{_BAD}_set", *(placed if unplaced else []))
-    out_schema = result.select(*keys, *labels).collect_schema()
+    # the queries a correlation is null on for its ties (False where it is not)
+    marks = tied_columns(requests)
+    if marks:
+        per_query = per_query.with_columns(pl.col(marks).fill_null(False))
+    result = per_query.select(*keys, *labels, *marks, f"{_BAD}_set", *(placed if unplaced else []))
+    out_schema = result.select(*keys, *labels, *marks).collect_schema()
     checked = (
         result.join(checks, how="cross")
         .map_batches(
@@ -215,7 +223,7 @@ def build_agreement_plan(
             ),
             schema=out_schema,
         )
-        .select(*keys, *labels)
+        .select(*keys, *labels, *marks)
     )
     if warn:
         systems = list(options.system_keys)
@@ -223,6 +231,7 @@ def build_agreement_plan(
         docs = documents_tally(run.select(*systems, doc_id), reference, doc_id, systems)
         tally = pl.concat([queries, docs], how="horizontal")
         checked = with_tally(checked, tally, lambda row: warn_on_queries(row, query_id, options))
+        checked = with_ties_warning(checked, requests, keys)
     # one row order (the joins' is the engine's), so the means' running sums have one order
     checked = checked.sort(keys)
     if options.per_query:
@@ -441,7 +450,7 @@ def _values(
         if name == "rbo_repro_eval":
             value = _rbo_repro_eval(items, keys, label, request, cutoff)
         elif name == "kendall_tau":
-            value = _tau_b(grouped.filter(common), keys, TA, TB, label)
+            value = _tau_b(grouped.filter(common), keys, TA, TB, label, marked=True)
         elif name == "tau_ap":
             ties = request.params(1.0).choice("ties")
             value = _tau_ap(grouped.filter(common), keys, label, ties)
@@ -565,9 +574,13 @@ def _pairs(frame: pl.LazyFrame, keys: list[str], index: str) -> pl.LazyFrame:
     )
 
 
-def _tau_b(frame: pl.LazyFrame, keys: list[str], x: str, y: str, label: str) -> pl.LazyFrame:
+def _tau_b(
+    frame: pl.LazyFrame, keys: list[str], x: str, y: str, label: str, *, marked: bool = False
+) -> pl.LazyFrame:
     """Kendall's τ-b of ``x`` and ``y`` per query (scipy's ``kendalltau``), null when
-    undefined (fewer than two rows, or one side tied throughout)."""
+    undefined (fewer than two rows, or one side tied throughout); ``marked``: with the
+    column :func:`~polars_irmetrics.agreement.ties.tied_column` of ``label``, True
+    where a side ties every row (two rows or more)."""
     indexed = frame.select(*keys, pl.col(x, y).cast(pl.Float64)).with_columns(
         pl.int_range(pl.len()).over(keys).alias("__i")
     )
@@ -584,11 +597,16 @@ def _tau_b(frame: pl.LazyFrame, keys: list[str], x: str, y: str, label: str) -> 
     )
     tau = pl.col("__s") / (pl.col("__nx") * pl.col("__ny")).sqrt()
     undefined = (pl.col("__nx") == 0) | (pl.col("__ny") == 0)
+    marks = [undefined.fill_null(False).alias(tied_column(label))] if marked else []
     return (
         frame.select(keys)
         .unique()
         .join(pairs, on=keys, how="left", nulls_equal=True)
-        .select(*keys, pl.when(undefined).then(None).otherwise(tau.clip(-1.0, 1.0)).alias(label))
+        .select(
+            *keys,
+            pl.when(undefined).then(None).otherwise(tau.clip(-1.0, 1.0)).alias(label),
+            *marks,
+        )
     )
 
 
@@ -617,7 +635,9 @@ def _tau_ap(shared: pl.LazyFrame, keys: list[str], label: str, ties: str) -> pl.
       where either side ties every shared document (no document below a first group).
 
     Null below two shared documents. Sums by :func:`fixed_sum` (the same bits in any row
-    order)."""
+    order). With the column :func:`~polars_irmetrics.agreement.ties.tied_column` of
+    ``label``: True where the value is null for the ties (two shared documents or more),
+    which the plan warns of."""
     ranked = shared.select(*keys, _PA, TA, TB).with_columns(
         pl.col(side).rank("min").over(keys).cast(pl.Int64).alias(f"__p{side}") for side in (TA, TB)
     )
@@ -672,13 +692,17 @@ def _tau_ap(shared: pl.LazyFrame, keys: list[str], label: str, ties: str) -> pl.
         total = pl.col("__c").fill_null(0.0) + pl.col("__in").fill_null(0.0)
         tau = 2.0 * total / (pl.col("__nn") - 1.0) - 1.0
         value = pl.when((pl.col("__nn") >= 2) & ~pl.col("__tied")).then(tau.clip(-1.0, 1.0))
+        tied = (pl.col("__nn") >= 2) & pl.col("__tied")
     else:
         pairs = above.group_by(keys).agg(
             fixed_sum(pl.col(f"__w{side}__r")).alias(f"__c{side}") for side in (TA, TB)
         )
         per_query = ranked.group_by(keys).agg(
-            (pl.col(f"__p{side}") > 1).sum().cast(pl.Float64).alias(f"__below{side}")
-            for side in (TA, TB)
+            *(
+                (pl.col(f"__p{side}") > 1).sum().cast(pl.Float64).alias(f"__below{side}")
+                for side in (TA, TB)
+            ),
+            pl.len().alias("__nn"),
         )
         joined = per_query.join(pairs, on=keys, how="left", nulls_equal=True)
         halves = [
@@ -687,11 +711,12 @@ def _tau_ap(shared: pl.LazyFrame, keys: list[str], label: str, ties: str) -> pl.
         ]
         defined = (pl.col(f"__below{TA}") > 0) & (pl.col(f"__below{TB}") > 0)
         value = pl.when(defined).then(((halves[0] + halves[1]) / 2.0).clip(-1.0, 1.0))
+        tied = (pl.col("__nn") >= 2) & ~defined
     return (
         shared.select(keys)
         .unique()
         .join(joined, on=keys, how="left", nulls_equal=True)
-        .select(*keys, value.alias(label))
+        .select(*keys, value.alias(label), tied.fill_null(False).alias(tied_column(label)))
     )
 
 

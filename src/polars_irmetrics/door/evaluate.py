@@ -1241,7 +1241,9 @@ def evaluate_plan(
             "the rank-similarity metrics (rbo, jaccard@k, kendall_tau@k...)",
             "they compare the run with reference=...",
         )
-        return build_agreement(table, long_run(given, **columns), routes["reference"], options)
+        return build_agreement(
+            table, long_run(given, **columns), routes["reference"], options, warn=warn is not False
+        )
     if tables.get("reference") is not None:
         raise MetricParameterError(
             "reference= holds the run that rank-similarity metrics (rbo, jaccard@k, "

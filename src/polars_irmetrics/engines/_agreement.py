@@ -10,7 +10,9 @@ query's values as the one plan does (sorted by the keys, each metric's ``summari
 running sum in query order): :func:`polars_irmetrics.evaluate`'s result to the last bit,
 whatever the number of parts. The warning of a reference that lacks most of the run's
 queries is the whole run's: the engine counts the run's distinct query keys and those
-the reference holds (:func:`tally_keys`) and warns as one machine does.
+the reference holds (:func:`tally_keys`) and warns as one machine does. So is the
+warning of the correlations null for their ties: each part's values carry their marks
+(:func:`split_marks`), whose tallies the engine adds up (:func:`warn_on_tied`).
 
 Before any task runs, :func:`prepare_agreement` builds the one-machine plan on empty
 frames of the schemas: a missing column, a wrong dtype, an unknown metric or a bad
@@ -35,6 +37,7 @@ from polars_irmetrics.agreement.coverage import (
     warn_on_queries,
 )
 from polars_irmetrics.agreement.keys import check_result_keys
+from polars_irmetrics.agreement.ties import merged_tally, ties_tally, warn_on_ties
 from polars_irmetrics.door.evaluate import evaluate_plan
 from polars_irmetrics.engines._partition import (
     ParsedJob,
@@ -57,7 +60,9 @@ __all__ = [
     "agreement_part",
     "agreement_route",
     "prepare_agreement",
+    "split_marks",
     "warn_on_reference",
+    "warn_on_tied",
 ]
 
 #: The tables an engine's evaluate takes that the rank-similarity metrics do not read.
@@ -141,6 +146,9 @@ class AgreementJob(ParsedJob):
     reference_schema: pl.Schema
     per_query_schema: pl.Schema
     result_schema: pl.Schema
+    #: A part's per-query rows: :attr:`per_query_schema` and the ties' mark columns
+    #: (:mod:`polars_irmetrics.agreement.ties`), counted for the whole run's warning.
+    part_schema: pl.Schema
 
     @property
     def keys(self) -> list[str]:
@@ -167,12 +175,13 @@ def prepare_agreement(
     options = options.replace(buckets=None, partitioned_by=None)
     empty_run, empty_reference = _empty(run).lazy(), _empty(reference).lazy()
 
-    def schema(per_query: bool) -> pl.Schema:
+    def schema(per_query: bool, warn: bool = True) -> pl.Schema:
         plan = evaluate_plan(
             empty_run,
             requests,
             {"reference": empty_reference},
             options.replace(per_query=per_query),
+            warn=warn,
         )
         return plan.collect_schema()
 
@@ -183,14 +192,16 @@ def prepare_agreement(
         reference_schema=empty_reference.collect_schema(),
         per_query_schema=schema(True),
         result_schema=schema(options.per_query),
+        part_schema=schema(True, warn=False),
     )
 
 
 def agreement_part(job: AgreementJob, run: pa.Table, reference: pa.Table | None) -> pa.Table:
     """One part's per-query values (every row of its queries, from both tables; the
-    reference without rows in this part is an empty frame of its schema). The part's
-    own warning of the reference's queries is not given: the whole run's is the
-    driver's (:func:`warn_on_reference`)."""
+    reference without rows in this part is an empty frame of its schema), in
+    :attr:`AgreementJob.part_schema`: with the ties' marks (:func:`split_marks`). The
+    part gives no warning: the whole run's are the driver's (:func:`warn_on_reference`,
+    :func:`warn_on_tied`)."""
 
     def frame(table: pa.Table | None, schema: pl.Schema) -> pl.LazyFrame:
         if table is None:
@@ -202,11 +213,26 @@ def agreement_part(job: AgreementJob, run: pa.Table, reference: pa.Table | None)
         job.requests,
         {"reference": frame(reference, job.reference_schema)},
         job.options.replace(per_query=True),
+        warn=False,
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CoverageWarning)
         values = plan.collect()
-    return _to_arrow(values, job.per_query_schema)
+    return _to_arrow(values, job.part_schema)
+
+
+def split_marks(job: AgreementJob, part: pa.Table) -> tuple[pa.Table, pl.DataFrame]:
+    """A part's values (:func:`agreement_part`'s) in :attr:`AgreementJob.per_query_schema`,
+    and the tally of its ties' marks (:func:`~polars_irmetrics.agreement.ties.ties_tally`)."""
+    frame = _frame(part)
+    tally = ties_tally(frame, job.requests, job.keys)
+    return part.select(list(job.per_query_schema)), tally
+
+
+def warn_on_tied(job: AgreementJob, tallies: Iterable[pl.DataFrame]) -> None:
+    """The whole run's warning of the correlations null for their ties, from every
+    part's tally (:func:`split_marks`), as one machine gives it."""
+    warn_on_ties(merged_tally(list(tallies)), job.requests, job.keys)
 
 
 def agreement_finish(job: AgreementJob, per_query: pa.Table) -> pa.Table:

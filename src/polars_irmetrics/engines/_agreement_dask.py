@@ -6,7 +6,10 @@ The run and the reference (their columns the plan reads) get each row's part num
 (``map_partitions``), which for the means are gathered in one partition and averaged.
 The whole run's query keys and those the reference holds are counted by a task of the
 graph, which warns (on the client, through ``distributed.warn`` from a worker) before
-the values are released: nothing is computed at the call.
+the values are released: nothing is computed at the call. The queries where a
+correlation is null for its ties are marked in each part's values; the means' task
+(which holds every query) or, for per-query values, a task reading every partition's
+tally warns of them once, as one machine does.
 :mod:`polars_irmetrics.engines.dask` passes its own part numbering (this module does
 not import it: it imports this one).
 """
@@ -17,6 +20,7 @@ from collections.abc import Iterable
 
 import dask.dataframe as dd
 import pandas as pd
+import polars as pl
 from dask.delayed import Delayed, delayed
 
 from polars_irmetrics.engines._agreement import (
@@ -25,12 +29,15 @@ from polars_irmetrics.engines._agreement import (
     agreement_part,
     prepare_agreement,
     reference_keys,
+    split_marks,
     warn_on_reference,
+    warn_on_tied,
 )
 from polars_irmetrics.engines._dask_coverage import emitter
 from polars_irmetrics.engines._dask_frames import after, arrow_of, meta, to_pandas, to_table
 from polars_irmetrics.engines._ope_dask import Tag, _shuffled
 from polars_irmetrics.engines._partition import as_polars_frame, warned_to
+from polars_irmetrics.errors import IrmWarning
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
 
@@ -59,7 +66,7 @@ def agreement_frame(
         runs,
         others,
         job=job,
-        meta=meta(job.per_query_schema),
+        meta=meta(job.part_schema),
         enforce_metadata=False,
         align_dataframes=False,
     )
@@ -67,6 +74,11 @@ def agreement_frame(
         values = values.repartition(npartitions=1).map_partitions(
             _finish, job, meta=meta(job.result_schema), enforce_metadata=False
         )
+    else:  # released once a task has added up every part's ties' marks and warned
+        parts = values.to_delayed()
+        tied = delayed(_warn_tied)(job, *(delayed(_tally_of)(job, p) for p in parts))
+        kept = [delayed(_values_of)(job, p, tied) for p in parts]
+        values = dd.from_delayed(kept, meta=meta(job.per_query_schema), verify_meta=False)
     return values.map_partitions(after, warned, meta=values._meta)
 
 
@@ -75,7 +87,23 @@ def _part(run: pd.DataFrame, reference: pd.DataFrame, *, job: AgreementJob) -> p
 
 
 def _finish(values: pd.DataFrame, job: AgreementJob) -> pd.DataFrame:
-    return to_pandas(agreement_finish(job, to_table(values)))
+    """The means of every query's values, in one partition, whose task warns of the
+    correlations null for their ties first."""
+    kept, tally = split_marks(job, to_table(values))
+    warned_to(lambda: warn_on_tied(job, [tally]), emitter(IrmWarning))
+    return to_pandas(agreement_finish(job, kept))
+
+
+def _tally_of(job: AgreementJob, values: pd.DataFrame) -> pl.DataFrame:
+    return split_marks(job, to_table(values))[1]
+
+
+def _warn_tied(job: AgreementJob, *tallies: pl.DataFrame) -> bool:
+    return warned_to(lambda: warn_on_tied(job, tallies), emitter(IrmWarning))
+
+
+def _values_of(job: AgreementJob, values: pd.DataFrame, warned: bool) -> pd.DataFrame:
+    return to_pandas(split_marks(job, to_table(values))[0])
 
 
 def _warned(job: AgreementJob, run: dd.DataFrame, reference: dd.DataFrame) -> Delayed:

@@ -5,7 +5,9 @@ The run and the reference (their columns the plan reads) are paired by query has
 engine's part number, one ``mapInArrow`` task per partition), each task giving its
 queries' values; for the means they go to one partition, where one task averages them.
 The whole run's query keys and those the reference holds are counted on the driver for
-the warning. :mod:`polars_irmetrics.engines.spark` computes the result at the call and
+the warning; the queries where a correlation is null for its ties are counted by each
+task, whose tally an accumulator brings to the driver, which warns once the result is
+computed. :mod:`polars_irmetrics.engines.spark` computes the result at the call and
 passes its own part number and schema functions (this module does not import it).
 """
 
@@ -25,10 +27,13 @@ from polars_irmetrics.engines._agreement import (
     agreement_part,
     prepare_agreement,
     reference_keys,
+    split_marks,
     warn_on_reference,
+    warn_on_tied,
 )
 from polars_irmetrics.engines._partition import arrow_schema, as_polars_frame
 from polars_irmetrics.engines._spark_arrow import arrow_of
+from polars_irmetrics.engines._spark_coverage import keyed_parts, task_key
 from polars_irmetrics.engines._spark_pairs import PartOf, carrying, paired_map
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
@@ -48,17 +53,25 @@ def agreement_frame(
     options: EvalOptions,
     part: PartOf,
     spark_schema: SparkSchema,
-) -> DataFrame:
+) -> tuple[DataFrame, Callable[[], None]]:
     """:func:`polars_irmetrics.spark.evaluate`'s result for the rank-similarity metrics,
-    not yet computed (module doc); the warning of the reference's queries is given now."""
+    not yet computed (module doc), and the function that warns of the correlations
+    null for their ties once it is (each task hands its part's tally to an accumulator,
+    by its partition); the warning of the reference's queries is given now."""
     job = prepare_agreement(arrow_of(run), arrow_of(reference), metrics, options)
     _warn(job, run, reference)
     query_id = job.options.query_id
     keys = tuple(job.keys)
     values_schema = spark_schema(job.per_query_schema, keys)
+    tallies = keyed_parts(run.sparkSession.sparkContext)
 
     def evaluate(runs: pa.Table, other: pa.Table | None) -> pa.Table:
-        return carrying(agreement_part, job, runs, other)
+        values, tally = split_marks(job, carrying(agreement_part, job, runs, other))
+        tallies.add({task_key(): tally})
+        return values
+
+    def warn_tied() -> None:
+        warn_on_tied(job, tallies.value.values())
 
     values = paired_map(
         run.select(*job.run_schema.names()),
@@ -71,7 +84,7 @@ def agreement_frame(
         prefix="r",
     )
     if job.options.per_query:
-        return values.orderBy(*keys).toDF(*job.per_query_schema)
+        return values.orderBy(*keys).toDF(*job.per_query_schema), warn_tied
     names = list(job.per_query_schema)
     rows = pa.schema(
         field.with_name(name)
@@ -88,7 +101,7 @@ def agreement_frame(
 
     # one partition holds every query's values: one result, even for none
     finished = values.repartition(1).mapInArrow(everything, result_schema)
-    return finished.toDF(*job.result_schema)
+    return finished.toDF(*job.result_schema), warn_tied
 
 
 def _warn(job: AgreementJob, run: DataFrame, reference: DataFrame) -> None:

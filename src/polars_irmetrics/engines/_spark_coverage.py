@@ -15,7 +15,7 @@ data, and no row of the run collected.
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Any
+from typing import Any, TypeVar
 
 import polars as pl
 import pyarrow as pa
@@ -35,11 +35,14 @@ __all__ = [
     "Parts",
     "coverage_parts",
     "into",
+    "keyed_parts",
     "task_key",
     "undefined_into",
     "warn_parts",
     "warn_values",
 ]
+
+_T = TypeVar("_T")
 
 #: What a part tells the driver: its coverage, or (under ``(_UNDEFINED, key)``) its
 #: per-query rows where a rnd/rkl/rrd is undefined, and its count of rows.
@@ -51,22 +54,29 @@ Parts = Accumulator[dict[Hashable, Told]]
 _UNDEFINED = "undefined"
 
 
-class _ByKey(AccumulatorParam[dict[Hashable, Told]]):
-    """Coverage by part: merged by key (a part seen twice is kept once)."""
+class _ByKey(AccumulatorParam[dict[Hashable, _T]]):
+    """A tally by part (its coverage, or another count a task hands the driver):
+    merged by key (a part seen twice is kept once)."""
 
-    def zero(self, value: dict[Hashable, Told]) -> dict[Hashable, Told]:
+    def zero(self, value: dict[Hashable, _T]) -> dict[Hashable, _T]:
         return {}
 
     def addInPlace(  # noqa: N802 (pyspark's name)
-        self, value1: dict[Hashable, Told], value2: dict[Hashable, Told]
-    ) -> dict[Hashable, Told]:
+        self, value1: dict[Hashable, _T], value2: dict[Hashable, _T]
+    ) -> dict[Hashable, _T]:
         value1.update(value2)
         return value1
 
 
 def coverage_parts(context: SparkContext) -> Parts:
     """A new, empty accumulator of the parts' coverage."""
-    return context.accumulator({}, _ByKey())
+    return context.accumulator({}, _ByKey[Told]())
+
+
+def keyed_parts(context: SparkContext) -> Accumulator[dict[Hashable, Any]]:
+    """A new, empty accumulator of a tally per part, by :func:`task_key` (the same
+    merge as the coverage's: a task run twice replaces its own tally)."""
+    return context.accumulator({}, _ByKey[Any]())
 
 
 def task_key(*more: Any) -> tuple[Any, ...]:

@@ -318,7 +318,7 @@ def evaluate(
     if agreement and reference is not None:
         _ensure_frame(reference, "reference")
         spark = run.sparkSession
-        result = agreement_frame(
+        result, warn_tied = agreement_frame(
             run,
             names,
             reference=reference,
@@ -327,7 +327,9 @@ def evaluate(
             part=_part,
             spark_schema=_spark_schema,
         )
-        return _compute(result, spark, built.progress)
+        computed = _compute(result, spark, built.progress)
+        warn_tied()  # as one machine warns, from the tasks' tallies
+        return computed
     if any(table is not None for table in given.values()):  # before the other routes
         check_sides("Spark", metrics, given)
     others = {"queries": queries, "labels": labels, "policy": policy, "reward_model": reward_model}
