@@ -167,28 +167,47 @@ _UNREADABLE = [
 ]
 
 
-@pytest.mark.parametrize(("call", "message"), _UNREADABLE)
-def test_an_unreadable_folder_is_named_from_python(
-    tmp_path: Path, call: str, message: str
-) -> None:
-    prefix = _unprivileged(tmp_path)
-    _folders(tmp_path)
+@pytest.fixture(scope="module")
+def unreadable_from_python(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], str]:
+    """Each call of :data:`_UNREADABLE` run in one Python process of an unprivileged user
+    (one interpreter start for the eight calls, not eight: about 1 s each): what each
+    printed, and the process' standard error."""
+    root = tmp_path_factory.mktemp("unreadable")
+    prefix = _unprivileged(root)
+    _folders(root)
     script = (
+        "import contextlib, io, json\n"
         "import polars_irmetrics as irm\n"
         "from polars_irmetrics.io.files import scan_run\n"
-        "try:\n"
-        f"    {call}\n"
-        "except Exception as error:\n"
-        "    print(type(error).__name__, error, sep=': ')\n"
+        "printed = {}\n"
     )
+    for call, _ in _UNREADABLE:
+        script += (
+            "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+            "    try:\n"
+            f"        {call}\n"
+            "    except Exception as error:\n"
+            "        print(type(error).__name__, error, sep=': ')\n"
+            f"printed[{call!r}] = out.getvalue()\n"
+        )
+    script += "print(json.dumps(printed))\n"
     done = subprocess.run(
         [*prefix, sys.executable, "-c", script],
-        cwd=tmp_path,
+        cwd=root,
         capture_output=True,
         text=True,
         check=False,
     )
-    assert (done.stdout, done.stderr) == (f"FileFormatError: {message}\n", "")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout), done.stderr
+
+
+@pytest.mark.parametrize(("call", "message"), _UNREADABLE)
+def test_an_unreadable_folder_is_named_from_python(
+    unreadable_from_python: tuple[dict[str, str], str], call: str, message: str
+) -> None:
+    printed, stderr = unreadable_from_python
+    assert (printed[call], stderr) == (f"FileFormatError: {message}\n", "")
 
 
 @pytest.mark.parametrize("source", ["shut", "listed", "tree", "shut/a.parquet", "shut/*.parquet"])
