@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from polars_irmetrics.comparison.caller import warn_at_caller
 from polars_irmetrics.comparison.options import CompareOptions, Test
 from polars_irmetrics.comparison.paired import exact_means, paired_stats
 from polars_irmetrics.errors import (
@@ -28,6 +29,7 @@ from polars_irmetrics.errors import (
     ColumnTypeError,
     InvalidValueError,
     IrmError,
+    IrmWarning,
     QuerySetError,
 )
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
@@ -142,7 +144,9 @@ def system_agreement(
         undefined: one result's means all equal, for every method; ``tau_ap`` with
         ``ties="a"`` where ``a`` has equal means), ``p_value``
         (scipy's; null for ``tau_ap``, which has none, where the correlation is null,
-        and where scipy gives none: ``spearman`` of two systems), ``pairs``, ``swaps``
+        and where scipy gives none: ``spearman`` of two systems; a null but ``tau_ap``'s
+        p-value comes with an :class:`~polars_irmetrics.errors.IrmWarning` naming its
+        cause and the fix), ``pairs``, ``swaps``
         (pairs the
         two results order oppositely; a tie in one of them is no swap),
         ``significant_a``/``significant_b`` (pairs significant in each result) and
@@ -268,6 +272,11 @@ def system_agreement(
             },
         )
     correlation, p_value = _correlation(method, mean_a, mean_b, ties)
+    if correlation is None or (p_value is None and method != "tau_ap"):
+        warn_at_caller(
+            _null_reason(method, names, mean_a, mean_b, (column_a, column_b), (sign_a, sign_b)),
+            IrmWarning,
+        )
     return pl.DataFrame(
         {
             "method": [method],
@@ -335,6 +344,53 @@ def _correlation(
     if math.isnan(statistic):
         return None, None
     return statistic, None if math.isnan(p_value) else p_value
+
+
+def _null_reason(
+    method: str,
+    names: pl.Series,
+    mean_a: Array,
+    mean_b: Array,
+    columns: tuple[str, str],
+    signs: tuple[float, float],
+) -> str:
+    """Why :func:`_correlation` left the correlation (or its p-value) null, and what to
+    do: one result's means all equal (no order), ``tau_ap`` of ``ties='a'`` against a
+    tied ``a`` (the truth has no ties), or Spearman's p-value of two systems. ``means``
+    are the signed means (lower-is-better negated): the values shown are as read.
+
+    >>> names = pl.Series(["x", "y", "z"])
+    >>> _null_reason("kendall", names, np.array([0.3, 0.2, 0.1]), np.array([0.5, 0.5, 0.5]),
+    ...              ("ndcg", "ndcg"), (1.0, 1.0))[:72]
+    "correlation is null: every system's mean 'ndcg' in b is 0.5 (3 systems),"
+    """
+    for side, means, column, sign in (
+        ("a", mean_a, columns[0], signs[0]),
+        ("b", mean_b, columns[1], signs[1]),
+    ):
+        if np.all(means == means[0]):
+            return (
+                f"correlation is null: every system's mean {column!r} in {side} is "
+                f"{sign * means[0] + 0.0:.6g} ({len(means)} systems), so {side} orders no "
+                f"system and {method!r} has nothing to correlate; compare results that "
+                "separate the systems (another metric, more queries or judgments)"
+            )
+    if method == "tau_ap":
+        left, right = next(
+            (int(i), int(j))
+            for i, j in zip(*np.triu_indices(len(mean_a), k=1), strict=True)
+            if mean_a[i] == mean_a[j]
+        )
+        return (
+            f"correlation is null: systems {names[left]!r} and {names[right]!r} have the "
+            f"same mean {columns[0]!r} in a ({signs[0] * mean_a[left] + 0.0:.6g}), and "
+            "method='tau_ap' with ties='a' (the default) reads a as the truth, which has no "
+            "ties; pass ties='b', which reads ties on both sides"
+        )
+    return (
+        f"p_value is null: scipy's {method} test of {len(mean_a)} systems gives no "
+        "p-value (NaN); the correlation stands, but a test needs three systems or more"
+    )
 
 
 def _tau_ap(truth: Array, compared: Array, ties: str) -> float | None:
