@@ -4,6 +4,10 @@
   system means all equal; ``tau_ap`` with ``ties='a'`` against tied means in ``a``)
   and Spearman's p-value of two systems null, in silence: an
   :class:`~polars_irmetrics.errors.IrmWarning` now names the cause and the fix.
+* ``kendall_tau``, ``tau_ap`` and ``ktu`` per query are null where the run and the
+  reference share fewer than two documents (or one side has no ranking of the query),
+  and left out of the mean in silence (the ties' nulls were warned of, these not): one
+  warning per call now counts them, on every path (a DataFrame, a LazyFrame, buckets=).
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ import pytest
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import IrmWarning
+
+from .helpers import engine_io
 
 
 def _said(caught: list[warnings.WarningMessage]) -> list[str]:
@@ -118,3 +124,137 @@ def test_spearman_of_two_systems_has_no_p_value_and_says_so() -> None:
             out = irm.system_agreement(two, two, method).row(0, named=True)
         assert (out["correlation"], out["p_value"]) == (pytest.approx(1.0), 1.0)
         assert _said(caught) == []
+
+
+# q1: the run b > a > c against a > b > c; q2: one shared document (d); q3: the run
+# retrieves one document (g), the reference three; q4: the run only (unjudged='drop'
+# by default: no row); q5: the reference only (unretrieved='zero': an empty ranking)
+RUN = pl.DataFrame(
+    {
+        "query_id": ["q1"] * 3 + ["q2"] * 3 + ["q3"] + ["q4"] * 2,
+        "doc_id": ["b", "a", "c", "d", "x", "y", "g", "a", "b"],
+        "score": [3.0, 2.0, 1.0, 3.0, 2.0, 1.0, 1.0, 2.0, 1.0],
+    }
+)
+REFERENCE = pl.DataFrame(
+    {
+        "query_id": ["q1"] * 3 + ["q2"] * 3 + ["q3"] * 3 + ["q5"] * 2,
+        "doc_id": ["a", "b", "c", "d", "e", "f", "g", "h", "i", "a", "b"],
+        "score": [3.0, 2.0, 1.0, 3.0, 2.0, 1.0, 3.0, 2.0, 1.0, 2.0, 1.0],
+    }
+)
+FEW = (
+    "rank correlations are null where the run and the reference share fewer than two "
+    "documents (one pair is the least a correlation reads; none where one side has no "
+    "ranking of the query), and those queries are left out of the mean (num_q still "
+    "counts them): {said}; compare deeper rankings (a larger @k), and check that the two "
+    "sides' doc ids match"
+)
+ON = "{label!r} on {n} of the 4 queries (first: {first!r})"
+
+# (metrics, keywords, per-query values of q1, q2, q3, q5, the warning or None)
+SHARED: list[tuple[list[str], dict[str, Any], dict[str, list[Any]], str | None]] = [
+    (
+        # q1: pairs (a,b) discordant, (a,c), (b,c) concordant: (2 - 1) / 3; q2, q3, q5
+        # null (one, one and no shared document)
+        ["kendall_tau"],
+        {},
+        {"kendall_tau": [1.0 / 3.0, None, None, None]},
+        FEW.format(said=ON.format(label="kendall_tau", n=3, first="q2")),
+    ),
+    (
+        # q1: the run b, a, c against the truth a, b, c: C(a) = 0, C(c) = 2:
+        # 2/2 (0/1 + 2/2) - 1 = 0; tau_ap(ties='b') beside it: the same (no ties)
+        ["tau_ap@3", "tau_ap(ties='b')@3"],
+        {},
+        {"tau_ap@3": [0.0, None, None, None], "tau_ap(ties='b')@3": [0.0, None, None, None]},
+        FEW.format(
+            said=ON.format(label="tau_ap@3", n=3, first="q2")
+            + "; "
+            + ON.format(label="tau_ap(ties='b')@3", n=3, first="q2")
+        ),
+    ),
+    (
+        # repro_eval's ktu pairs positions: q1 [1, 0, 2] against [0, 1, 2]: 1/3; q2: the
+        # union's positions [0, 4, 5] against [0, 1, 2]: 1; q3: one position, null; q5
+        # null
+        ["ktu"],
+        {},
+        {"ktu": [1.0 / 3.0, 1.0, None, None]},
+        FEW.format(said=ON.format(label="ktu", n=2, first="q3")),
+    ),
+    (
+        # q5 dropped: q2 and q3 remain (of 3 queries)
+        ["kendall_tau"],
+        {"unretrieved": "drop"},
+        {"kendall_tau": [1.0 / 3.0, None, None]},
+        FEW.format(said=ON.format(label="kendall_tau", n=2, first="q2")).replace(
+            "of the 4", "of the 3"
+        ),
+    ),
+    # rbo and jaccard read one shared document: no null, nothing to say
+    (["jaccard"], {}, {"jaccard": [1.0, 0.2, 1.0 / 3.0, 0.0]}, None),
+]
+
+
+@pytest.mark.parametrize("path", ["frame", "lazy", "buckets"])
+@pytest.mark.parametrize(("metrics", "keywords", "values", "expected"), SHARED)
+def test_correlations_below_two_shared_documents_are_warned_once(
+    path: str,
+    metrics: list[str],
+    keywords: dict[str, Any],
+    values: dict[str, list[Any]],
+    expected: str | None,
+) -> None:
+    given: dict[str, Any] = dict(keywords)
+    if path == "buckets":
+        given["buckets"] = 2
+    queries = ["q1", "q2", "q3", "q5"][: len(next(iter(values.values())))]
+    for per_query in (True, False):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = irm.evaluate(
+                RUN if path == "frame" else RUN.lazy(),
+                metrics,
+                reference=REFERENCE if path == "frame" else REFERENCE.lazy(),
+                per_query=per_query,
+                **given,
+            )
+            if isinstance(out, pl.LazyFrame):
+                out = out.collect()
+        said = [m for m in _said(caught) if m.startswith("rank correlations")]
+        assert said == ([] if expected is None else [expected]), (path, per_query)
+        if per_query:
+            got = out.sort("query_id")
+            assert got["query_id"].to_list() == queries
+            for label, column in values.items():
+                assert got[label].to_list() == pytest.approx(column, abs=1e-15)
+        else:
+            assert out["num_q"].to_list() == [len(queries)]
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_engines_warn_of_too_few_shared_documents_once(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    # two parts: the queries are counted over both, one warning per call, as one
+    # machine words it
+    evaluate, frame, back = engine_io(engine, request)
+    metrics, _, _, expected = SHARED[0]
+    for per_query in (True, False):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = back(
+                evaluate(
+                    frame(RUN),
+                    metrics,
+                    reference=frame(REFERENCE),
+                    partitions=2,
+                    per_query=per_query,
+                )
+            )
+        said = [m for m in _said(caught) if m.startswith("rank correlations")]
+        assert said == [expected], per_query
+        if not per_query:
+            whole = irm.evaluate(RUN, metrics, reference=REFERENCE)
+            assert got.cast(whole.schema).equals(whole)

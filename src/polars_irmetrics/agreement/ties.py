@@ -1,4 +1,5 @@
-"""The warning of the rank correlations left null by tie groups.
+"""The warnings of the rank correlations left null by tie groups, or by too few
+shared documents.
 
 ``kendall_tau`` and ``tau_ap(ties='b')`` are null on a query where a side ties every
 shared document (no order to compare), and ``tau_ap`` (``ties='a'``, the default) where
@@ -9,7 +10,9 @@ marks are counted (:func:`ties_tally`, one row per metric: how many queries, of 
 many, and the first by its keys) and one warning names them all
 (:func:`warn_on_ties`). A split evaluation (buckets, an engine's parts) counts each
 part and adds the counts up (:func:`merged_tally`): one warning per call, as one plan
-gives it.
+gives it. The same tally counts the queries these correlations (and repro_eval's
+``ktu``) are null on otherwise: fewer than two shared documents, or a query one side
+has no ranking of; a warning of its own names them.
 """
 
 from __future__ import annotations
@@ -35,6 +38,9 @@ Requests = Sequence[tuple[str, MetricRequest]]
 
 #: The correlations a tie group can leave without a value.
 _TIED = ("kendall_tau", "tau_ap")
+#: The correlations null below two shared documents (repro_eval's ``ktu``: two paired
+#: positions), ties or not.
+_PAIRED = (*_TIED, "ktu")
 
 
 def tied_column(label: str) -> str:
@@ -48,27 +54,38 @@ def tied_columns(requests: Requests) -> list[str]:
 
 
 def ties_tally(frame: pl.DataFrame, requests: Requests, keys: Sequence[str]) -> pl.DataFrame:
-    """One row per metric that ties can leave null: ``label``, ``count`` (the queries
-    of ``frame`` it is null on for its ties), ``queries`` (the rows of ``frame``) and
-    ``first`` (the first such query's ``keys``, a struct; null where none).
+    """One row per correlation: ``label``, ``count`` (the queries of ``frame`` it is
+    null on for its ties), ``queries`` (the rows of ``frame``), ``first`` (the first
+    such query's ``keys``, a struct; null where none), and ``few`` and ``first_few``
+    likewise of the queries it is null on otherwise: fewer than two shared documents
+    (none where one side has no ranking of the query). ``frame`` holds the per-query
+    values and the marks.
 
-    >>> frame = pl.DataFrame({"query_id": ["b", "a", "c"],
-    ...                       tied_column("tau_ap"): [True, True, False]})
+    >>> frame = pl.DataFrame({"query_id": ["b", "a", "c", "d"],
+    ...                       "tau_ap": [None, None, 0.5, None],
+    ...                       tied_column("tau_ap"): [True, True, False, False]})
     >>> from polars_irmetrics.metrics.registry import parse_metric_list
     >>> ties_tally(frame, parse_metric_list(["tau_ap"]), ["query_id"]).row(0)
-    ('tau_ap', 2, 3, {'query_id': 'a'})
+    ('tau_ap', 2, 4, {'query_id': 'a'}, 1, {'query_id': 'd'})
     """
-    labels = [label for label, request in requests if request.metric.name in _TIED]
     rows = []
-    for label in labels:
-        marked = pl.col(tied_column(label)).fill_null(False)
-        first = pl.struct(*keys).filter(marked).sort().first()
+    for label, request in requests:
+        if request.metric.name not in _PAIRED:
+            continue
+        marked = (
+            pl.col(tied_column(label)).fill_null(False)
+            if request.metric.name in _TIED
+            else pl.lit(False)
+        )
+        few = pl.col(label).is_null() & ~marked
         rows.append(
             frame.select(
                 pl.lit(label, pl.String).alias("label"),
                 marked.sum().cast(pl.Int64).alias("count"),
                 pl.len().cast(pl.Int64).alias("queries"),
-                first.alias("first"),
+                pl.struct(*keys).filter(marked).sort().first().alias("first"),
+                few.sum().cast(pl.Int64).alias("few"),
+                pl.struct(*keys).filter(few).sort().first().alias("first_few"),
             )
         )
     if not rows:
@@ -90,6 +107,8 @@ def merged_tally(parts: Sequence[pl.DataFrame]) -> pl.DataFrame:
             pl.col("count").sum(),
             pl.col("queries").sum(),
             pl.col("first").drop_nulls().sort().first(),
+            pl.col("few").sum(),
+            pl.col("first_few").drop_nulls().sort().first(),
         )
     )
 
@@ -101,14 +120,11 @@ def warn_on_ties(tally: pl.DataFrame, requests: Requests, keys: Sequence[str]) -
     if not tally.height:
         return
     asked = dict(requests)
+    _warn_on_few(tally, keys)
     said = []
     for row in tally.filter(pl.col("count") > 0).iter_rows(named=True):
         label, request = row["label"], asked[row["label"]]
-        first = row["first"]
-        query = repr(first[keys[-1]])
-        if len(keys) > 1:
-            query += " (" + ", ".join(f"{k}={first[k]!r}" for k in keys[:-1]) + ")"
-        where = f"{label!r} on {row['count']} of the {row['queries']} queries (first: {query})"
+        where = _where(label, row["count"], row["queries"], row["first"], keys)
         if request.metric.name == "tau_ap" and request.params(1.0).choice("ties") == "a":
             fix = "tau_ap(ties='b')" + ("" if request.k is None else f"@{request.k}")
             said.append(
@@ -129,13 +145,44 @@ def warn_on_ties(tally: pl.DataFrame, requests: Requests, keys: Sequence[str]) -
     )
 
 
+def _where(
+    label: str, count: int, queries: int, first: dict[str, object], keys: Sequence[str]
+) -> str:
+    """``'label' on <count> of the <queries> queries (first: <query id> (<by keys>))``."""
+    query = repr(first[keys[-1]])
+    if len(keys) > 1:
+        query += " (" + ", ".join(f"{k}={first[k]!r}" for k in keys[:-1]) + ")"
+    return f"{label!r} on {count} of the {queries} queries (first: {query})"
+
+
+def _warn_on_few(tally: pl.DataFrame, keys: Sequence[str]) -> None:
+    """One :class:`~polars_irmetrics.errors.IrmWarning` naming each correlation of
+    ``tally`` null on some queries for want of two shared documents."""
+    said = [
+        _where(row["label"], row["few"], row["queries"], row["first_few"], keys)
+        for row in tally.filter(pl.col("few") > 0).iter_rows(named=True)
+    ]
+    if not said:
+        return
+    warn_from_plan(
+        "rank correlations are null where the run and the reference share fewer than two "
+        "documents (one pair is the least a correlation reads; none where one side has no "
+        "ranking of the query), and those queries are left out of the mean (num_q still "
+        "counts them): "
+        + "; ".join(said)
+        + "; compare deeper rankings (a larger @k), and check that the two sides' doc ids "
+        "match",
+        IrmWarning,
+    )
+
+
 def with_ties_warning(
     values: pl.LazyFrame, requests: Requests, keys: Sequence[str]
 ) -> pl.LazyFrame:
     """``values`` (per-query, with the mark columns) without the marks, warning of them
     (:func:`warn_on_ties`) when the plan runs."""
     marks = tied_columns(requests)
-    if not marks:
+    if not any(request.metric.name in _PAIRED for _, request in requests):
         return values
     schema = values.collect_schema()
     kept = [name for name in schema.names() if name not in marks]
