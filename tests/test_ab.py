@@ -186,10 +186,20 @@ def test_a_difference_without_variance_is_named(as_frame: Callable[[pl.DataFrame
     out = irm.ab_test(as_frame(log), ["abandonment", "ctr"])
     assert out["p_value"].to_list() == [0.0, 0.0]
     assert out["warnings"].to_list() == [[_flat("abandonment", "-1")], [_flat("ctr", "1")]]
-    # every unit clicks in both arms: no difference, p 1, nothing to warn of
+    # every unit clicks in both arms: no difference, p 1, and (since round 19) named as
+    # resting on no spread too: scipy's ttest_ind gives NaN there, and a p of 1 without
+    # variance is no more evidence of no effect than a p of 0 is of one
+    # (tests/test_agreement_stats_round19.py)
     same = irm.ab_test(as_frame(log.with_columns(clicked=pl.lit(True))), ["ctr"])
     assert same["p_value"].to_list() == [1.0]
-    assert same["warnings"].to_list() == [[]]
+    assert same["warnings"].to_list() == [
+        [
+            "ctr: every unit (user_id) of both arms has the same value (standard error 0), "
+            "so the p-value of 1 and the interval [0, 0] rest on 2 and 2 units without "
+            "spread, not on evidence of no difference; a comparison without variance cannot "
+            "be tested: collect more units before reading it as no effect"
+        ]
+    ]
 
 
 @pytest.mark.parametrize("correction", ["holm", "bonferroni", "fdr_bh"])

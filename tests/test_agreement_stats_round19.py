@@ -258,3 +258,43 @@ def test_engines_warn_of_too_few_shared_documents_once(
         if not per_query:
             whole = irm.evaluate(RUN, metrics, reference=REFERENCE)
             assert got.cast(whole.schema).equals(whole)
+
+
+# ------------------------------------------------------------------ ab_test, no variance
+def _same(metric: str, n: int) -> str:
+    return (
+        f"{metric}: every unit (user_id) of both arms has the same value (standard error 0), "
+        f"so the p-value of 1 and the interval [0, 0] rest on {n} and {n} units without "
+        "spread, not on evidence of no difference; a comparison without variance cannot be "
+        "tested: collect more units before reading it as no effect"
+    )
+
+
+# three users per arm, one session each of two impressions, every user clicking the
+# first only: ctr 1/2, session_ctr 1 and abandonment 0 on every unit of both arms
+FLAT_LOG = pl.DataFrame(
+    {
+        "arm": ["A"] * 6 + ["B"] * 6,
+        "user_id": [f"{arm}{u}" for arm in "ab" for u in range(3) for _ in range(2)],
+        "session_id": [f"s{i // 2}" for i in range(12)],
+        "position": [1, 2] * 6,
+        "clicked": [True, False] * 6,
+    }
+)
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_ab_test_of_two_constant_identical_arms_is_named(lazy: bool) -> None:
+    metrics = ["ctr", "abandonment", "session_ctr"]
+    out = irm.ab_test(FLAT_LOG.lazy() if lazy else FLAT_LOG, metrics)
+    assert out["delta"].to_list() == [0.0, 0.0, 0.0]
+    assert out["std_error"].to_list() == [0.0, 0.0, 0.0]
+    assert out["p_value"].to_list() == [1.0, 1.0, 1.0]
+    assert out["warnings"].to_list() == [[_same(m, 3)] for m in metrics]
+    # one unit of B clicks both: spread in B's ctr (1 against 1/2), so no note there;
+    # abandonment is still 0 and session_ctr (the sessions with a click) 1 on every unit
+    spread = FLAT_LOG.with_columns(
+        clicked=pl.when(pl.col("user_id") == "b0").then(True).otherwise(pl.col("clicked"))
+    )
+    out = irm.ab_test(spread, metrics)
+    assert out["warnings"].to_list() == [[], [_same("abandonment", 3)], [_same("session_ctr", 3)]]

@@ -177,7 +177,8 @@ def ab_test(
         ``abandonment`` is an improvement), ``srm_p_value`` and ``warnings`` (a list
         of messages: SRM, units in two arms, a difference without variance: every
         unit of both arms at its arm's value, so p 0 and a point interval that the
-        data cannot support).
+        data cannot support, or every unit of both arms at one value, so p 1 and the
+        interval [0, 0], no more supported).
 
     Raises
     ------
@@ -778,10 +779,11 @@ def _flat_notes(
     control_units: npt.NDArray[np.float64],
     unit: str,
 ) -> list[list[str]]:
-    """Per row, the warning of a difference without variance: every unit of both arms
+    """Per row, the warning of a comparison without variance: every unit of both arms
     has its arm's value (standard error 0), so the p-value is 0 and the interval the
-    difference itself, a certainty the data cannot give (scipy's ``ttest_ind`` warns of
-    it too); none elsewhere.
+    difference itself, a certainty the data cannot give, or, where both arms hold one
+    value, the p-value 1 and the interval [0, 0], as certain a "no difference" (scipy's
+    ``ttest_ind`` gives NaN for both, with a warning); none elsewhere.
 
     >>> import numpy as np
     >>> _flat_notes(["ctr", "ctr"], np.array([0.0, 0.1]), np.array([1.0, 1.0]),
@@ -793,8 +795,19 @@ def _flat_notes(
         metrics, std_error.tolist(), delta.tolist(), units.tolist(), control_units.tolist(),
         strict=True,
     ):  # fmt: skip
-        if se != 0 or d == 0:
+        if se != 0:
             out.append([])
+            continue
+        if d == 0:
+            out.append(
+                [
+                    f"{metric}: every unit ({unit}) of both arms has the same value (standard "
+                    f"error 0), so the p-value of 1 and the interval [0, 0] rest on {int(n_t)} "
+                    f"and {int(n_c)} units without spread, not on evidence of no difference; "
+                    "a comparison without variance cannot be tested: collect more units "
+                    "before reading it as no effect"
+                ]
+            )
             continue
         out.append(
             [
