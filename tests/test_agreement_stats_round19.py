@@ -298,3 +298,80 @@ def test_ab_test_of_two_constant_identical_arms_is_named(lazy: bool) -> None:
     )
     out = irm.ab_test(spread, metrics)
     assert out["warnings"].to_list() == [[], [_same("abandonment", 3)], [_same("session_ctr", 3)]]
+
+
+# ------------------------------------------------- several faults: one error on any path
+# With buckets=2 (and 4) q2 hashes to the first bucket, q1 to the second: each bucket
+# raised its own first error, so a fault of q2 beat the one plan's choice (its first
+# check, at its first query, q1), and which error a user saw depended on buckets=.
+NAN = float("nan")
+QRELS = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "b"], "relevance": [1, 1]})
+# q1 lists a twice, q2 has a NaN score
+DUP_Q1_NAN_Q2 = pl.DataFrame(
+    {"query_id": ["q2", "q1", "q1", "q1"], "doc_id": ["b", "a", "a", "b"],
+     "score": [NAN, 3.0, 2.0, 1.0]}
+)  # fmt: skip
+# q1 and q2 both list a document twice
+DUP_BOTH = pl.DataFrame(
+    {"query_id": ["q2", "q2", "q1", "q1"], "doc_id": ["b", "b", "a", "a"],
+     "score": [2.0, 1.0, 2.0, 1.0]}
+)  # fmt: skip
+# q1 lists a twice (ranks 1, 2); q2 has rank 0
+DUP_Q1_RANK0_Q2 = pl.DataFrame(
+    {"query_id": ["q2", "q1", "q1"], "doc_id": ["b", "a", "a"], "rank": [0, 1, 2]}
+)
+REF = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "b"], "score": [1.0, 1.0]})
+RUN_DUP = (
+    "column 'doc_id' of the run: query 'q1' lists 1 document(s) more than once; each "
+    "(query, document) pair may appear once (trec_eval refuses such runs too): keep one "
+    "row per document, e.g. .unique(['query_id', 'doc_id'])"
+)
+AGREEMENT_DUP = (
+    "the run lists a document twice in query 'q1'; a ranking holds each document once: "
+    "drop the duplicates, e.g. .unique(subset=[query_id, doc_id])"
+)
+# (run, metrics, keywords, the error: ranking metrics check duplicates before values
+# and ranks; the agreement metrics a rank below 1 before a duplicate)
+FAULTS: list[tuple[pl.DataFrame, list[str], dict[str, Any], type[Exception], str]] = [
+    (DUP_Q1_NAN_Q2, ["ndcg@10"], {"qrels": QRELS}, irm.DuplicateError, RUN_DUP),
+    (DUP_BOTH, ["ndcg@10"], {"qrels": QRELS}, irm.DuplicateError, RUN_DUP),
+    (DUP_Q1_RANK0_Q2, ["ndcg@10"], {"qrels": QRELS}, irm.DuplicateError, RUN_DUP),
+    (DUP_Q1_NAN_Q2, ["rbo"], {"reference": REF}, irm.DuplicateError, AGREEMENT_DUP),
+    (DUP_BOTH, ["kendall_tau"], {"reference": REF}, irm.DuplicateError, AGREEMENT_DUP),
+    (
+        DUP_Q1_RANK0_Q2,
+        ["rbo"],
+        {"reference": REF},
+        irm.InvalidValueError,
+        "column 'rank' of the run has 1 rank(s) below 1 in query 'q2'; ranks start at 1 for "
+        "the top document: add 1 to 0-based ranks, e.g. pl.col('rank') + 1",
+    ),
+]
+
+
+@pytest.mark.parametrize("path", ["frame", "lazy", "buckets=2", "buckets=3", "buckets=4"])
+@pytest.mark.parametrize(("run", "metrics", "keywords", "error", "message"), FAULTS)
+def test_the_error_of_several_faults_does_not_depend_on_the_path(
+    path: str,
+    run: pl.DataFrame,
+    metrics: list[str],
+    keywords: dict[str, Any],
+    error: type[Exception],
+    message: str,
+) -> None:
+    given: dict[str, Any] = dict(keywords)
+    if path.startswith("buckets"):
+        given["buckets"] = int(path.split("=")[1])
+    if path != "frame":
+        run = run.lazy()  # type: ignore[assignment]
+        given = {k: v.lazy() if isinstance(v, pl.DataFrame) else v for k, v in given.items()}
+
+    def evaluate() -> pl.DataFrame:
+        out = irm.evaluate(run, metrics, **given)
+        return out.collect() if isinstance(out, pl.LazyFrame) else out
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(error) as raised:
+            evaluate()
+    assert str(raised.value) == message

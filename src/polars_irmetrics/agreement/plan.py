@@ -23,6 +23,7 @@ unless ``unretrieved='drop'``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import polars as pl
 
@@ -46,6 +47,7 @@ from polars_irmetrics.ground.validate import (
     id_kind,
     kind_of,
     null_key_error,
+    ordered,
     raise_unplaced,
     require_columns,
     sampled_error,
@@ -819,57 +821,22 @@ def _raise_on_bad(
 ) -> pl.DataFrame:
     flags = [name for name in frame.columns if name.startswith(f"{_BAD}|")]
     first = frame.select(flags).row(0) if frame.height else (None,) * len(flags)
-    for name, value in zip(flags, first, strict=True):
+    for index, (name, value) in enumerate(zip(flags, first, strict=True)):
         if value is None or value is False:
             continue
         _, what, kind, *column = name.split("|")
+        if kind == "bad rank" and value["query"] is None:
+            continue
+        # one plan raises the first flag, at its first query; a split evaluation
+        # (buckets) the least of its parts' (ordered): the same
+        place: object = value
         if kind == "sampled":
-            shown = repr(value[query_id])
-            keyed = [f"{key}={value[key]!r}" for key in value if key not in (query_id, "samples")]
-            shown += f" ({', '.join(keyed)})" if keyed else ""
-            raise sampled_error(column[0], shown, value["samples"], frame=what)
-        if kind == "bad rank":
-            if value["query"] is None:
-                continue
-            raise flag_error(
-                "bad_rank",
-                {"rank": column[0], "query_id": query_id},
-                value["query"],
-                value["n"],
-                frame=_FRAMES[what],
-            )
-        if kind == "absent group":
-            group = ", ".join(f"{key}={shown!r}" for key, shown in value.items())
-            names = ", ".join(repr(key) for key in value)
-            raise InvalidValueError(
-                f"the group {group} of the run has no rows in reference=, which holds the "
-                f"by= key column{'s' if len(value) > 1 else ''} {names} (a reference per "
-                "group): give the reference that group's rankings, or drop those columns "
-                "from the reference to compare every group with one reference"
-            )
-        if kind == "null key":
-            raise null_key_error(column[0], what)
-        if kind == "null query":  # in the ranking metrics' words
-            raise null_key_error(query_id, what)
-        if kind == "null doc":
-            raise InvalidValueError(
-                f"the {what} has a null document id in query {value!r}; fill or drop those rows"
-            )
-        if kind == "duplicate doc":
-            raise DuplicateError(
-                f"the {what} lists a document twice in query {value!r}; a ranking holds "
-                "each document once: drop the duplicates, e.g. .unique(subset=[query_id, "
-                "doc_id])"
-            )
-        if kind == "duplicate rank":
-            raise DuplicateError(
-                f"the {what} has two documents at one {column[0]!r} in query {value!r}; "
-                f"give distinct ranks, or rank by score (order='score') to compare tie groups"
-            )
-        raise InvalidValueError(
-            f"column {column[0]!r} of the {what} has null or NaN values in query {value!r}; "
-            "rankings are read from it: fill or drop those rows"
-        )
+            place = [value[key] for key in value if key != "samples"]
+        elif kind == "bad rank":
+            place = value["query"]
+        elif value is True:
+            place = ()
+        raise ordered(_flag_error(what, kind, column, value, query_id), 1, index, place)
     if unplaced and keys:  # the reference's queries, each group's retrieved or not
         judged = frame.filter(pl.col(_IN_REFERENCE)).select(*keys, f"{INTERNAL}retrieved")
         raise_unplaced(judged, keys, unplaced, query_id, side="reference")
@@ -881,8 +848,59 @@ def _raise_on_bad(
             if what == "unjudged"
             else "the reference but not the run"
         )
-        raise QuerySetError(
+        error = QuerySetError(
             f"query {bad[query_id][0]!r} is in {where} and {what}='error'; pass "
             f"{what}='drop' or {what}='zero'"
         )
+        raise ordered(error, 3, bad[query_id][0])
     return frame.drop(f"{_BAD}_set", *flags)
+
+
+def _flag_error(what: str, kind: str, column: list[str], value: Any, query_id: str) -> Exception:
+    """The error of the check ``kind`` of side ``what`` (:func:`_checks`), at its first
+    failing ``value``."""
+    if kind == "sampled":
+        shown = repr(value[query_id])
+        keyed = [f"{key}={value[key]!r}" for key in value if key not in (query_id, "samples")]
+        shown += f" ({', '.join(keyed)})" if keyed else ""
+        return sampled_error(column[0], shown, value["samples"], frame=what)
+    if kind == "bad rank":
+        return flag_error(
+            "bad_rank",
+            {"rank": column[0], "query_id": query_id},
+            value["query"],
+            value["n"],
+            frame=_FRAMES[what],
+        )
+    if kind == "absent group":
+        group = ", ".join(f"{key}={shown!r}" for key, shown in value.items())
+        names = ", ".join(repr(key) for key in value)
+        return InvalidValueError(
+            f"the group {group} of the run has no rows in reference=, which holds the "
+            f"by= key column{'s' if len(value) > 1 else ''} {names} (a reference per "
+            "group): give the reference that group's rankings, or drop those columns "
+            "from the reference to compare every group with one reference"
+        )
+    if kind == "null key":
+        return null_key_error(column[0], what)
+    if kind == "null query":  # in the ranking metrics' words
+        return null_key_error(query_id, what)
+    if kind == "null doc":
+        return InvalidValueError(
+            f"the {what} has a null document id in query {value!r}; fill or drop those rows"
+        )
+    if kind == "duplicate doc":
+        return DuplicateError(
+            f"the {what} lists a document twice in query {value!r}; a ranking holds "
+            "each document once: drop the duplicates, e.g. .unique(subset=[query_id, "
+            "doc_id])"
+        )
+    if kind == "duplicate rank":
+        return DuplicateError(
+            f"the {what} has two documents at one {column[0]!r} in query {value!r}; "
+            f"give distinct ranks, or rank by score (order='score') to compare tie groups"
+        )
+    return InvalidValueError(
+        f"column {column[0]!r} of the {what} has null or NaN values in query {value!r}; "
+        "rankings are read from it: fill or drop those rows"
+    )

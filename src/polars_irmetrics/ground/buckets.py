@@ -16,7 +16,11 @@ query's rows), and so are the means, which :func:`~polars_irmetrics.evaluate`
 sums afterwards (from the least, in any order of the queries). So is the refusal of
 judged queries a ``by`` group did not retrieve (a key of the run alone): each bucket
 refuses its own, so the buckets after the first refusal are evaluated too and their
-queries refused at once (:class:`~polars_irmetrics.ground.validate.UnplacedParts`).
+queries refused at once (:class:`~polars_irmetrics.ground.validate.UnplacedParts`),
+and so is the data error raised where the input has several faults: each bucket checks
+its own queries, and the error raised is the least of theirs (the check one plan runs
+first, at its first query: :func:`~polars_irmetrics.ground.validate.ordered`), not the
+first bucket's, so that which error a user sees does not depend on ``buckets=``.
 
 The result is still lazy: the passes run inside ``collect()``, behind
 :func:`polars.defer`.

@@ -14,7 +14,7 @@ import contextlib
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import polars as pl
 
@@ -54,6 +54,7 @@ __all__ = [
     "null_ids_count",
     "null_ids_error",
     "null_key_error",
+    "ordered",
     "raise_on_bad_rows",
     "raise_unplaced",
     "require_columns",
@@ -608,8 +609,8 @@ def raise_on_bad_rows(
             side = _side_of_null_key(frame, key)
             if spec.frames is not None:
                 side = run_frame if side == "run" else qrels_frame
-            raise null_key_error(key, side if not spec.judged_table else run_frame)
-    for name, error, role, template in RUN_FLAGS:
+            raise ordered(null_key_error(key, side if not spec.judged_table else run_frame), 0)
+    for rank, (name, error, role, template) in enumerate(RUN_FLAGS):
         column = flag(name)
         if column not in frame.columns:
             continue
@@ -622,17 +623,16 @@ def raise_on_bad_rows(
             if name == "q_dup_doc" and not spec.check_duplicates:
                 template = UNCHECKED_DUP_DOC
             keys = spec.judged_keys if name == "q_dup_doc" else spec.run_keys
-            raise error(
-                template.format(
-                    col=columns[role],
-                    qcol=spec.query_id,
-                    unique=[*keys, spec.query_id, columns[role]],
-                    frame=run_frame,
-                    qframe=qrels_frame,
-                    query=describe_query(row, spec),
-                    n=row[column],
-                )
+            text = template.format(
+                col=columns[role],
+                qcol=spec.query_id,
+                unique=[*keys, spec.query_id, columns[role]],
+                frame=run_frame,
+                qframe=qrels_frame,
+                query=describe_query(row, spec),
+                n=row[column],
             )
+            raise ordered(error(text), 1, rank, [row[k] for k in spec.keys])
     if LISTED in frame.columns:  # the run's queries, from its per-query check rows
         listed = (
             frame.filter(pl.col(check_rows) & pl.col(LISTED).fill_null(False))
@@ -784,6 +784,38 @@ def raise_unplaced(
     raise error
 
 
+#: The attribute of a data error that places it among those one plan would choose
+#: between (:func:`ordered`).
+_ORDER = "_irm_order"
+
+E = TypeVar("E", bound=BaseException)
+
+
+def ordered(error: E, *order: object) -> E:
+    """``error`` marked with its place among the data errors one plan over the whole
+    input chooses between: ``order`` is the check's rank in that plan's order, then the
+    first failing query's keys (``None`` first, as polars sorts them). A split
+    evaluation (buckets, partitions: :class:`UnplacedParts`), each of whose parts raises
+    its own first error, raises the least of its parts', the error the one plan raises,
+    not the first part's.
+
+    >>> ordered(QuerySetError("q"), 1, "b")._irm_order < ordered(QuerySetError("q"), 1, "a")._irm_order
+    False
+    """  # noqa: E501
+    setattr(error, _ORDER, _sortable(order))
+    return error
+
+
+def _sortable(value: object) -> object:
+    """``value`` as a tuple that compares as polars sorts (nulls first); a struct's
+    fields in their order."""
+    if isinstance(value, Mapping):
+        value = tuple(value.values())
+    if isinstance(value, tuple | list):
+        return tuple((item is not None, _sortable(item)) for item in value)
+    return value
+
+
 @dataclass(frozen=True)
 class UnplacedRows:
     """What :func:`raise_unplaced` refused: its rows (``judged``, the columns it reads)
@@ -833,16 +865,27 @@ class UnplacedParts:
 
     def __init__(self) -> None:
         self._refusals: list[tuple[Exception, UnplacedRows]] = []
+        self._least: tuple[Any, Exception] | None = None
 
     @contextlib.contextmanager
     def part(self) -> Iterator[None]:
-        """Evaluate one part: a refusal of :func:`raise_unplaced` is kept, not raised."""
+        """Evaluate one part: a refusal of :func:`raise_unplaced` is kept, not raised,
+        and so is a data error marked by :func:`ordered` (the least of the parts' is
+        raised by :meth:`raise_together`: one plan's, whichever part holds it)."""
         try:
             yield
         except Exception as error:
+            order = getattr(error, _ORDER, None)
+            if order is not None:
+                if self._least is None or order < self._least[0]:
+                    self._least = (order, error.with_traceback(None))
+                return
             refused = unplaced_rows(error)
-            if self._refusals and refused is None:  # another error after it: it stands
-                raise self._refusals[0][0] from None
+            first = self._least[1] if self._least is not None else None
+            if first is None and self._refusals:
+                first = self._refusals[0][0]
+            if first is not None and refused is None:  # another error after it: it stands
+                raise first from None
             if refused is None:
                 raise
             # without its traceback, which would hold the part's frames while the others run
@@ -854,8 +897,12 @@ class UnplacedParts:
         return bool(self._refusals)
 
     def raise_together(self) -> None:
-        """Refuse the union of the parts' refusals, as one plan over their rows does
-        (the arguments the first's); nothing where no part refused."""
+        """Raise the least of the parts' data errors (:func:`ordered`), which one plan
+        checks before the refusals; else refuse the union of the parts' refusals, as
+        one plan over their rows does (the arguments the first's); nothing where no
+        part raised."""
+        if self._least is not None:
+            raise self._least[1]
         if not self._refusals:
             return
         first = self._refusals[0][1]
@@ -875,11 +922,13 @@ def _raise_query_set(bad: pl.DataFrame, spec: CheckSpec, where: str, policy: str
         return
     shown = ", ".join(describe_query(r, spec) for r in bad.head(5).iter_rows(named=True))
     more = f" and {bad.height - 5} more" if bad.height > 5 else ""
-    raise QuerySetError(
+    error = QuerySetError(
         f"{bad.height} quer{'y is' if bad.height == 1 else 'ies are'} {where}: "
         f"{shown}{more}; pass {policy}='zero' to score them 0 or {policy}='drop' to leave "
         "them out"
     )
+    first = bad.row(0, named=True)
+    raise ordered(error, 3, policy == "unretrieved", [first[k] for k in spec.keys])
 
 
 #: The hints of :func:`warn_on_coverage`, computed on its path only (they read the
