@@ -375,3 +375,58 @@ def test_the_error_of_several_faults_does_not_depend_on_the_path(
         with pytest.raises(error) as raised:
             evaluate()
     assert str(raised.value) == message
+
+
+# --------------------------------------------------- interleaving: no decided session
+def _ties_said(ties: int, no_click: int, where: str = "") -> str:
+    return (
+        f"no session of the log{where} prefers a team: its {ties} clicked "
+        f"session{'' if ties == 1 else 's'} {'is a tie' if ties == 1 else 'are all ties'} "
+        f"(and {no_click} without a click), so the sign test has no decided session and its "
+        "p_value 1 measures nothing (scipy's binomtest refuses 0 trials); preference 0 is "
+        "the ties' own: log more sessions"
+    )
+
+
+# s1, s2: both items clicked (ties); s3: none clicked
+TIES_LOG = pl.DataFrame(
+    {
+        "session_id": ["s1", "s1", "s2", "s2", "s3", "s3"],
+        "position": [1, 2] * 3,
+        "team": ["A", "B", "B", "A", "A", "B"],
+        "clicked": [1, 1, 1, 1, 0, 0],
+    }
+)
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_interleaving_of_ties_only_says_its_p_value_measures_nothing(lazy: bool) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = irm.interleaving_test(TIES_LOG.lazy() if lazy else TIES_LOG)
+        if isinstance(out, pl.LazyFrame):
+            out = out.collect()
+    row = out.row(0, named=True)
+    # preference (0 + 2/2) / 2 - 1/2 = 0; no decided session: the sign test's p 1
+    assert (row["wins_a"], row["wins_b"], row["ties"], row["no_click"]) == (0, 0, 2, 1)
+    assert (row["preference"], row["p_value"], row["preferred"]) == (0.0, 1.0, None)
+    assert _said(caught) == [_ties_said(2, 1)]
+
+
+def test_interleaving_segments_warn_of_ties_apart() -> None:
+    # day 1: one tie (s1); day 2: s2 a tie, and s4 a win for A: decided, nothing said
+    log = pl.concat(
+        [
+            TIES_LOG.filter(pl.col("session_id") == "s1").with_columns(day=pl.lit(1, pl.Int64)),
+            TIES_LOG.filter(pl.col("session_id") == "s2").with_columns(day=pl.lit(2, pl.Int64)),
+            pl.DataFrame(
+                {"session_id": ["s4", "s4"], "position": [1, 2], "team": ["A", "B"],
+                 "clicked": [1, 0], "day": [2, 2]}
+            ),
+        ]
+    )  # fmt: skip
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = irm.interleaving_test(log, by="day")
+    assert out["p_value"].to_list() == [1.0, 1.0]  # binomtest(1, 1): 1 as well
+    assert _said(caught) == [_ties_said(1, 0, " (day=1)")]

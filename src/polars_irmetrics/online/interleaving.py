@@ -470,11 +470,23 @@ def _warn_no_click(
 ) -> None:
     """An :class:`~polars_irmetrics.errors.IrmWarning` for each segment whose sessions
     have no click at all: no session tells the teams apart, so ``preference`` is null
-    and ``p_value`` 1 (scipy's ``binomtest`` refuses 0 trials), which no data measured."""
+    and ``p_value`` 1 (scipy's ``binomtest`` refuses 0 trials), which no data measured;
+    and for each whose clicked sessions are all ties: ``preference`` 0 is measured, but
+    the sign test has no decided session, and its ``p_value`` 1 no more."""
     for row, count in zip(frame.iter_rows(named=True), clicked.tolist(), strict=True):
+        where = " (" + ", ".join(f"{k}={row[k]!r}" for k in by) + ")" if by else ""
+        if count and row["wins_a"] + row["wins_b"] == 0:
+            warn_from_plan(
+                f"no session of the log{where} prefers a team: its {row['ties']} clicked "
+                f"session{'' if row['ties'] == 1 else 's'} "
+                f"{'is a tie' if row['ties'] == 1 else 'are all ties'} (and "
+                f"{row['no_click']} without a click), so the sign test has no decided "
+                "session and its p_value 1 measures nothing (scipy's binomtest refuses 0 "
+                "trials); preference 0 is the ties' own: log more sessions",
+                IrmWarning,
+            )
         if count:
             continue
-        where = " (" + ", ".join(f"{k}={row[k]!r}" for k in by) + ")" if by else ""
         warn_from_plan(
             f"no session of the log{where} has a click ({row['sessions']} sessions, all "
             "counted in no_click): nothing tells the teams apart, so preference is null "
