@@ -430,3 +430,47 @@ def test_interleaving_segments_warn_of_ties_apart() -> None:
         out = irm.interleaving_test(log, by="day")
     assert out["p_value"].to_list() == [1.0, 1.0]  # binomtest(1, 1): 1 as well
     assert _said(caught) == [_ties_said(1, 0, " (day=1)")]
+
+
+# ------------------------------------------ compare: a nested system column is refused
+def _nested(kind: str) -> str:
+    return (
+        f"column 'system' of the runs has dtype {kind}; each row needs one system name (a "
+        "string or an integer): give each row its system's name, e.g. "
+        "pl.col('system').list.first() for a list of one name"
+    )
+
+
+RANKED = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "b"], "score": [1.0, 1.0]})
+JUDGED = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "b"], "relevance": [1, 1]})
+# (the system of run A, of run B, the dtype named): a list and an array gave polars'
+# InvalidOperationError (the cast to text), a struct its text as the system's name
+# ("{1}", '{"x","1"}'; a struct with a null field polars' error again), where
+# system_agreement refuses all three
+NESTED: list[tuple[pl.Expr, pl.Expr, str]] = [
+    (pl.lit(["A"]), pl.lit(["B"]), "List(String)"),
+    (
+        pl.lit([1]).cast(pl.Array(pl.Int64, 1)),
+        pl.lit([2]).cast(pl.Array(pl.Int64, 1)),
+        "Array(Int64, shape=(1,))",
+    ),
+    (pl.struct(a=pl.lit(1)), pl.struct(a=pl.lit(2)), "Struct({'a': Int32})"),
+    (
+        pl.struct(a=pl.lit("x"), b=pl.lit("1")),
+        pl.struct(a=pl.lit("y"), b=pl.lit("2")),
+        "Struct({'a': String, 'b': String})",
+    ),
+]
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize(("first", "second", "kind"), NESTED)
+def test_compare_refuses_a_nested_system_column(
+    first: pl.Expr, second: pl.Expr, kind: str, lazy: bool
+) -> None:
+    runs = pl.concat([RANKED.with_columns(system=first), RANKED.with_columns(system=second)])
+    given = runs.lazy() if lazy else runs
+    for call in (irm.compare, irm.tukey_hsd):
+        with pytest.raises(irm.ColumnTypeError) as raised:
+            call(given, ["ndcg"], qrels=JUDGED)
+        assert str(raised.value) == _nested(kind)

@@ -234,7 +234,8 @@ def compare(
     ColumnNotFoundError, ColumnTypeError
         A run :func:`~polars_irmetrics.evaluate` refuses alone (its error, the system
         named), or query ids that are strings in some runs and integers in others (the
-        systems are paired by query id).
+        systems are paired by query id); a long frame's system column of lists, arrays
+        or structs (``ColumnTypeError``: each row names one system).
 
     Examples
     --------

@@ -133,10 +133,18 @@ def stack_runs(runs: Runs, system: str) -> Stacked:
         runs = as_polars(runs, "runs")
     if isinstance(runs, pl.DataFrame | pl.LazyFrame):
         lazy = runs.lazy()
-        if system not in lazy.collect_schema():
+        schema = lazy.collect_schema()
+        if system not in schema:
             raise ColumnNotFoundError(
                 f"column {system!r} (the system of each row) is not in the runs; "
                 "pass system='<your system column>' or a dict of runs"
+            )
+        kind = schema[system]
+        if kind.is_nested():  # read as text: polars' cast error, or a struct's "{1}"
+            raise ColumnTypeError(
+                f"column {system!r} of the runs has dtype {kind}; each row needs one system "
+                "name (a string or an integer): give each row its system's name, e.g. "
+                f"pl.col({system!r}).list.first() for a list of one name"
             )
         return Stacked((lazy.with_columns(pl.col(system).cast(pl.String)),), None, {}, {})
     if not isinstance(runs, Mapping):
