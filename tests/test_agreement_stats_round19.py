@@ -474,3 +474,14 @@ def test_compare_refuses_a_nested_system_column(
         with pytest.raises(irm.ColumnTypeError) as raised:
             call(given, ["ndcg"], qrels=JUDGED)
         assert str(raised.value) == _nested(kind)
+
+
+def test_partitioned_by_raises_the_one_plans_error_too() -> None:
+    # partition 0 holds q2 (a NaN score), partition 1 q1 (a duplicate): each partition
+    # raised its own, partition 0's first; the one plan's is q1's duplicate
+    run = DUP_Q1_NAN_Q2.with_columns(part=pl.Series([0, 1, 1, 1]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(irm.DuplicateError) as raised:
+            irm.evaluate(run, ["ndcg@10"], qrels=QRELS, partitioned_by="part")
+    assert str(raised.value) == RUN_DUP
