@@ -57,6 +57,7 @@ __all__ = [
     "ordered",
     "raise_on_bad_rows",
     "raise_unplaced",
+    "refuse_null_ids",
     "require_columns",
     "sampled_error",
     "suspect",
@@ -82,6 +83,7 @@ __all__ = [
     "with_common_ids",
     "with_history_check",
     "with_interactions_tally",
+    "with_null_id_check",
     "with_tally",
     "with_tally_and_values",
 ]
@@ -1832,6 +1834,52 @@ def warn_on_features(row: Mapping[str, Any], *, item: str, run: str, unseen_item
     )
 
 
+def refuse_null_ids(count: int, columns: Sequence[str]) -> None:
+    """The refusal of interactions with ``count`` rows holding a null id in ``columns``
+    (the user and the item columns, or the item column alone): a null user's rows would
+    count toward popularity and the catalogue while belonging to no one, a null item's
+    toward no item.
+
+    >>> refuse_null_ids(0, ["u", "i"])
+    >>> refuse_null_ids(2, ["u", "i"])
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: the interactions have 2 row(s) with a null 'u' or 'i': ...
+    """  # noqa: E501
+    if not count:
+        return
+    named = [repr(c) for c in columns]
+    raise InvalidValueError(
+        f"the interactions have {count} row(s) with a null {' or '.join(named)}: each row "
+        "is one user's interaction with one item; fill or drop them, e.g. "
+        f"interactions.drop_nulls([{', '.join(named)}])"
+    )
+
+
+def with_null_id_check(
+    values: pl.LazyFrame, interactions: pl.LazyFrame, columns: Sequence[str]
+) -> pl.LazyFrame:
+    """``values``, refused when the plan runs where ``interactions`` has a row with a
+    null id in ``columns`` (:func:`refuse_null_ids`): for a plan that warns of its own
+    values from inside (Elliot's NaN of PopRSP and PopREO), whose warning would
+    otherwise come before the refusal of the bad input that :func:`warn_on_interactions`
+    gives around the whole plan (the same count and text: the input is refused once).
+
+    >>> values = pl.LazyFrame({"v": [1.0]})
+    >>> history = pl.LazyFrame({"u": ["a", None], "i": [1, 2]})
+    >>> with_null_id_check(values, history, ["u", "i"]).collect()
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: the interactions have 1 row(s) with a null 'u' or 'i': ...
+    """  # noqa: E501
+    nulls = pl.any_horizontal(pl.col(c).is_null() for c in columns).sum().cast(pl.Int64)
+    return with_tally(
+        values,
+        interactions.select(nulls.alias(_NULL_IDS)),
+        lambda row: refuse_null_ids(row[_NULL_IDS], columns),
+    )
+
+
 def warn_on_interactions(
     row: Mapping[str, Any],
     *,
@@ -1851,13 +1899,7 @@ def warn_on_interactions(
     ``systems``: the run's system keys, where the row counts each system's too: a
     system whose items the interactions mostly lack (whose users none has a history),
     beside systems that line up, is warned about by name."""
-    if row[_NULL_IDS]:
-        columns = [repr(c) for c in (user, item) if c == item or _USERS in row]
-        raise InvalidValueError(
-            f"the interactions have {row[_NULL_IDS]} row(s) with a null {' or '.join(columns)}"
-            f": each row is one user's interaction with one item; fill or drop them, e.g. "
-            f"interactions.drop_nulls([{', '.join(columns)}])"
-        )
+    refuse_null_ids(row[_NULL_IDS], [c for c in (user, item) if c == item or _USERS in row])
     warn_on_joint(
         table="interactions",
         column=item,

@@ -53,6 +53,7 @@ from polars_irmetrics.ground.validate import (
     side_ids_hint,
     warn_from_plan,
     with_history_check,
+    with_null_id_check,
 )
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import fixed_sum
@@ -365,9 +366,13 @@ def build_elliot_plan(
         )
         users_rows = users_rows.join(fresh, on=fresh_keys, how="left", nulls_equal=True)
     # an empty history (or a group's, where the interactions carry its keys): refused
+    checked = with_history_check(users_rows, run, counts, ib)  # the shared counts
     if per_user:
-        return with_history_check(users_rows, run, counts, ib)  # the shared counts
-    return with_history_check(elliot_means(users_rows, requests, options), run, counts, ib)
+        return checked
+    # the bad inputs refused before the means, whose NaN warnings (_warn_nan) would
+    # otherwise come first: the history's check, and its null ids (also refused around
+    # the whole plan, for every metric: ground.validate.warn_on_interactions)
+    return elliot_means(with_null_id_check(checked, interactions, [user, item]), requests, options)
 
 
 def elliot_means(users: pl.LazyFrame, requests: Requests, options: EvalOptions) -> pl.LazyFrame:
