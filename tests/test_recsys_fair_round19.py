@@ -9,6 +9,7 @@ import pytest
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.ground.debias import debiased
 
 RUN = pl.DataFrame(
     {"query_id": ["u1", "u1", "u2"], "doc_id": ["a", "b", "a"], "score": [2.0, 1.0, 1.0]}
@@ -46,3 +47,63 @@ def test_bad_history_is_refused_before_any_nan_warning(
             irm.evaluate(RUN, metrics, qrels=TEST, interactions=interactions)
     assert str(raised.value).startswith(message)
     assert [str(w.message) for w in caught] == []
+
+
+# ------------------------------------------- debias= counts the interactions alone
+# item a judged for 5 users and relevant for u1 alone; b to e relevant for one each
+GRADED = pl.DataFrame(
+    {
+        "query_id": ["u1", "u2", "u3", "u4", "u5", "u1", "u2", "u3", "u4"],
+        "doc_id": ["a"] * 5 + ["b", "c", "d", "e"],
+        "relevance": [1, 0, 0, 0, 0, 1, 1, 1, 1],
+    }
+)
+FIRSTS = pl.DataFrame(
+    {"query_id": ["u1", "u2", "u3", "u4"], "doc_id": ["a", "c", "d", "e"], "rank": [1, 1, 1, 1]}
+)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4, 5])
+def test_debias_counts_the_relevant_rows_alone(seed: int) -> None:
+    # RecTools' interactions are the positives: (u1, a), (u1, b), (u2, c), (u3, d),
+    # (u4, e), one user per item, so q1 = q3 = 1, border = int(1 + 1.5 * 0) = 1 and no
+    # item is over it: nothing is cut, and u1's P@1 (a at rank 1) is 1 for every seed.
+    # Counting the four non-relevant rows of a made it 5 users, over the border, and
+    # drew u1's relevant row out for 5 seeds of these 6 (P@1 = 0).
+    got = irm.evaluate(FIRSTS, ["P@1"], qrels=GRADED, debias=irm.Debias(1.5, seed), per_query=True)
+    plain = irm.evaluate(FIRSTS, ["P@1"], qrels=GRADED, per_query=True)
+    assert got.rows() == plain.rows()
+    # u5, judged non-relevant only, stays a judged query of P@1 = 0 (0 / 1)
+    assert got.rows() == [("u1", 1.0), ("u2", 1.0), ("u3", 1.0), ("u4", 1.0), ("u5", 0.0)]
+
+
+def test_debias_keeps_the_non_relevant_rows() -> None:
+    # a relevant for u1 to u5, b to e for one user each: users (5, 1, 1, 1, 1), border
+    # 1, so a keeps 1 of its 5 rows; f, judged non-relevant by u1 to u3, is no
+    # interaction: its 3 rows are kept and not counted (counted, f's 3 users would
+    # make the quartiles of (5, 1, 1, 1, 1, 3) 1 and 2.5, the border
+    # int(2.5 + 1.5 * 1.5) = 4, and a would keep 4 rows). 1 + 4 + 3 = 8 rows.
+    qrels = pl.LazyFrame(
+        {
+            "query_id": ["u1", "u2", "u3", "u4", "u5", "u1", "u2", "u3", "u4", "u1", "u2", "u3"],
+            "doc_id": ["a"] * 5 + ["b", "c", "d", "e"] + ["f"] * 3,
+            "relevance": [1] * 9 + [0] * 3,
+        }
+    )
+    kept = debiased(qrels, irm.Debias(), "query_id", "doc_id", pl.col("relevance") >= 1)
+    counts = kept.group_by("doc_id").len().sort("doc_id").collect().rows()
+    assert counts == [("a", 1), ("b", 1), ("c", 1), ("d", 1), ("e", 1), ("f", 3)]
+
+
+def test_debias_of_a_judged_table_is_refused() -> None:
+    # a judged table (no qrels=) used to take debias= and read the judgments as given
+    judged = FIRSTS.join(GRADED, on=["query_id", "doc_id"], how="full", coalesce=True)
+    with pytest.raises(InvalidValueError) as raised:
+        irm.evaluate(judged, ["P@1"], debias=irm.Debias(1.5, 1))
+    assert str(raised.value) == (
+        "debias=Debias(iqr_coef=1.5, random_state=1) down-samples the judgments of "
+        "qrels=, and without qrels= the table is a judged table, whose rows are the "
+        "ranking and the judgments at once: a row drawn out would leave the ranking too, "
+        "so it is not read. Pass the judgments as qrels= (e.g. the table's rows with a "
+        "relevance) and the ranking as the table, or drop debias="
+    )

@@ -393,8 +393,11 @@ def evaluate(
             (q3 - q1))``, the quartiles of the items' user counts, keeps that many of its
             rows, drawn by a hash seeded with ``random_state`` (deterministic; RecTools'
             draw is numpy's, so values equal RecTools' in distribution, not draw by draw:
-            :mod:`polars_irmetrics.ground.debias`). Read by the ranking metrics of a run
-            and judgments; refused beside any other.
+            :mod:`polars_irmetrics.ground.debias`). RecTools' interactions are its
+            positives, so only the relevant rows (``relevance >= relevance_level``) are
+            counted and drawn; a judged non-relevant row is kept. Read by the ranking
+            metrics of a run and judgments (``qrels=``; a judged table refuses it);
+            refused beside any other.
 
         ``buckets``
             ``"auto-memory"`` (default): one plan or out of core, chosen from the run's size

@@ -5,7 +5,10 @@ evaluates against test interactions whose most popular items are cut down to the
 others' level: for each item, ``u_i`` the distinct users (queries) that interacted with
 it; ``q1`` and ``q3`` the quartiles of ``u_i`` over the items (linear interpolation, as
 pandas); ``border = int(q3 + iqr_coef (q3 - q1))``; every item with ``u_i > border``
-keeps ``border`` of its rows, drawn at random, and every other row is kept.
+keeps ``border`` of its rows, drawn at random, and every other row is kept. RecTools'
+interactions are its positives: where the judgments also hold rows judged non-relevant,
+only the relevant rows (``relevance >= relevance_level``) are counted and drawn, and the
+others are kept.
 
 Randomness. RecTools draws the kept rows with pandas' ``sample(random_state=...)``
 (numpy's Mersenne Twister over the rows in their input order); a lazy plan cannot
@@ -92,8 +95,21 @@ class Debias:
             )
 
 
-def debiased(judgments: pl.LazyFrame, config: Debias, query_id: str, doc_id: str) -> pl.LazyFrame:
+def debiased(
+    judgments: pl.LazyFrame,
+    config: Debias,
+    query_id: str,
+    doc_id: str,
+    relevant: pl.Expr | None = None,
+) -> pl.LazyFrame:
     """The judgments with the rows of their over-border items down-sampled (lazy).
+
+    ``relevant``: which rows are interactions (``relevance >= relevance_level``), where
+    the judgments also hold judged non-relevant rows. RecTools' interactions are its
+    positives alone, so only those rows count toward an item's users, and only those
+    are down-sampled: a non-relevant row (a relevance 0) is kept as it is, a judgment
+    that is no interaction (counted, it would raise the quartiles and cut an item that
+    RecTools, given the same positives, leaves whole). ``None``: every row is one.
 
     Examples
     --------
@@ -106,17 +122,30 @@ def debiased(judgments: pl.LazyFrame, config: Debias, query_id: str, doc_id: str
     >>> kept = debiased(qrels, Debias(), "query_id", "doc_id").collect()
     >>> kept.group_by("doc_id").len().sort("doc_id").rows()
     [('a', 1), ('b', 1), ('c', 1), ('d', 1), ('e', 1)]
+
+    With four of ``a``'s rows judged non-relevant, ``a`` has one user, as each other
+    item: no item is over the border, and every row is kept.
+
+    >>> graded = qrels.with_columns(relevance=pl.Series([1, 0, 0, 0, 0, 1, 1, 1, 1]))
+    >>> debiased(graded, Debias(), "query_id", "doc_id", pl.col("relevance") >= 1).collect().height
+    9
     """
-    users = judgments.group_by(doc_id).agg(pl.col(query_id).n_unique().alias(_USERS))
+    interactions = judgments if relevant is None else judgments.filter(relevant)
+    users = interactions.group_by(doc_id).agg(pl.col(query_id).n_unique().alias(_USERS))
     q1 = pl.col(_USERS).cast(pl.Float64).quantile(0.25, interpolation="linear")
     q3 = pl.col(_USERS).cast(pl.Float64).quantile(0.75, interpolation="linear")
     # int() of a number >= 0 is its floor
     border = users.select((q3 + config.iqr_coef * (q3 - q1)).floor().alias(_BORDER))
     draw = pl.struct(query_id, doc_id).hash(seed=config.random_state)
+    if relevant is not None:  # drawn among the interactions alone (null: not drawn)
+        draw = pl.when(relevant).then(draw)
     order = draw.rank("ordinal").over(doc_id)
+    kept = (pl.col(_USERS) <= pl.col(_BORDER)) | (order <= pl.col(_BORDER))
+    if relevant is not None:  # a judgment that is no interaction is kept
+        kept = ~relevant.fill_null(False) | kept
     return (
         judgments.join(users, on=doc_id, how="left", nulls_equal=True)
         .join(border, how="cross")
-        .filter((pl.col(_USERS) <= pl.col(_BORDER)) | (order <= pl.col(_BORDER)))
+        .filter(kept)
         .drop(_USERS, _BORDER)
     )

@@ -16,7 +16,7 @@ from typing import Any
 import polars as pl
 
 from polars_irmetrics.errors import InvalidValueError
-from polars_irmetrics.ground.debias import debiased
+from polars_irmetrics.ground.debias import Debias, debiased
 from polars_irmetrics.ground.facts import (
     HIGH,
     ID_ROWS,
@@ -96,6 +96,14 @@ def build_offline_plan(
     count it, once for the call. ``counted``: the side tables whose coverage of the run
     another route of the call warns of (Elliot's item_mad does not warn of groups=
     again)."""
+    if options.debias is not None and qrels is None:
+        raise InvalidValueError(
+            f"debias={options.debias!r} down-samples the judgments of qrels=, and without "
+            "qrels= the table is a judged table, whose rows are the ranking and the "
+            "judgments at once: a row drawn out would leave the ranking too, so it is not "
+            "read. Pass the judgments as qrels= (e.g. the table's rows with a relevance) "
+            "and the ranking as the table, or drop debias="
+        )
     if interactions is None:
         return _offline_plan(
             table,
@@ -157,6 +165,17 @@ def build_offline_plan(
     )
 
 
+def _debiased(qrels: pl.LazyFrame, debias: Debias, options: EvalOptions) -> pl.LazyFrame:
+    """The judgments down-sampled as RecTools' ``DebiasConfig`` does its interactions
+    (:func:`~polars_irmetrics.ground.debias.debiased`): its interactions are the
+    positives, so only the relevant rows (``relevance >= relevance_level``) count and
+    are drawn; a judged non-relevant row is kept as it is."""
+    relevant = None
+    if options.relevance in qrels.collect_schema():  # else refused by the judgments' check
+        relevant = pl.col(options.relevance) >= float(options.relevance_level)
+    return debiased(qrels, debias, options.query_id, options.doc_id, relevant)
+
+
 def _offline_plan(
     table: pl.LazyFrame,
     requests: Requests,
@@ -213,7 +232,7 @@ def _offline_plan(
             ),
         )
     if options.debias is not None and qrels is not None:  # RecTools' DebiasConfig
-        qrels = debiased(qrels, options.debias, options.query_id, options.doc_id)
+        qrels = _debiased(qrels, options.debias, options)
     wanted = [(label, r) for label, r in requests if _special(r)]
     reads_interactions = (*CATALOGUE_FORMULAS, SERENDIPITY)
     if not wanted or (
@@ -418,7 +437,7 @@ class _WholeTable:
             rest = [(_HELPER, helper)]
         judged = qrels
         if options.debias is not None and qrels is not None:  # as the other metrics read them
-            judged = debiased(qrels, options.debias, options.query_id, options.doc_id)
+            judged = _debiased(qrels, options.debias, options)
         # without judgments, theirs first: it names the table they read (qrels=); else
         # the others' plan first: the run's and the judgments' checks raise as always
         values = values_of(mine, judged, alone) if qrels is None else None
