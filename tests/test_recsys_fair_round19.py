@@ -107,3 +107,88 @@ def test_debias_of_a_judged_table_is_refused() -> None:
         "so it is not read. Pass the judgments as qrels= (e.g. the table's rows with a "
         "relevance) and the ranking as the table, or drop debias="
     )
+
+
+# ------------------------- the expected exposure's mean over fewer queries than num_q
+EXPOSURE_RUN = pl.DataFrame(
+    {
+        "query_id": [1] * 4 + [2] * 4,
+        "doc_id": list("abcd") + list("badc"),
+        "rank": [1, 2, 3, 4] * 2,
+    }
+)
+# query 2's one relevant document, b, has no group: the expected exposure leaves query 2
+# out, where awrf (NaN there) and rnd score it
+SOME_GROUPS = pl.DataFrame({"doc_id": ["a", "c"], "group": ["p", "u"]})
+TWO_JUDGED = pl.DataFrame({"query_id": [1, 2], "doc_id": ["a", "b"], "relevance": [1, 1]})
+LEFT_OUT = (
+    " is null on 1 of the 2 queries (first: query_id=2), which {others} beside score: the "
+    "expected-exposure measures score only the queries with a relevant document in "
+    "groups= (a query without relevant judgments, or none of whose relevant documents "
+    "has a group, is left out), so its mean is over fewer queries than the exposure "
+    "measures' count (num_q; num_q_exposure beside the accuracy metrics) says. Evaluate "
+    "{label} in a call of its own for the count of the queries it is over (or give "
+    "those relevant documents a group)"
+)
+
+
+@pytest.mark.parametrize(
+    ("metrics", "label", "others"),
+    [
+        (["ee_loss", "awrf"], "'ee_loss'", "'awrf'"),
+        (["awrf_ndcg", "ee_disparity"], "'ee_disparity'", "'awrf_ndcg'"),
+        (["rnd", "ee_relevance"], "'ee_relevance'", "'rnd'"),
+    ],
+)
+def test_expected_exposure_beside_others_says_its_count(
+    metrics: list[str], label: str, others: str
+) -> None:
+    # num_q = 2 (awrf and rnd score both queries), the expected exposure's mean is over
+    # query 1 alone: the summary used to give no word of it
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = irm.evaluate(EXPOSURE_RUN, metrics, qrels=TWO_JUDGED, groups=SOME_GROUPS)
+    assert got["num_q"].to_list() == [2]
+    said = [str(w.message) for w in caught if "expected-exposure" in str(w.message)]
+    assert said == [label + LEFT_OUT.format(label=label, others=others)]
+
+
+@pytest.mark.parametrize(
+    ("metrics", "per_query"),
+    [
+        (["ee_loss", "awrf"], True),  # the null is in the rows: no count to mislead
+        (["ee_loss", "ee_disparity"], False),  # num_q = 1: the queries their means are over
+    ],
+)
+def test_expected_exposure_count_warning_only_where_it_misleads(
+    metrics: list[str], per_query: bool
+) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        irm.evaluate(
+            EXPOSURE_RUN, metrics, qrels=TWO_JUDGED, groups=SOME_GROUPS, per_query=per_query
+        )
+    assert [str(w.message) for w in caught if "expected-exposure" in str(w.message)] == []
+
+
+def test_engine_parts_say_the_expected_exposure_count_as_one_machine() -> None:
+    # an engine's parts (Dask's, Spark's) tell the rows where ee_loss is null; the means'
+    # task warns with the one plan's text over the whole run's count of queries
+    from polars_irmetrics.exposure.rnd import undefined_part, warn_undefined_parts
+    from polars_irmetrics.metrics.registry import parse_metric_list
+
+    requests = parse_metric_list(["ee_loss", "awrf"])
+    parts = [
+        undefined_part(frame, requests, [], "query_id")
+        for frame in (
+            pl.DataFrame({"query_id": [1], "ee_loss": [0.0], "awrf": [0.8]}),
+            pl.DataFrame({"query_id": [2], "ee_loss": [None], "awrf": [float("nan")]}),
+        )
+    ]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warn_undefined_parts(parts, requests, [], "query_id", summary=True)
+        warn_undefined_parts(parts, requests, [], "query_id", summary=False)
+    assert [str(w.message) for w in caught] == [
+        "'ee_loss'" + LEFT_OUT.format(label="'ee_loss'", others="'awrf'")
+    ]

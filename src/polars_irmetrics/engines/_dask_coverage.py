@@ -94,7 +94,7 @@ def released(values: dd.DataFrame, job: Job) -> dd.DataFrame:
 def _summarize(values: pd.DataFrame, job: Job) -> pd.DataFrame:
     per_query, found = _split(values)
     warn_coverage(job, found, emit=emitter())
-    warn_on_values(job, [values_tally(job, per_query)], emit=emitter(IrmWarning))
+    warn_on_values(job, [values_tally(job, per_query)], emit=emitter(IrmWarning), summary=True)
     return to_pandas(summarize_part(job, per_query))
 
 

@@ -44,7 +44,12 @@ from polars_irmetrics.door.evaluate import (
     refuse_samples_beside,
 )
 from polars_irmetrics.errors import InvalidValueError, IrmError, IrmWarning, MetricParameterError
-from polars_irmetrics.exposure.rnd import SEGREGATION, undefined_part, warn_undefined_parts
+from polars_irmetrics.exposure.rnd import (
+    SEGREGATION,
+    left_out_labels,
+    undefined_part,
+    warn_undefined_parts,
+)
 from polars_irmetrics.ground.lists import long_run
 from polars_irmetrics.ground.options import (
     READ_BY,
@@ -635,8 +640,9 @@ def warn_coverage(
 
 def values_tally(job: Job, per_query: pa.Table) -> tuple[pl.DataFrame, int]:
     """What a part's per-query values tell :func:`warn_on_values`: its rows where an
-    asked ``rnd``, ``rkl`` or ``rrd`` is undefined
-    (:func:`~polars_irmetrics.exposure.rnd.undefined_part`), and its count of rows."""
+    asked ``rnd``, ``rkl`` or ``rrd`` is undefined, or an expected-exposure measure
+    leaves out a query (:func:`~polars_irmetrics.exposure.rnd.undefined_part`), and its
+    count of rows."""
     options = job.options
     frame = _frame(per_query)
     return undefined_part(frame, list(job.requests), list(options.by_keys), options.query_id)
@@ -644,19 +650,28 @@ def values_tally(job: Job, per_query: pa.Table) -> tuple[pl.DataFrame, int]:
 
 def tells_values(job: Job) -> bool:
     """Whether :func:`warn_on_values` may say something of ``job``'s values: a
-    ``rnd``, ``rkl`` or ``rrd`` is asked for, or click metrics (an empty log)."""
-    return any(r.metric.name in SEGREGATION or r.route == "online" for _, r in job.requests)
+    ``rnd``, ``rkl`` or ``rrd`` is asked for, an expected-exposure measure beside
+    another exposure measure (a query it leaves out), or click metrics (an empty log)."""
+    return bool(left_out_labels(list(job.requests))) or any(
+        r.metric.name in SEGREGATION or r.route == "online" for _, r in job.requests
+    )
 
 
 def warn_on_values(
-    job: Job, parts: Iterable[tuple[pl.DataFrame, int]], emit: Callable[[str], None] | None = None
+    job: Job,
+    parts: Iterable[tuple[pl.DataFrame, int]],
+    emit: Callable[[str], None] | None = None,
+    *,
+    summary: bool = False,
 ) -> None:
     """Warn as :func:`~polars_irmetrics.evaluate` warns on the whole run's per-query
     values, from every part's :func:`values_tally`: a ``rnd``, ``rkl`` or ``rrd``
     asked for NaN on some queries (the one plan's text, over the whole run's queries),
     or an impression log of no session (a part may hold none of a log that has some,
     so the parts do not warn: :func:`~polars_irmetrics.ground.validate.warn_empty_table`
-    once here). ``emit`` as :func:`warn_coverage`'s."""
+    once here), or, where the result is the means (``summary``; a job's own options
+    are per query), an expected-exposure measure that leaves out queries the exposure
+    measures beside score. ``emit`` as :func:`warn_coverage`'s."""
     options, found = job.options, list(parts)
     online = any(r.route == "online" for _, r in job.requests)
     if online and not sum(count for _, count in found):
@@ -666,7 +681,14 @@ def warn_on_values(
         else:
             emit(text)
         return
-    warn_undefined_parts(found, list(job.requests), list(options.by_keys), options.query_id, emit)
+    warn_undefined_parts(
+        found,
+        list(job.requests),
+        list(options.by_keys),
+        options.query_id,
+        emit,
+        summary=summary,
+    )
 
 
 def carry_error(exc: IrmError) -> CarriedError:

@@ -110,9 +110,10 @@ def warn_parts(job: Covered, parts: Parts) -> None:
     warn_coverage(job, [v for v in parts.value.values() if isinstance(v, Coverage)])
 
 
-def warn_values(job: Job, parts: Parts) -> None:
+def warn_values(job: Job, parts: Parts, *, summary: bool = False) -> None:
     """The warnings the whole run's values give (a rnd/rkl/rrd undefined on some
-    queries, an impression log of no session), from the parts' :func:`undefined_into`
-    (:func:`warn_on_values`), on the driver."""
+    queries, an impression log of no session; where the result is the means,
+    ``summary``, an expected-exposure measure that leaves out queries), from the parts'
+    :func:`undefined_into` (:func:`warn_on_values`), on the driver."""
     found = [v for k, v in parts.value.items() if isinstance(k, tuple) and k[:1] == (_UNDEFINED,)]
-    warn_on_values(job, [v for v in found if not isinstance(v, Coverage)])
+    warn_on_values(job, [v for v in found if not isinstance(v, Coverage)], summary=summary)

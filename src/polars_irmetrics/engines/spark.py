@@ -493,7 +493,8 @@ def evaluate(
         result = _means(values, job).toDF(*job.means_schema)
     computed = _computed_whole(result, run, sides, metrics, built, progress, placed)
     warn_parts(job, parts)  # as one machine warns, from the parts' coverage
-    warn_values(job, parts)  # and what their values tell (rnd undefined, no session)
+    # and what their values tell (rnd undefined, no session, ee_* leaving queries out)
+    warn_values(job, parts, summary=not built.per_query)
     if any(name == "groups" for name, _ in sides):  # groups= against the whole run's ids
         relevant = None
         if qrels is not None and reads_relevant_group_ids(sides, metrics):  # ee_*, awrf

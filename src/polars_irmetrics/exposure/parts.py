@@ -143,7 +143,9 @@ def exposure_in_buckets(
         progress=options.progress,
     ).sort([*keys, options.query_id])
     if warn:  # rnd, rkl, rrd undefined on a query: the whole run's count, as one plan's
-        values = warned_undefined(values, list(requests), keys, options.query_id)
+        values = warned_undefined(
+            values, list(requests), keys, options.query_id, summary=not options.per_query
+        )
     if groups is not None and warn:  # how groups= lines up with the whole run's documents
         relevant = (
             None

@@ -36,7 +36,13 @@ from polars_irmetrics.exposure.coverage import (
     groups_tally,
     warn_on_groups,
 )
-from polars_irmetrics.exposure.rnd import SEGREGATION, segregation_values, warn_undefined
+from polars_irmetrics.exposure.rnd import (
+    SEGREGATION,
+    left_out_labels,
+    segregation_values,
+    warn_left_out,
+    warn_undefined,
+)
 from polars_irmetrics.ground.facts import (
     BELOW,
     DOCS,
@@ -86,18 +92,29 @@ _SEGREGATION = SEGREGATION
 
 
 def warned_undefined(
-    values: pl.LazyFrame, requests: Requests, keys: Sequence[str], query_id: str
+    values: pl.LazyFrame,
+    requests: Requests,
+    keys: Sequence[str],
+    query_id: str,
+    *,
+    summary: bool = True,
 ) -> pl.LazyFrame:
     """``values`` (every per-query row of the run) that warn, when collected, where a
     ``rnd``/``rkl``/``rrd`` asked for is NaN on a query
-    (:func:`~polars_irmetrics.exposure.rnd.warn_undefined`): the one plan's and the
-    buckets' (over every bucket's rows, so the counts are the whole run's)."""
+    (:func:`~polars_irmetrics.exposure.rnd.warn_undefined`), and, where ``summary`` (the
+    means asked for), where an expected-exposure measure leaves out a query the measures
+    beside score (:func:`~polars_irmetrics.exposure.rnd.warn_left_out`): the one plan's
+    and the buckets' (over every bucket's rows, so the counts are the whole run's)."""
     labels = [label for label, r in requests if r.metric.name in _SEGREGATION]
-    if not labels:
+    left = summary and bool(left_out_labels(requests))
+    if not labels and not left:
         return values
 
     def undefined(frame: pl.DataFrame) -> pl.DataFrame:
-        warn_undefined(frame, labels, list(keys), query_id)
+        if labels:
+            warn_undefined(frame, labels, list(keys), query_id)
+        if left:
+            warn_left_out(frame, requests, list(keys), query_id)
         return frame
 
     return values.map_batches(undefined, schema=values.collect_schema())
@@ -429,7 +446,9 @@ def build_exposure_plan(
         )
         checked = with_tally(checked, counts, lambda row: warn_on_groups(row, options, clustered))
     if warn:  # rnd, rkl, rrd undefined on a query: said, not silent
-        checked = warned_undefined(checked, requests, keys, query_id)
+        checked = warned_undefined(
+            checked, requests, keys, query_id, summary=not options.per_query
+        )
     if options.per_query:  # the measures in the order asked (computed grouped by kind)
         return checked.select(*keys, query_id, *(label for label, _ in requests))
     return exposure_means(checked, requests, keys, segments)

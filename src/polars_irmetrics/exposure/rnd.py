@@ -37,6 +37,7 @@ __all__ = [
     "rrd_normaliser",
     "segregation_values",
     "undefined_part",
+    "warn_left_out",
     "warn_undefined",
     "warn_undefined_parts",
 ]
@@ -412,13 +413,18 @@ def undefined_part(
     frame: pl.DataFrame, requests: Requests, keys: list[str], query_id: str
 ) -> tuple[pl.DataFrame, int]:
     """What one part of an engine's per-query values tells :func:`warn_undefined_parts`:
-    its rows where an asked ``rnd``/``rkl``/``rrd`` is NaN (the keys, the query id and
-    those labels; a few rows, those of short rankings) and its count of rows."""
+    its rows where an asked ``rnd``/``rkl``/``rrd`` is NaN, or an expected-exposure
+    measure leaves out a query the measures beside score (:func:`left_out_labels`) (the
+    keys, the query id and those labels; a few rows) and its count of rows."""
     labels = [label for label, r in requests if r.metric.name in SEGREGATION]
-    if not labels:
+    left = left_out_labels(requests)
+    if not labels and not left:
         return pl.DataFrame(), frame.height
-    nan = pl.any_horizontal(pl.col(labels).is_nan())
-    return frame.filter(nan).select(*keys, query_id, *labels), frame.height
+    bad = pl.any_horizontal(
+        *(pl.col(label).is_nan() for label in labels),
+        *(pl.col(label).is_null() for label in left),
+    )
+    return frame.filter(bad).select(*keys, query_id, *labels, *left), frame.height
 
 
 def warn_undefined_parts(
@@ -427,14 +433,88 @@ def warn_undefined_parts(
     keys: list[str],
     query_id: str,
     emit: Callable[[str], None] | None = None,
+    *,
+    summary: bool = True,
 ) -> None:
-    """The one plan's :func:`warn_undefined`, from the parts of an engine's per-query
-    values (:func:`undefined_part` each): the parts' undefined rows in the keys' order,
-    over the whole run's count of queries."""
+    """The one plan's :func:`warn_undefined` and :func:`warn_left_out` (where
+    ``summary``: the means asked for, not the per-query values), from the parts of an
+    engine's per-query values (:func:`undefined_part` each): the parts' rows in the
+    keys' order, over the whole run's count of queries."""
     labels = [label for label, r in requests if r.metric.name in SEGREGATION]
     found = [rows for rows, _ in parts if rows.height]
-    if not labels or not found:
+    if not found:
         return
     rows = pl.concat(found, how="vertical_relaxed").sort([*keys, query_id])
     total = sum(count for _, count in parts)
-    warn_undefined(rows, labels, keys, query_id, total=total, emit=emit)
+    if labels:
+        warn_undefined(rows, labels, keys, query_id, total=total, emit=emit)
+    if summary:
+        warn_left_out(rows, requests, keys, query_id, total=total, emit=emit)
+
+
+#: The expected-exposure measures, which leave out a query with no relevant document in
+#: groups= (:func:`warn_left_out`).
+EXPECTED = frozenset({"ee_loss", "ee_disparity", "ee_relevance"})
+
+
+def left_out_labels(requests: Requests) -> list[str]:
+    """The expected-exposure labels of ``requests`` where an exposure measure of another
+    kind (awrf, awrf_ndcg, rnd, rkl, rrd) is asked beside: those score queries the
+    expected exposure leaves out (null), and the summary's count is of the queries any
+    of them scores (:func:`warn_left_out`)."""
+    expected = [label for label, r in requests if r.metric.name in EXPECTED]
+    if len(expected) == len(requests):
+        return []
+    return expected
+
+
+def warn_left_out(
+    frame: pl.DataFrame,
+    requests: Requests,
+    keys: list[str],
+    query_id: str,
+    *,
+    total: int | None = None,
+    emit: Callable[[str], None] | None = None,
+) -> None:
+    """An :class:`~polars_irmetrics.errors.IrmWarning` where an expected-exposure
+    measure of the per-query ``frame`` is null on a query that an exposure measure
+    beside scores (:func:`left_out_labels`): the expected exposure scores only the
+    queries with a relevant document in groups=, awrf and rND every query they rank (or
+    judged), so one summary's count (``num_q``) is not the count of the queries its
+    mean is over. ``total`` and ``emit`` as :func:`warn_undefined`'s.
+
+    >>> import warnings
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> frame = pl.DataFrame({"query_id": [1, 2], "ee_loss": [0.5, None], "awrf": [0.9, 0.4]})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_left_out(frame, parse_metric_list(["ee_loss", "awrf"]), [], "query_id")
+    >>> str(caught[0].message)[:64]
+    "'ee_loss' is null on 1 of the 2 queries (first: query_id=2), whi"
+    """
+    fewer = [label for label in left_out_labels(requests) if frame[label].is_null().any()]
+    if not fewer:
+        return
+    out = frame.filter(pl.any_horizontal(pl.col(fewer).is_null()))
+    first = out.row(0, named=True)
+    place = ", ".join(f"{k}={first[k]!r}" for k in [*keys, query_id])
+    named = ", ".join(repr(label) for label in fewer)
+    others = ", ".join(repr(label) for label, r in requests if r.metric.name not in EXPECTED)
+    plural = len(fewer) > 1
+    counted = frame.height if total is None else total
+    text = (
+        f"{named} {'are' if plural else 'is'} null on {out.height} of the {counted} "
+        f"queries (first: {place}), which {others} beside score: the expected-exposure "
+        "measures score only the queries with a relevant document in groups= (a query "
+        "without relevant judgments, or none of whose relevant documents has a group, is "
+        f"left out), so {'their means are' if plural else 'its mean is'} over fewer "
+        "queries than the exposure measures' count (num_q; num_q_exposure beside the "
+        "accuracy metrics) says. Evaluate "
+        f"{named} in a call of {'their' if plural else 'its'} own for the count of the "
+        "queries it is over (or give those relevant documents a group)"
+    )
+    if emit is None:
+        warn_from_plan(text, IrmWarning)
+    else:
+        emit(text)
