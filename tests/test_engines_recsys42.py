@@ -454,10 +454,10 @@ def test_buckets_warn_of_group_ids_once_over_the_whole_run(
     assert split == one
     assert one == [
         "groups= holds only 10 of the 40 documents of the run (column 'doc_id'): a document "
-        "without a group counts in no group, so its exposure and relevance are left out of "
-        "every group's (with none grouped, the values are null or NaN). Ids that do not line "
-        "up are the likely cause: give groups= and the run the same 'doc_id' values (same "
-        "spelling, same collection)."
+        "without a group is unprotected in rnd (counted in the ranking's N, not in its "
+        "protected P; with none grouped no document is protected and the values are NaN). "
+        "Ids that do not line up are the likely cause: give groups= and the run the same "
+        "'doc_id' values (same spelling, same collection)."
     ]
 
 

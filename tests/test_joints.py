@@ -65,6 +65,11 @@ GROUPS_FATE = (
     "a document without a group counts in no group, so its exposure and relevance are left "
     "out of every group's (with none grouped, the values are null or NaN)"
 )
+#: rnd's documents without a group are its unprotected ones
+UNPROTECTED_FATE = (
+    "a document without a group is unprotected in rnd (counted in the ranking's N, not in "
+    "its protected P; with none grouped no document is protected and the values are NaN)"
+)
 RELEVANT_FATE = (
     "a relevant document without a group counts in no group: the expected-exposure "
     "measures leave its exposure out (a query none of whose relevant documents has a group "
@@ -215,7 +220,7 @@ WARNED: list[tuple[str, list[str], dict[str, pl.DataFrame], list[str]]] = [
         {"groups": _suffixed(GROUPS, "doc_id")},
         [
             "groups= holds none of the 5 documents of the run (column 'doc_id'): "
-            f"{GROUPS_FATE}. {_fix('groups', 'doc_id', 'run')}"
+            f"{UNPROTECTED_FATE}. {_fix('groups', 'doc_id', 'run')}"
         ],
     ),
     ("target: clean", ["awrf"], {"qrels": QRELS, "groups": GROUPS, "target": TARGET}, []),

@@ -192,3 +192,65 @@ def test_engine_parts_say_the_expected_exposure_count_as_one_machine() -> None:
     assert [str(w.message) for w in caught] == [
         "'ee_loss'" + LEFT_OUT.format(label="'ee_loss'", others="'awrf'")
     ]
+
+
+# ------------------------------- rnd's documents without a group are its unprotected
+TWENTY = pl.DataFrame(
+    {"query_id": [1] * 20, "doc_id": [f"d{i}" for i in range(20)], "rank": list(range(1, 21))}
+)
+PROTECTED = pl.DataFrame({"doc_id": ["d1", "d5", "d7"], "group": ["w"] * 3})
+UNPROTECTED = (
+    "is unprotected in {labels} (counted in the ranking's N, not in its protected P; with "
+    "none grouped no document is protected and the values are NaN)"
+)
+NOT_LINED_UP = (
+    ". Ids that do not line up are the likely cause: give groups= and the run the same "
+    "'doc_id' values (same spelling, same collection)."
+)
+HOLDS = "groups= holds only 3 of the 20 documents of the run (column 'doc_id'): "
+
+
+@pytest.mark.parametrize(
+    ("metrics", "effect"),
+    [
+        # rND's family: a document groups= lacks is unprotected, counted in N (it used to
+        # be said to count in no group, its exposure left out)
+        (["rnd", "rkl"], "a document without a group " + UNPROTECTED.format(labels="rnd, rkl")),
+        (
+            ["rrd(protected='w')"],
+            "a document without a group " + UNPROTECTED.format(labels="rrd(protected='w')"),
+        ),
+        # beside awrf, each measure's reading
+        (
+            ["awrf", "rnd"],
+            "in awrf a document without a group counts in no group, so its exposure and "
+            "relevance are left out of every group's (with none grouped, the values are "
+            "null or NaN); and it " + UNPROTECTED.format(labels="rnd"),
+        ),
+    ],
+)
+def test_groups_warning_names_rnds_unprotected_documents(metrics: list[str], effect: str) -> None:
+    judged: dict[str, pl.DataFrame] = {}
+    if "awrf" in metrics:  # awrf reads the judgments
+        judged["qrels"] = pl.DataFrame({"query_id": [1], "doc_id": ["d1"], "relevance": [1]})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        irm.evaluate(TWENTY, metrics, groups=PROTECTED, **judged)
+    said = [str(w.message) for w in caught if str(w.message).startswith("groups=")]
+    assert said == [HOLDS + effect + NOT_LINED_UP]
+
+
+def test_engines_groups_warning_names_rnds_unprotected_documents() -> None:
+    # Dask's and Spark's warning of groups= against the whole run's documents
+    import pyarrow as pa
+
+    from polars_irmetrics.engines._sides import warn_on_group_ids
+    from polars_irmetrics.ground.options import EvalOptions
+
+    docs = pa.table({"doc_id": [f"d{i}" for i in range(20)]})
+    sides = [("groups", PROTECTED.to_arrow())]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warn_on_group_ids(docs, sides, ["rnd"], EvalOptions())
+    expected = HOLDS + "a document without a group " + UNPROTECTED.format(labels="rnd")
+    assert [str(w.message) for w in caught] == [expected + NOT_LINED_UP]

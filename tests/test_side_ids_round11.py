@@ -166,8 +166,28 @@ _DOCUMENTS = (
     "spelling, same collection)."
 )
 DOCUMENTS = _DOCUMENTS.format(mad="")
-DOCUMENTS_MAD = _DOCUMENTS.format(
-    mad=", and item_mad@3 reads it in no cluster's mean (with none clustered, MAD is null)"
+_MAD = ", and item_mad@3 reads it in no cluster's mean (with none clustered, MAD is null)"
+DOCUMENTS_MAD = _DOCUMENTS.format(mad=_MAD)
+# rnd's documents without a group are its unprotected ones (round 19: they were said to
+# count in no group)
+_UNPROTECTED = (
+    "is unprotected in rnd (counted in the ranking's N, not in its protected P; with none "
+    "grouped no document is protected and the values are NaN)"
+)
+_RND_DOCUMENTS = (
+    "groups= holds none of the 3 documents of the run (column 'doc_id'): {effect}{mad}. "
+    "Ids that do not line up are the likely cause: give groups= and the run the same "
+    "'doc_id' values (same spelling, same collection)."
+)
+RND_DOCUMENTS = _RND_DOCUMENTS.format(effect=f"a document without a group {_UNPROTECTED}", mad="")
+RND_DOCUMENTS_MAD = _RND_DOCUMENTS.format(
+    effect=f"a document without a group {_UNPROTECTED}", mad=_MAD
+)
+RND_EE_DOCUMENTS_MAD = _RND_DOCUMENTS.format(
+    effect="in ee_disparity a document without a group counts in no group, so its exposure "
+    "and relevance are left out of every group's (with none grouped, the values are null "
+    f"or NaN); and it {_UNPROTECTED}",
+    mad=_MAD,
 )
 RELEVANT = (
     "groups= holds none of the 1 relevant documents of the judgments (column 'doc_id'): a "
@@ -211,27 +231,27 @@ ONCE: list[tuple[str, pl.DataFrame, list[str], dict[str, Any], list[str]]] = [
         [ITEMS_DROPPED, USERS],
     ),
     ("item-mad", RUN, ["item_mad@3"], {"qrels": QRELS, "groups": GROUPS}, [CLUSTERS]),
-    ("rnd", RUN, ["rnd"], {"groups": GROUPS}, [DOCUMENTS]),
+    ("rnd", RUN, ["rnd"], {"groups": GROUPS}, [RND_DOCUMENTS]),
     (
         "item-mad-rnd",
         RUN,
         ["item_mad@3", "rnd"],
         {"qrels": QRELS, "groups": GROUPS},
-        [DOCUMENTS_MAD],
+        [RND_DOCUMENTS_MAD],
     ),
     (
         "item-mad-rnd-systems",
         SYSTEMS,
         ["item_mad@3", "rnd"],
         {"qrels": QRELS, "groups": GROUPS, "systems": "system"},
-        [DOCUMENTS_MAD],
+        [RND_DOCUMENTS_MAD],
     ),
     (
         "item-mad-rnd-by",
         SYSTEMS,
         ["item_mad@3", "rnd"],
         {"qrels": QRELS, "groups": GROUPS, "by": "system"},
-        [DOCUMENTS_MAD],
+        [RND_DOCUMENTS_MAD],
     ),
     # the judgments' relevant documents are another pair of ids, warned of apart
     (
@@ -239,7 +259,7 @@ ONCE: list[tuple[str, pl.DataFrame, list[str], dict[str, Any], list[str]]] = [
         RUN,
         ["item_mad@3", "rnd", "ee_disparity"],
         {"qrels": QRELS, "groups": GROUPS},
-        [DOCUMENTS_MAD, RELEVANT],
+        [RND_EE_DOCUMENTS_MAD, RELEVANT],
     ),
 ]
 

@@ -580,4 +580,4 @@ def warn_on_group_ids(
         None if relevant is None else as_polars_frame(relevant).lazy(),
     )
     row = tally.collect().row(0, named=True)
-    return warned_to(lambda: warn_on_groups(row, options), emit)
+    return warned_to(lambda: warn_on_groups(row, options, requests=exposure), emit)

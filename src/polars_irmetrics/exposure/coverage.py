@@ -196,13 +196,18 @@ def groups_tally(
 
 
 def warn_on_groups(
-    row: Mapping[str, Any], options: EvalOptions, clustered: Sequence[str] = ()
+    row: Mapping[str, Any],
+    options: EvalOptions,
+    clustered: Sequence[str] = (),
+    requests: Sequence[tuple[str, MetricRequest]] = (),
 ) -> None:
     """The warning of :func:`~polars_irmetrics.exposure.plan.build_exposure_plan`, from a
     row of :func:`groups_tally`. ``clustered``: the labels of Elliot's ``item_mad@k``
     asked beside, which read the same groups= as item clusters: the one warning of the
     run's documents groups= lacks names their effect too (their plan does not warn of
-    it again).
+    it again). ``requests``: the exposure measures asked, whose effect it names: a
+    document without a group is in no group of the expected exposure and awrf, and an
+    unprotected one of ``rnd``, ``rkl`` and ``rrd``.
 
     Examples
     --------
@@ -214,11 +219,43 @@ def warn_on_groups(
     >>> len(caught), "and item_mad@3 reads it in no cluster's mean" in str(caught[0].message)
     (1, True)
     """
-    _warn_on_group_row(row, options.doc_id, clustered, options.system_keys)
+    _warn_on_group_row(row, options.doc_id, clustered, options.system_keys, requests)
+
+
+def _ungrouped_effect(requests: Sequence[tuple[str, MetricRequest]]) -> str:
+    """What a document without a group is to the measures of ``requests``: in no group
+    (the expected exposure, awrf: left out of every group's), or unprotected (``rnd``,
+    ``rkl``, ``rrd``: counted in the ranking's size, not its protected count)."""
+    segregation = [label for label, r in requests if r.metric.name in _SEGREGATION]
+    others = [label for label, r in requests if r.metric.name not in _SEGREGATION]
+    effects = []
+    if others or not requests:
+        where = f"in {', '.join(others)} " if segregation else ""
+        effects.append(
+            f"{where}a document without a group counts in no group, so its exposure and "
+            "relevance are left out of every group's (with none grouped, the values are "
+            "null or NaN)"
+        )
+    if segregation:
+        subject = "it" if effects else "a document without a group"
+        effects.append(
+            f"{subject} is unprotected in {', '.join(segregation)} (counted in the "
+            "ranking's N, not in its protected P; with none grouped no document is "
+            "protected and the values are NaN)"
+        )
+    return "; and ".join(effects)
+
+
+#: rND's family: a document without a group is unprotected (exposure.rnd.SEGREGATION).
+_SEGREGATION = frozenset({"rnd", "rkl", "rrd"})
 
 
 def _warn_on_group_row(
-    row: Mapping[str, Any], doc_id: str, clustered: Sequence[str], systems: Sequence[str] = ()
+    row: Mapping[str, Any],
+    doc_id: str,
+    clustered: Sequence[str],
+    systems: Sequence[str] = (),
+    requests: Sequence[tuple[str, MetricRequest]] = (),
 ) -> None:
     """Documents groups= mostly lacks (the whole run's, or a system's), and groups
     target= mostly lacks: warned about."""
@@ -235,9 +272,7 @@ def _warn_on_group_row(
         total=row[_DOCS],
         things="documents",
         owner="run",
-        effect="a document without a group counts in no group, so its exposure and "
-        "relevance are left out of every group's (with none grouped, the values are "
-        f"null or NaN){mad}",
+        effect=f"{_ungrouped_effect(requests)}{mad}",
         by_system=systems_named(row, _GROUPED, systems),
     )
     if _RELEVANT in row:  # the relevant judged documents, where their groups are read

@@ -153,7 +153,9 @@ def exposure_in_buckets(
             else qrels.filter(pl.col(options.relevance) > 0).select(options.doc_id)
         )
         tally = groups_tally(run, groups, target, list(requests), options, relevant)
-        values = with_tally(values, tally, lambda row: warn_on_groups(row, options, clustered))
+        values = with_tally(
+            values, tally, lambda row: warn_on_groups(row, options, clustered, list(requests))
+        )
     if options.per_query:
         return values
     segments = run.select(keys).unique() if keys else None

@@ -444,7 +444,9 @@ def build_exposure_plan(
         counts = groups_tally(
             docs, groups, target, requests, options, relevant_docs, system_rows=system_rows
         )
-        checked = with_tally(checked, counts, lambda row: warn_on_groups(row, options, clustered))
+        checked = with_tally(
+            checked, counts, lambda row: warn_on_groups(row, options, clustered, requests)
+        )
     if warn:  # rnd, rkl, rrd undefined on a query: said, not silent
         checked = warned_undefined(
             checked, requests, keys, query_id, summary=not options.per_query
