@@ -48,9 +48,8 @@ _NO_JUDGED = (
 )
 _CATALOGUE = (
     "interactions= holds only 1 of the 3 items of the run (column 'doc_id'): an item the "
-    "interactions lack has no popularity and no user has seen it, so the metrics that "
-    "read the history (novelty, surprisal, serendipity, the popularity-bias family) read "
-    "it as never seen, and the catalogue does not hold it. Ids that do not line up are "
+    "interactions lack has no popularity and no user has seen it, so mcc@2 reads it as "
+    "never seen, and the catalogue does not hold it. Ids that do not line up are "
     "the likely cause: give interactions= and the run the same 'doc_id' values (same "
     "spelling, same collection)."
 )

@@ -459,14 +459,14 @@ _DROPPED = (
     "the recommendations of an item the interactions lack are left out "
     "(unseen_items='drop'), so the metrics read few of the lists' items"
 )
+# the metric asked that reads the interactions is named (round 19: the families were)
 _NEVER_SEEN = (
-    "an item the interactions lack has no popularity and no user has seen it, so the "
-    "metrics that read the history (novelty, surprisal, serendipity, the popularity-bias "
-    "family) read it as never seen, and the catalogue does not hold it"
+    "an item the interactions lack has no popularity and no user has seen it, so epc@2 "
+    "reads it as never seen, and the catalogue does not hold it"
 )
 _NEW = (
-    "a user without a history finds every item new (novelty(kind='replay'), serendipity "
-    "read no history for them)"
+    "a user without a history finds every item new (novelty(kind='replay')@2 reads no "
+    "history for them)"
 )
 _UPPER_DOCS = SYS_RUN.with_columns(pl.col("doc_id").str.to_uppercase())
 _UPPER_USERS = SYS_RUN.with_columns(pl.col("query_id").str.to_uppercase())

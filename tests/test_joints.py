@@ -85,15 +85,15 @@ MORE_RELEVANT = pl.concat(
         ).with_columns(relevance=pl.lit(1, pl.Int32)),
     ]
 )
+#: the metric asked that reads the interactions is named (round 19: the families were)
 ITEMS_FATE = (
-    "an item the interactions lack has no popularity and no user has seen it, so the "
-    "metrics that read the history (novelty, surprisal, serendipity, the popularity-bias "
-    "family) read it as never seen, and the catalogue does not hold it"
+    "an item the interactions lack has no popularity and no user has seen it, so {} reads "
+    "it as never seen, and the catalogue does not hold it"
 )
-USERS_FATE = (
-    "a user without a history finds every item new (novelty(kind='replay'), serendipity "
-    "read no history for them)"
-)
+USERS_FATE = "a user without a history finds every item new ({} reads no history for them)"
+REPLAY_ITEMS = ITEMS_FATE.format("novelty(kind='replay')@2")
+REPLAY_USERS = USERS_FATE.format("novelty(kind='replay')@2")
+KOTKOV_ITEMS = ITEMS_FATE.format("serendipity(kind='kotkov')@2")
 
 #: the judgments' documents in another id space, and their propensities too
 NO_DOCUMENT = {
@@ -242,7 +242,8 @@ WARNED: list[tuple[str, list[str], dict[str, pl.DataFrame], list[str]]] = [
         {"interactions": _suffixed(HISTORY, "doc_id")},
         [
             "interactions= holds none of the 5 items of the recommendations (column "
-            f"'doc_id'): {ITEMS_FATE}. {_fix('interactions', 'doc_id', 'recommendations')}"
+            f"'doc_id'): {ITEMS_FATE.format('surprisal@2')}. "
+            f"{_fix('interactions', 'doc_id', 'recommendations')}"
         ],
     ),
     (
@@ -251,7 +252,7 @@ WARNED: list[tuple[str, list[str], dict[str, pl.DataFrame], list[str]]] = [
         {"interactions": _suffixed(HISTORY, "doc_id", keep=("a", "b"))},
         [
             "interactions= holds only 2 of the 5 items of the recommendations (column "
-            f"'doc_id'): {ITEMS_FATE}. {_fix('interactions', 'doc_id', 'recommendations')}"
+            f"'doc_id'): {REPLAY_ITEMS}. {_fix('interactions', 'doc_id', 'recommendations')}"
         ],
     ),
     (
@@ -260,7 +261,7 @@ WARNED: list[tuple[str, list[str], dict[str, pl.DataFrame], list[str]]] = [
         {"interactions": _suffixed(HISTORY, "query_id")},
         [
             "interactions= holds none of the 3 users of the recommendations (column "
-            f"'query_id'): {USERS_FATE}. "
+            f"'query_id'): {REPLAY_USERS}. "
             f"{_fix('interactions', 'query_id', 'recommendations')}"
         ],
     ),
@@ -270,7 +271,7 @@ WARNED: list[tuple[str, list[str], dict[str, pl.DataFrame], list[str]]] = [
         {"qrels": QRELS, "interactions": _suffixed(HISTORY, "doc_id")},
         [
             "interactions= holds none of the 5 items of the run (column 'doc_id'): "
-            f"{ITEMS_FATE}. {_fix('interactions', 'doc_id', 'run')}"
+            f"{KOTKOV_ITEMS}. {_fix('interactions', 'doc_id', 'run')}"
         ],
     ),
     (
@@ -279,7 +280,7 @@ WARNED: list[tuple[str, list[str], dict[str, pl.DataFrame], list[str]]] = [
         {"qrels": QRELS, "interactions": _suffixed(HISTORY, "doc_id")},
         [
             "interactions= holds none of the 5 items of the run (column 'doc_id'): "
-            f"{ITEMS_FATE}. {_fix('interactions', 'doc_id', 'run')}"
+            f"{ITEMS_FATE.format('mcc@2')}. {_fix('interactions', 'doc_id', 'run')}"
         ],
     ),
 ]

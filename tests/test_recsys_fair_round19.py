@@ -254,3 +254,95 @@ def test_engines_groups_warning_names_rnds_unprotected_documents() -> None:
         warn_on_group_ids(docs, sides, ["rnd"], EvalOptions())
     expected = HOLDS + "a document without a group " + UNPROTECTED.format(labels="rnd")
     assert [str(w.message) for w in caught] == [expected + NOT_LINED_UP]
+
+
+# --------------------- the history's warning names the metrics asked that read it
+LISTS = pl.DataFrame(
+    {
+        "query_id": ["u1"] * 3 + ["u2"] * 3,
+        "doc_id": ["a", "b", "c", "b", "c", "a"],
+        "rank": [1, 2, 3] * 2,
+    }
+)
+OTHER_USERS = pl.DataFrame({"query_id": ["v1", "v2", "v3"], "doc_id": ["a", "b", "c"]})
+FEW_ITEMS = pl.DataFrame({"query_id": ["u1", "u2"], "doc_id": ["a", "z"]})
+U1_A = pl.DataFrame({"query_id": ["u1"], "doc_id": ["a"], "relevance": [1]})
+USERS_FIX = (
+    ". Ids that do not line up are the likely cause: give interactions= and the {run} the "
+    "same 'query_id' values (same spelling, same collection)."
+)
+ITEMS_FIX = (
+    ". Ids that do not line up are the likely cause: give interactions= and the {run} the "
+    "same 'doc_id' values (same spelling, same collection)."
+)
+ITEM_ONLY = (
+    "no metric asked reads a user's own history ({labels} the items' popularity or the "
+    "catalogue alone), so the values do not change, but users that do not line up are a "
+    "likely sign that the items do not either"
+)
+
+
+@pytest.mark.parametrize(
+    ("metrics", "interactions", "qrels", "expected"),
+    [
+        # item-only metrics: the users' warning named novelty(kind='replay') and
+        # serendipity, which were not asked
+        (
+            ["catalog_coverage@3"],
+            OTHER_USERS,
+            None,
+            "interactions= holds none of the 2 users of the recommendations (column "
+            "'query_id'): "
+            + ITEM_ONLY.format(labels="catalog_coverage@3 reads")
+            + USERS_FIX.format(run="recommendations"),
+        ),
+        (
+            ["reco_accuracy@3"],
+            OTHER_USERS,
+            U1_A,
+            "interactions= holds none of the 2 users of the run (column 'query_id'): "
+            + ITEM_ONLY.format(labels="reco_accuracy@3 reads")
+            + USERS_FIX.format(run="run"),
+        ),
+        (
+            ["mcc@3", "arp@3"],
+            OTHER_USERS,
+            U1_A,
+            "interactions= holds none of the 2 users of the recommendations (column "
+            "'query_id'): "
+            + ITEM_ONLY.format(labels="arp@3 and mcc@3 read")
+            + USERS_FIX.format(run="recommendations"),
+        ),
+        # a metric of each user's history: the one asked is named
+        (
+            ["novelty(kind='replay')@3"],
+            OTHER_USERS,
+            None,
+            "interactions= holds none of the 2 users of the recommendations (column "
+            "'query_id'): a user without a history finds every item new "
+            "(novelty(kind='replay')@3 reads no history for them)"
+            + USERS_FIX.format(run="recommendations"),
+        ),
+        # the items' warning named novelty, surprisal, serendipity... for epc alone
+        (
+            ["epc@3"],
+            FEW_ITEMS,
+            U1_A,
+            "interactions= holds only 1 of the 3 items of the run (column 'doc_id'): an "
+            "item the interactions lack has no popularity and no user has seen it, so "
+            "epc@3 reads it as never seen, and the catalogue does not hold it"
+            + ITEMS_FIX.format(run="run"),
+        ),
+    ],
+)
+def test_history_warning_names_the_metrics_asked(
+    metrics: list[str],
+    interactions: pl.DataFrame,
+    qrels: pl.DataFrame | None,
+    expected: str,
+) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        irm.evaluate(LISTS, metrics, qrels=qrels, interactions=interactions)
+    said = [str(w.message) for w in caught if str(w.message).startswith("interactions=")]
+    assert said == [expected]

@@ -145,12 +145,15 @@ ITEMS_DROPPED = (
     "cause: give interactions= and the recommendations the same 'doc_id' values (same "
     "spelling, same collection)."
 )
+# novelty@3 reads the items' popularity alone, not a user's history (round 19: the
+# warning named novelty(kind='replay') and serendipity, which were not asked)
 USERS = (
-    "interactions= holds none of the 1 users of the recommendations (column 'query_id'): a "
-    "user without a history finds every item new (novelty(kind='replay'), serendipity read "
-    "no history for them). Ids that do not line up are the likely cause: give "
-    "interactions= and the recommendations the same 'query_id' values (same spelling, same "
-    "collection)."
+    "interactions= holds none of the 1 users of the recommendations (column 'query_id'): no "
+    "metric asked reads a user's own history (novelty@3 reads the items' popularity or the "
+    "catalogue alone), so the values do not change, but users that do not line up are a "
+    "likely sign that the items do not either. Ids that do not line up are the likely "
+    "cause: give interactions= and the recommendations the same 'query_id' values (same "
+    "spelling, same collection)."
 )
 CLUSTERS = (
     "groups= holds none of the 3 items of the run (column 'doc_id'): an item without a "

@@ -1363,6 +1363,8 @@ def evaluate_plan(
         )
     means = offline(accuracy, tally=False) if accuracy else None
     catalogue = [label for label, r in accuracy or () if r.metric.name in CATALOGUE_FORMULAS]
+    # the accuracy metrics beside that read interactions= too, named by its one warning
+    readers = [label for label, r in accuracy or () if "interactions" in r.reads]
     return with_beyond_accuracy(
         means,
         table,
@@ -1374,6 +1376,8 @@ def evaluate_plan(
         tally=warn is True,
         ids=ids,
         catalogue=catalogue,
+        readers=readers,
+        history_readers=[label for label, r in accuracy or () if r.reads_histories],
     )
 
 

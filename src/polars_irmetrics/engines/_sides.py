@@ -498,13 +498,22 @@ def warn_on_history(
     )
     row = tally.collect().row(0, named=True)
     dropped = options.unseen_items == "drop"
-    labels = [
-        label for label, r in parse_metric_list(metrics) if r.metric.name in CATALOGUE_METRICS
-    ]
+    asked = parse_metric_list(metrics)
+    labels = [label for label, r in asked if r.metric.name in CATALOGUE_METRICS]
+    readers = [label for label, r in asked if "interactions" in r.reads]
 
     def say() -> None:
         systems = options.system_keys if system_ids else ()
-        warn_on_interactions(row, user=user, item=item, run=run, dropped=dropped, systems=systems)
+        warn_on_interactions(
+            row,
+            user=user,
+            item=item,
+            run=run,
+            dropped=dropped,
+            systems=systems,
+            readers=readers,
+            history_readers=[label for label, r in asked if r.reads_histories],
+        )
         warn_on_catalogue(row, item=item, labels=labels)
 
     return warned_to(say, emit)

@@ -1665,6 +1665,8 @@ def with_interactions_tally(
     shared: SharedIds | None = None,
     systems: Sequence[str] = (),
     system_rows: pl.LazyFrame | None = None,
+    readers: Sequence[str] = (),
+    history_readers: Sequence[str] = (),
 ) -> pl.LazyFrame:
     """``values``, and :func:`warn_on_interactions` when the plan runs, from
     :func:`interactions_tally` (``name``: the run's name in the text; ``dropped``: the
@@ -1672,7 +1674,9 @@ def with_interactions_tally(
     may be its distinct items alone, and ``users`` its distinct users, where the caller
     has them); ``catalogue``: the labels of the metrics that read the catalogue's size
     (:func:`warn_on_catalogue`); ``shared``, ``systems`` and ``system_rows``: as
-    :func:`interactions_tally` reads them."""
+    :func:`interactions_tally` reads them; ``readers``: the labels of the metrics asked
+    that read the interactions, which the warning names, and ``history_readers`` those
+    of them that read each user's own history."""
     tally = interactions_tally(
         run,
         interactions,
@@ -1685,7 +1689,16 @@ def with_interactions_tally(
     )
 
     def say(row: Mapping[str, Any]) -> None:
-        warn_on_interactions(row, user=user, item=item, run=name, dropped=dropped, systems=systems)
+        warn_on_interactions(
+            row,
+            user=user,
+            item=item,
+            run=name,
+            dropped=dropped,
+            systems=systems,
+            readers=readers,
+            history_readers=history_readers,
+        )
         warn_on_catalogue(row, item=item, labels=catalogue)
 
     return with_tally(values, tally, say)
@@ -1880,6 +1893,47 @@ def with_null_id_check(
     )
 
 
+def _history_readers(readers: Sequence[str]) -> str:
+    """The metrics that read the interactions, as :func:`warn_on_interactions` names
+    them: the labels asked, or (none given) the families.
+
+    >>> _history_readers(["novelty@3", "reco_accuracy@3"])
+    'novelty@3 and reco_accuracy@3'
+    """
+    if not readers:
+        return (
+            "the metrics that read the history (novelty, surprisal, serendipity, the "
+            "popularity-bias family)"
+        )
+    if len(readers) == 1:
+        return readers[0]
+    return f"{', '.join(readers[:-1])} and {readers[-1]}"
+
+
+def _cold_users_effect(readers: Sequence[str], history_readers: Sequence[str]) -> str:
+    """What a user without a history changes, as :func:`warn_on_interactions` says it:
+    the metrics asked that read each user's history find every item new to them; where
+    none of those asked does, nothing, though users that do not line up are a sign of
+    ids that do not."""
+    if history_readers:
+        verb = "reads" if len(history_readers) == 1 else "read"
+        return (
+            f"a user without a history finds every item new ({_history_readers(history_readers)} "
+            f"{verb} no history for them)"
+        )
+    if readers:
+        return (
+            f"no metric asked reads a user's own history ({_history_readers(readers)} "
+            f"{'reads' if len(readers) == 1 else 'read'} the items' popularity or the "
+            "catalogue alone), so the values do not change, but users that do not line up "
+            "are a likely sign that the items do not either"
+        )
+    return (
+        "a user without a history finds every item new (novelty(kind='replay'), "
+        "serendipity read no history for them)"
+    )
+
+
 def warn_on_interactions(
     row: Mapping[str, Any],
     *,
@@ -1888,6 +1942,8 @@ def warn_on_interactions(
     run: str,
     dropped: bool = False,
     systems: Sequence[str] = (),
+    readers: Sequence[str] = (),
+    history_readers: Sequence[str] = (),
 ) -> None:
     """The warnings of :func:`interactions_tally`'s row: a run whose items the
     interactions mostly lack, or none of whose users they hold (cold users are common;
@@ -1898,7 +1954,10 @@ def warn_on_interactions(
     (``unseen_items='drop'``; the row counts the run as given, before the drop).
     ``systems``: the run's system keys, where the row counts each system's too: a
     system whose items the interactions mostly lack (whose users none has a history),
-    beside systems that line up, is warned about by name."""
+    beside systems that line up, is warned about by name. ``readers``: the labels of the
+    metrics asked that read the interactions, which the warning names (without them, the
+    families that read them); ``history_readers``: those of them that read each user's
+    own history, which a user without one changes (none of ``readers``: said so)."""
     refuse_null_ids(row[_NULL_IDS], [c for c in (user, item) if c == item or _USERS in row])
     warn_on_joint(
         table="interactions",
@@ -1911,8 +1970,9 @@ def warn_on_interactions(
         "(unseen_items='drop'), so the metrics read few of the lists' items"
         if dropped
         else "an item the interactions lack has no popularity and no user has seen it, "
-        "so the metrics that read the history (novelty, surprisal, serendipity, the "
-        "popularity-bias family) read it as never seen, and the catalogue does not hold it",
+        f"so {_history_readers(readers)} "
+        f"{'reads' if len(readers) == 1 else 'read'} it as never seen, and the catalogue "
+        "does not hold it",
         by_system=systems_named(row, _KNOWN_ITEMS, systems),
     )
     if _USERS not in row:
@@ -1929,8 +1989,7 @@ def warn_on_interactions(
         total=row[_USERS],
         things="users",
         owner=run,
-        effect="a user without a history finds every item new (novelty(kind="
-        "'replay'), serendipity read no history for them)",
+        effect=_cold_users_effect(readers, history_readers),
         by_system=cold,
     )
 

@@ -259,6 +259,31 @@ class MetricRequest:
             reads = (*(r for r in reads if r != "item_features"), "interactions")
         return tuple(dict.fromkeys(reads))
 
+    @property
+    def reads_histories(self) -> bool:
+        """Whether this request reads each user's own history in the interactions, not
+        only the items' popularity or the catalogue: a recommendation table's metric
+        whose formula asks whether the user saw an item or compares the list with the
+        user's history (RePlay's ``novelty``, ``serendipity``...), RecTools'
+        ``serendipity(kind='kotkov')`` and Elliot's ``pop_rsp`` and ``pop_reo`` (which
+        leave out each user's training items).
+
+        >>> from polars_irmetrics.metrics.registry import parse_metric
+        >>> parse_metric("novelty(kind='replay')@5").reads_histories
+        True
+        >>> parse_metric("novelty@5").reads_histories, parse_metric("mcc@5").reads_histories
+        (False, False)
+        """
+        if "interactions" not in self.reads:
+            return False
+        if self.metric.name in ("pop_rsp", "pop_reo"):
+            return True
+        if self.metric.collection is None or self.route != "recsys":
+            return self.metric.name == "serendipity"
+        scope = CollectionScope(item=pl.col("item"))
+        self.metric.collection(scope, self.params(1.0))
+        return bool(scope.needs & {"seen", "history", "history_cooc"})
+
     def params(self, default_level: float) -> Params:
         """The :class:`Params` a formula sees, with ``default_level`` filled in."""
         level = default_level if self.level is None else self.level

@@ -162,6 +162,8 @@ def build_offline_plan(
         shared=ids,
         systems=options.system_keys,
         system_rows=table,
+        readers=[label for label, r in requests if "interactions" in r.reads],
+        history_readers=[label for label, r in requests if r.reads_histories],
     )
 
 

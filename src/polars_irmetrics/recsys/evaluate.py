@@ -31,6 +31,8 @@ def with_beyond_accuracy(
     tally: bool = True,
     ids: SharedIds | None = None,
     catalogue: Sequence[str] = (),
+    readers: Sequence[str] = (),
+    history_readers: Sequence[str] = (),
 ) -> pl.LazyFrame:
     """:func:`~polars_irmetrics.evaluate`'s means (``accuracy``, or ``None`` when every
     metric is beyond accuracy) joined with the beyond-accuracy metrics of ``run``, its
@@ -44,7 +46,10 @@ def with_beyond_accuracy(
     (:class:`~polars_irmetrics.ground.facts.SharedIds`), which the tallies count.
     ``catalogue``: the labels of the accuracy metrics beside that read the catalogue's
     size from ``interactions``, which this plan's tally warns for too (the one tally of
-    the table in the call: the accuracy metrics' plan does not count it again)."""
+    the table in the call: the accuracy metrics' plan does not count it again);
+    ``readers``: the labels of the accuracy metrics beside that read ``interactions``,
+    which the same warning names beside the beyond-accuracy metrics that read it
+    (``history_readers``: those that read each user's own history)."""
     recsys = recsys_options(options, caller)
     if accuracy is not None:
         # the accuracy metrics beside check the same run as the recommendations here
@@ -53,6 +58,13 @@ def with_beyond_accuracy(
         recsys = replace(recsys, check_run=False)
     if catalogue:
         recsys = replace(recsys, catalogue=tuple(catalogue))
+    mine = tuple(label for label, r in requests if "interactions" in r.reads)
+    histories = tuple(label for label, r in requests if r.reads_histories)
+    recsys = replace(
+        recsys,
+        readers=mine + tuple(readers),
+        history_readers=histories + tuple(history_readers),
+    )
     tables = recsys_tables(run, interactions, item_features, recsys, ids)
     beyond = build_beyond(tables, requests, recsys, options, tally=tally)
     if accuracy is None:

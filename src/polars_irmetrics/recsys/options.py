@@ -59,6 +59,15 @@ class RecsysOptions:
     #: this plan's one tally of them warns for those too
     #: (:func:`~polars_irmetrics.ground.validate.warn_on_catalogue`).
     catalogue: tuple[str, ...] = ()
+    #: The labels of the metrics of the call that read the interactions (these and the
+    #: accuracy metrics beside), which the one warning of a history that lacks the
+    #: recommendations' items names
+    #: (:func:`~polars_irmetrics.ground.validate.warn_on_interactions`).
+    readers: tuple[str, ...] = ()
+    #: Those of :attr:`readers` that read each user's own history (the same warning's
+    #: users: :attr:`MetricRequest.reads_histories
+    #: <polars_irmetrics.metrics.requests.MetricRequest.reads_histories>`).
+    history_readers: tuple[str, ...] = ()
     #: The column of a stochastic policy's sampled rankings (``sample_id=`` of
     #: :func:`~polars_irmetrics.evaluate`), where the recommendations have it: a user
     #: under more than one of its values is refused (the metrics here read one list per

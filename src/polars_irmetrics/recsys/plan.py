@@ -545,6 +545,8 @@ def tallied(values: pl.LazyFrame, tables: Tables, options: RecsysOptions) -> pl.
         users=None if tables.ids is None else tables.ids.queries,
         catalogue=options.catalogue,
         shared=tables.ids,
+        readers=options.readers,
+        history_readers=options.history_readers,
     )
 
 
