@@ -346,3 +346,62 @@ def test_history_warning_names_the_metrics_asked(
         irm.evaluate(LISTS, metrics, qrels=qrels, interactions=interactions)
     said = [str(w.message) for w in caught if str(w.message).startswith("interactions=")]
     assert said == [expected]
+
+
+# ------------------------------------ the engines' warnings keep one machine's class
+def test_a_relayed_warning_keeps_its_class() -> None:
+    # a Dask worker's warnings go to the client through warned_to and a Relay (the
+    # event distributed.warn logs): each caught warning went as the relay's one class,
+    # so an IrmWarning given in a task arrived as a CoverageWarning
+    from polars_irmetrics.engines._partition import Relay, warned_to
+    from polars_irmetrics.errors import CoverageWarning, IrmWarning
+
+    sent: list[tuple[str, type[Warning]]] = []
+    relay = Relay(lambda text, kind: sent.append((text, kind)), CoverageWarning)
+
+    def give() -> None:
+        warnings.warn("a NaN", IrmWarning, stacklevel=1)
+        warnings.warn("few ids", CoverageWarning, stacklevel=1)
+
+    warned_to(give, relay)
+    relay("said as the default")
+    assert sent == [
+        ("a NaN", IrmWarning),
+        ("few ids", CoverageWarning),
+        ("said as the default", CoverageWarning),
+    ]
+
+
+def test_dask_pop_rsp_does_not_warn_of_an_empty_run_at_build() -> None:
+    # Dask's graph of Elliot's metrics is prepared on empty frames of the tables'
+    # schemas, whose PopRSP is NaN: 'pop_rsp@2 is NaN' was warned at every
+    # irm_dask.evaluate, where the data's value is defined. Users: u1 and u2; the
+    # history's popularity a 2, b 1, c 1, d 1 (one machine's value, 0.0909...)
+    import dask.dataframe as dd
+
+    import polars_irmetrics.dask as irm_dask
+
+    run = pl.DataFrame(
+        {
+            "query_id": ["u1", "u1", "u2", "u2"],
+            "doc_id": ["a", "c", "a", "d"],
+            "score": [2.0, 1.0, 2.0, 1.0],
+        }
+    )
+    qrels = pl.DataFrame({"query_id": ["u1", "u2"], "doc_id": ["a", "d"], "relevance": [1, 1]})
+    history = pl.DataFrame(
+        {"query_id": ["u1", "u3", "u4", "u5", "u3"], "doc_id": ["b", "a", "a", "c", "d"]}
+    )
+
+    def to_dask(frame: pl.DataFrame) -> dd.DataFrame:
+        return dd.from_pandas(frame.to_pandas(), npartitions=1)
+
+    one = irm.evaluate(run, ["pop_rsp@2"], qrels=qrels, interactions=history)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = irm_dask.evaluate(
+            to_dask(run), ["pop_rsp@2"], qrels=to_dask(qrels), interactions=to_dask(history)
+        )
+        got = out.compute(scheduler="synchronous")
+    assert [str(w.message) for w in caught] == []
+    assert got["pop_rsp@2"].tolist() == one["pop_rsp@2"].to_list()

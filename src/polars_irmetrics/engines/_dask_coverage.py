@@ -29,6 +29,7 @@ from dask.delayed import delayed
 from polars_irmetrics.engines._dask_frames import meta, to_pandas, to_table
 from polars_irmetrics.engines._partition import (
     Job,
+    Relay,
     arrow_schema,
     summarize_part,
     values_tally,
@@ -114,9 +115,11 @@ def _values_of(frame: pd.DataFrame, warned: bool) -> pd.DataFrame:
 
 
 def emitter(category: type[Warning] = CoverageWarning) -> Any:
-    """``None`` (warn here) outside a ``distributed`` worker; on one, a function that
-    warns on the clients of its scheduler (the event ``distributed.warn`` logs, which
-    each client warns about as a ``category``), once.
+    """``None`` (warn here) outside a ``distributed`` worker; on one, a
+    :class:`~polars_irmetrics.engines._partition.Relay` that warns on the clients of its
+    scheduler (the event ``distributed.warn`` logs, which each client warns about), once:
+    as ``category``, or, through :func:`~polars_irmetrics.engines._partition.warned_to`,
+    as each warning's own class (an IrmWarning stays one).
 
     Not ``distributed.warn`` itself: it warns in the worker's process too, which is the
     client's own process on an in-process cluster (``Client(processes=False)``), where
@@ -131,10 +134,8 @@ def emitter(category: type[Warning] = CoverageWarning) -> Any:
     except ValueError:  # not in a worker's task: the local schedulers' threads
         return None
 
-    def emit(text: str) -> None:
+    def send(text: str, kind: type[Warning]) -> None:
         # the payload distributed.warn logs, which the clients' "warn" handler warns with
-        worker.log_event(
-            "warn", {"message": pickle.dumps(text), "category": pickle.dumps(category)}
-        )
+        worker.log_event("warn", {"message": pickle.dumps(text), "category": pickle.dumps(kind)})
 
-    return emit
+    return Relay(send, category)

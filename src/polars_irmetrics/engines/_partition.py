@@ -78,6 +78,7 @@ __all__ = [
     "Covered",
     "Job",
     "ParsedJob",
+    "Relay",
     "arrow_schema",
     "as_polars_frame",
     "attribute_columns",
@@ -760,15 +761,35 @@ def _to_arrow(frame: pl.DataFrame, schema: pl.Schema) -> pa.Table:
     return table.cast(arrow_schema(schema))
 
 
+@dataclass(frozen=True)
+class Relay:
+    """Where a task's warnings go from a Dask worker: ``send`` hands a text and its
+    warning class on (``distributed.warn``'s event, which the client warns with), as
+    ``category`` where a caller names none (an ``emit`` of one text);
+    :func:`warned_to` gives each caught warning's own class, so a warning relayed has
+    the class it has on one machine."""
+
+    send: Callable[[str, type[Warning]], None]
+    category: type[Warning]
+
+    def __call__(self, text: str, category: type[Warning] | None = None) -> None:
+        self.send(text, self.category if category is None else category)
+
+
 def warned_to(give: Callable[[], object], emit: Callable[[str], None] | None) -> bool:
     """Run ``give``, which may warn: its warnings are given here, or handed as texts to
-    ``emit`` (from a Dask worker, ``distributed.warn``, which shows them on the client).
-    True: a task's output, which the values' release waits for.
+    ``emit`` (from a Dask worker, a :class:`Relay` to ``distributed.warn``, which shows
+    them on the client, each as its own class). True: a task's output, which the
+    values' release waits for.
 
     Examples
     --------
     >>> warned_to(lambda: warnings.warn("half the ids"), emit=print)
     half the ids
+    True
+    >>> relay = Relay(lambda text, kind: print(kind.__name__, text), errors.CoverageWarning)
+    >>> warned_to(lambda: warnings.warn("a NaN", IrmWarning), emit=relay)
+    IrmWarning a NaN
     True
     """
     if emit is None:
@@ -778,5 +799,8 @@ def warned_to(give: Callable[[], object], emit: Callable[[str], None] | None) ->
         warnings.simplefilter("always")
         give()
     for warning in caught:
-        emit(str(warning.message))
+        if isinstance(emit, Relay):  # the warning's own class, not the relay's default
+            emit(str(warning.message), warning.category)
+        else:
+            emit(str(warning.message))
     return True

@@ -27,6 +27,7 @@ library's usual message.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -35,7 +36,7 @@ import pyarrow as pa
 
 from polars_irmetrics.door.evaluate import evaluate_plan
 from polars_irmetrics.engines._partition import ParsedJob, _empty, _frame, _to_arrow
-from polars_irmetrics.errors import InvalidValueError, IrmError
+from polars_irmetrics.errors import InvalidValueError, IrmError, IrmWarning
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.elliot import ELLIOT
 from polars_irmetrics.metrics.registry import (
@@ -314,7 +315,11 @@ def prepare_elliot(
     found: list[Coverage] = []
     result = evaluate_plan(empty_run, requests, tables, options, caller=caller, warn=found.append)
     result_schema = result.collect_schema()
-    result.collect()  # the coverage of no query
+    with warnings.catch_warnings():
+        # the coverage of no query (into the sink), not what the values of no user say:
+        # PopRSP's and PopREO's NaN of an empty run would warn of every call at build
+        warnings.simplefilter("ignore", IrmWarning)
+        result.collect()
     history = dict(sides)["interactions"]  # the plan above refuses the metrics without it
     empty_qrels = tables["qrels"]
     if empty_qrels is None:  # pragma: no cover - the plan above refuses it

@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 from polars_irmetrics.engines._dask_coverage import COVERAGE, emitter
 from polars_irmetrics.engines._dask_frames import after, arrow_of, meta, to_pandas, to_table
 from polars_irmetrics.engines._ope_dask import Tag, _shuffled
-from polars_irmetrics.engines._partition import judgments_given, warn_coverage
+from polars_irmetrics.engines._partition import judgments_given, warn_coverage, warned_to
 from polars_irmetrics.engines._recsys import (
     CountsJob,
     ElliotJob,
@@ -75,7 +75,11 @@ def _part(run: pd.DataFrame, *, job: CountsJob) -> pd.DataFrame:
 
 
 def _finish(parts: pd.DataFrame, job: CountsJob) -> pd.DataFrame:
-    return to_pandas(counts_finish(job, to_table(parts)))
+    # the warnings of the merged values (a metric NaN...), from a worker's task: handed
+    # to the client, each as its own class
+    done: list[pa.Table] = []
+    warned_to(lambda: done.append(counts_finish(job, to_table(parts))), emitter())
+    return to_pandas(done[0])
 
 
 def elliot_frame(
@@ -135,7 +139,11 @@ def _elliot_finish(parts: pd.DataFrame, job: ElliotJob) -> pd.DataFrame:
     carried = [pickle.loads(v) for v in held.drop_null().to_pylist()]
     warn_coverage(job, carried, emit=emitter())
     rows = table.filter(pc.is_null(held)).drop_columns([COVERAGE])
-    return to_pandas(elliot_finish(job, rows))
+    # PopRSP's and PopREO's NaN (an IrmWarning), from a worker's task: handed to the
+    # client as one (it stayed in a worker process's log)
+    done: list[pa.Table] = []
+    warned_to(lambda: done.append(elliot_finish(job, rows)), emitter())
+    return to_pandas(done[0])
 
 
 def unseen_gated(
