@@ -405,3 +405,31 @@ def test_dask_pop_rsp_does_not_warn_of_an_empty_run_at_build() -> None:
         got = out.compute(scheduler="synchronous")
     assert [str(w.message) for w in caught] == []
     assert got["pop_rsp@2"].tolist() == one["pop_rsp@2"].to_list()
+
+
+# ------------------------------------------ EPC and EFD of no user with a test item
+@pytest.mark.parametrize("metric", ["epc@2", "efd@2"])
+@pytest.mark.parametrize(
+    ("qrels", "level"),
+    [
+        (TEST, 2),  # every judgment below relevance_level=2
+        (TEST.with_columns(query_id=pl.lit("u9")), 1),  # a user the run lacks
+    ],
+)
+def test_epc_of_no_user_with_a_relevant_item_says_why_it_is_null(
+    metric: str, qrels: pl.DataFrame, level: int
+) -> None:
+    # Elliot's EPC and EFD are means over the users of the run with a relevant test
+    # item; with none the value is null (pop_reo said its NaN, these said nothing)
+    history = pl.DataFrame({"query_id": ["u1", "u3"], "doc_id": ["a", "c"]})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = irm.evaluate(RUN, [metric], qrels=qrels, interactions=history, relevance_level=level)
+    assert got[metric].to_list() == [None]
+    said = [str(w.message) for w in caught if str(w.message).startswith(f"'{metric}'")]
+    assert said == [
+        f"'{metric}' is null: Elliot's mean over the users of the run with a relevant test "
+        f"item (qrels=, relevance >= relevance_level={level}), and no user of the run has "
+        "one. Check that the run's users and the judgments' queries line up, and "
+        "relevance_level="
+    ]

@@ -30,7 +30,6 @@ One lazy query, nothing collected:
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from typing import Literal
 
@@ -427,7 +426,11 @@ def elliot_means(users: pl.LazyFrame, requests: Requests, options: EvalOptions) 
         users = users.with_columns(summarized)
     means = users.group_by(by).agg(finals).sort(by) if by else users.select(finals)
     disparities = [(label, r) for label, r in requests if r.metric.name in ("pop_rsp", "pop_reo")]
-    if not disparities:
+    # EPC's and EFD's means over the users with a relevant test item: null where none
+    expected = [
+        label for label, r in requests if r.metric.name in ("epc", "efd") and r.aggregate is None
+    ]
+    if not disparities and not expected:
         return means
     schema = means.collect_schema()
     kept = [
@@ -435,10 +438,36 @@ def elliot_means(users: pl.LazyFrame, requests: Requests, options: EvalOptions) 
         for c in schema.names()
         if not c.startswith(tuple(f"{lb}{_ONE}" for lb, _ in disparities))
     ]
-    return means.map_batches(
-        functools.partial(_warn_nan, disparities, by),
-        schema=pl.Schema({c: schema[c] for c in kept}),
-    )
+
+    def warned(frame: pl.DataFrame) -> pl.DataFrame:
+        _warn_no_relevant(expected, by, options, frame)
+        return _warn_nan(disparities, by, frame)
+
+    return means.map_batches(warned, schema=pl.Schema({c: schema[c] for c in kept}))
+
+
+def _warn_no_relevant(
+    labels: Sequence[str], by: list[str], options: EvalOptions, frame: pl.DataFrame
+) -> None:
+    """Warn of each EPC or EFD (``labels``) that is null: a mean over the users of the
+    run with a relevant test item, of whom there is none (Elliot's mean of no user)."""
+    for label in labels:
+        undefined = frame.filter(pl.col(label).is_null())
+        if undefined.height == 0:
+            continue
+        where = ""
+        if by:
+            row = undefined.row(0, named=True)
+            first = ", ".join(f"{k}={row[k]!r}" for k in by)
+            where = f" in {undefined.height} of the {frame.height} groups (first: {first})"
+        warn_from_plan(
+            f"{label!r} is null{where}: Elliot's mean over the users of the run with a "
+            "relevant test item (qrels=, relevance >= "
+            f"relevance_level={options.relevance_level!r}), and no user of the run has "
+            "one. Check that the run's users and the judgments' queries line up, and "
+            "relevance_level=",
+            IrmWarning,
+        )
 
 
 def _warn_nan(
