@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError
 from polars_irmetrics.ground.debias import debiased
 
 RUN = pl.DataFrame(
@@ -433,3 +433,14 @@ def test_epc_of_no_user_with_a_relevant_item_says_why_it_is_null(
         "one. Check that the run's users and the judgments' queries line up, and "
         "relevance_level="
     ]
+
+
+def test_debias_without_judgments_asks_for_them() -> None:
+    # a run without relevance and without qrels= is no judged table: the refusal is
+    # the usual one (pass qrels=), not debias='s of a judged table
+    with pytest.raises(ColumnNotFoundError) as raised:
+        irm.evaluate(FIRSTS, ["P@1"], debias=irm.Debias())
+    assert str(raised.value).startswith(
+        "column 'relevance' not found in the judged table (its columns: 'query_id', "
+        "'doc_id', 'rank'); pass qrels="
+    )

@@ -96,7 +96,11 @@ def build_offline_plan(
     count it, once for the call. ``counted``: the side tables whose coverage of the run
     another route of the call warns of (Elliot's item_mad does not warn of groups=
     again)."""
-    if options.debias is not None and qrels is None:
+    if (
+        options.debias is not None
+        and qrels is None
+        and options.relevance in table.collect_schema()  # else: refused as no judgments
+    ):
         raise InvalidValueError(
             f"debias={options.debias!r} down-samples the judgments of qrels=, and without "
             "qrels= the table is a judged table, whose rows are the ranking and the "
