@@ -15,6 +15,7 @@ from typing import Any
 import polars as pl
 
 from polars_irmetrics.errors import ColumnNotFoundError
+from polars_irmetrics.exposure.rnd import SEGREGATION
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
@@ -226,8 +227,8 @@ def _ungrouped_effect(requests: Sequence[tuple[str, MetricRequest]]) -> str:
     """What a document without a group is to the measures of ``requests``: in no group
     (the expected exposure, awrf: left out of every group's), or unprotected (``rnd``,
     ``rkl``, ``rrd``: counted in the ranking's size, not its protected count)."""
-    segregation = [label for label, r in requests if r.metric.name in _SEGREGATION]
-    others = [label for label, r in requests if r.metric.name not in _SEGREGATION]
+    segregation = [label for label, r in requests if r.metric.name in SEGREGATION]
+    others = [label for label, r in requests if r.metric.name not in SEGREGATION]
     effects = []
     if others or not requests:
         where = f"in {', '.join(others)} " if segregation else ""
@@ -244,10 +245,6 @@ def _ungrouped_effect(requests: Sequence[tuple[str, MetricRequest]]) -> str:
             "protected and the values are NaN)"
         )
     return "; and ".join(effects)
-
-
-#: rND's family: a document without a group is unprotected (exposure.rnd.SEGREGATION).
-_SEGREGATION = frozenset({"rnd", "rkl", "rrd"})
 
 
 def _warn_on_group_row(
