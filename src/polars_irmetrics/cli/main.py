@@ -1114,8 +1114,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-#: The longest message printed; longer ones (a whole malformed line) are cut.
-_MAX_MESSAGE = 400
+#: The longest message printed; longer ones (a whole malformed line, a long list of
+#: ids) are cut in the middle (:func:`_one_line`).
+_MAX_MESSAGE = 600
+#: The characters kept of a cut message's start (the file, the subject); the rest of
+#: :data:`_MAX_MESSAGE` is kept of its end (the fix or the advice).
+_MESSAGE_HEAD = 200
 
 
 def _command_parser(
@@ -1136,10 +1140,25 @@ def _flags(parser: argparse.ArgumentParser, command: str | None) -> dict[str, ar
 
 
 def _one_line(text: str) -> str:
+    """The first line of ``text``; one longer than :data:`_MAX_MESSAGE` cut in the
+    middle, at spaces where there are some, so that its start (the file, the line, the
+    subject) and its end (the fix, the advice) are both printed: a warning that lists
+    many ids ends with what to do about them.
+
+    >>> cut = _one_line("start " + "id " * 400 + "the fix")
+    >>> cut.startswith("start id "), cut.endswith(" id the fix"), " … " in cut
+    (True, True, True)
+    >>> len(cut) <= _MAX_MESSAGE
+    True
+    """
     line = text.strip().splitlines()[0] if text.strip() else ""
-    if len(line) > _MAX_MESSAGE:
-        line = line[: _MAX_MESSAGE - 1] + "…"
-    return line
+    if len(line) <= _MAX_MESSAGE:
+        return line
+    head, tail = line[:_MESSAGE_HEAD], line[_MESSAGE_HEAD - _MAX_MESSAGE + 3 :]
+    # whole words: the head up to its last space, the tail from its first
+    head = head[: head.rfind(" ")] if " " in head else head
+    tail = tail[tail.find(" ") + 1 :] if " " in tail else tail
+    return f"{head} … {tail}"
 
 
 #: A Python cast of the ids in a message, where the command has ``--ids str``.
