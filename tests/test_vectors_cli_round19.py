@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from .helpers import irm_in_process
 
 
@@ -27,3 +29,53 @@ def test_a_long_warning_keeps_its_start_and_its_advice(tmp_path: Path) -> None:
         "with warnings.filterwarnings('ignore', category=irm.CoverageWarning)."
     )
     assert len(line) <= len("irm: warning: ") + 600
+
+
+def _json_log(clicks: list[str]) -> str:
+    """A JSON lines impression log, one session per click, a blank line after the first
+    row (polars skips it): row i is line i + 1 for i = 0, line i + 2 after."""
+    rows = [
+        f'{{"arm": "{"AB"[i % 2]}", "user_id": "u{i}", "session_id": "s{i}", '
+        f'"position": 1, "clicked": {click}}}'
+        for i, click in enumerate(clicks)
+    ]
+    return "\n".join([rows[0], "", *rows[1:]]) + "\n"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["ab", "-m", "ctr"],
+        ["evaluate", "-m", "ctr", "--query-id", "session_id", "--rank", "position"],
+    ],
+)
+def test_a_bad_click_in_a_json_lines_log_names_its_line(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """Row 2 (from 0) holds "yes": line 4 (line 1 row 0, line 2 blank, line 3 row 1);
+    the command named the file alone ('log.jsonl: column ...'), as a CSV names its line."""
+    (tmp_path / "log.jsonl").write_text(_json_log(["1", "0", '"yes"', "1"]))
+    done = irm_in_process(command[0], "log.jsonl", *command[1:], cwd=tmp_path)
+    message = (
+        "log.jsonl, line 4: column 'clicked' holds 'yes', not a click, true/false or 1/0; "
+        "fix or drop the line"
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")
+
+
+def test_a_bad_timestamp_in_a_json_lines_log_names_its_line(tmp_path: Path) -> None:
+    """Row 1 (from 0) holds 'yesterday': line 3 (line 2 is blank)."""
+    rows = [
+        '{"arm": "A", "user_id": "u0", "session_id": "s0", "position": 1, "clicked": 1, '
+        '"timestamp": "2026-03-02T10:01:41"}',
+        "",
+        '{"arm": "B", "user_id": "u1", "session_id": "s1", "position": 1, "clicked": 1, '
+        '"timestamp": "yesterday"}',
+    ]
+    (tmp_path / "log.jsonl").write_text("\n".join(rows) + "\n")
+    done = irm_in_process("ab", "log.jsonl", "-m", "time_to_first_click", cwd=tmp_path)
+    message = (
+        "log.jsonl, line 3: column 'timestamp' holds 'yesterday', not a timestamp; write it "
+        "as ISO 8601, e.g. 2026-03-02T10:01:41, or name another column with --timestamp COL"
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")

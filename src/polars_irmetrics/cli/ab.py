@@ -17,8 +17,9 @@ import polars as pl
 from polars_irmetrics.cli.keywords import as_flags, flags_of
 from polars_irmetrics.errors import FileFormatError, InvalidValueError, IrmError
 from polars_irmetrics.io.files import (
+    LogLines,
     damaged_json_line,
-    log_first_line,
+    log_lines,
     refuse_log_text,
     sample_interactions_path,
     scan_logs,
@@ -211,7 +212,7 @@ def _read_columns(
     args: argparse.Namespace,
     metrics: list[str],
     source: str,
-    first_line: int | None,
+    lines: LogLines,
 ) -> pl.LazyFrame:
     """The log as the metrics read it: an optional column (dwell, converted,
     timestamp) that no asked metric reads is left out, so that its type does not
@@ -232,18 +233,19 @@ def _read_columns(
         if role not in used and getattr(args, role) in schema and getattr(args, role) not in kept
     ]
     log = log.drop(unread)
-    # a text column that should hold numbers or clicks (a bad value in a CSV): its line
+    # a text column that should hold numbers or clicks (a bad value in a CSV or JSON
+    # lines file): its line
     numbers = [args.position] + [args.dwell] * ("dwell" in used)
     flags = [args.clicked] + [args.converted] * ("converted" in used)
-    refuse_log_text(log, source, first_line, numbers=numbers, flags=flags)
+    refuse_log_text(log, source, lines, numbers=numbers, flags=flags)
     if "timestamp" in used and schema.get(args.timestamp) == pl.String:
-        log = log.with_columns(_timestamps(log, args.timestamp, source, first_line))
+        log = log.with_columns(_timestamps(log, args.timestamp, source, lines))
     return log
 
 
-def _timestamps(log: pl.LazyFrame, column: str, source: str, first_line: int | None) -> pl.Series:
+def _timestamps(log: pl.LazyFrame, column: str, source: str, lines: LogLines) -> pl.Series:
     """A text timestamp column (a CSV's) parsed as datetimes, or an error naming the
-    first value that is none (and its line, for a single CSV/TSV file)."""
+    first value that is none (and its line, for a single CSV/TSV or JSON lines file)."""
     values = log.select(pl.col(column)).collect().to_series()
     try:
         return values.str.to_datetime()
@@ -260,7 +262,7 @@ def _timestamps(log: pl.LazyFrame, column: str, source: str, first_line: int | N
             "them in one ISO 8601 format, e.g. 2026-03-02T10:01:41"
         )
     row = int(bad[0])
-    where = source if first_line is None else f"{source}, line {row + first_line}"
+    where = lines.where(source, row)
     raise InvalidValueError(
         f"{where}: column {column!r} holds {values[row]!r}, not a timestamp; "
         "write it as ISO 8601, e.g. 2026-03-02T10:01:41, or name another column with "
@@ -298,9 +300,8 @@ def run(args: argparse.Namespace) -> int:
     log = scan_logs(logs)  # several files: the same columns and types, as one log
     left_out: list[str] = []
     metrics = list(args.metrics or ()) or _feedable_defaults(log, args, source, left_out)
-    # a line number only where the rows are one CSV/TSV file's, in order
-    first_line = log_first_line(logs)
-    log = _read_columns(log, args, metrics, source, first_line)
+    # a line number only where the rows are one CSV/TSV or JSON lines file's, in order
+    log = _read_columns(log, args, metrics, source, log_lines(logs))
     try:
         result = ab_test(
             log,

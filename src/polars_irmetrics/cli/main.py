@@ -54,7 +54,7 @@ from polars_irmetrics.io.files import (
     check_not_empty,
     detect_format,
     located_error,
-    log_first_line,
+    log_lines,
     refuse_log_text,
     sample_paths,
     scan_qrels,
@@ -575,7 +575,7 @@ def _read_inputs(
         flags = [args.clicked] + [args.converted] * ("converted" in used)
         for path, frame in zip(runs, scanned, strict=True):
             where = display_name(path)
-            refuse_log_text(frame, where, log_first_line([path]), numbers=dwell, flags=flags)
+            refuse_log_text(frame, where, log_lines([path]), numbers=dwell, flags=flags)
     frames = [long_run(frame, **columns) for frame in scanned]
     if len(runs) > 1:
         if args.order == "auto":

@@ -26,6 +26,7 @@ import io
 import json
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Literal
@@ -889,34 +890,73 @@ def scan_log(source: str | os.PathLike[str]) -> pl.LazyFrame:
 _FLAGS = ("true", "false", "0", "1")
 
 
-def log_first_line(sources: Sequence[str | os.PathLike[str]]) -> int | None:
-    """The line of a log's first row where its rows are one CSV/TSV file's, in order
-    (the header is line 1, so its first row is line 2); None for anything else (JSON
-    lines, Parquet, several files, a glob), whose rows name no line."""
-    if len(sources) != 1 or is_glob(os.fspath(sources[0])) or Path(sources[0]).is_dir():
+@dataclass(frozen=True)
+class LogLines:
+    """Where an impression log's rows lie in its file (:func:`log_lines`): row ``r``
+    (from 0) of one CSV/TSV file is line ``first + r``; of one JSON lines file
+    (``json``: its path), the ``r``-th of its lines that are not blank (polars skips
+    blank lines), found by reading the file again (an error path only); rows of
+    several files, a glob, a folder or Parquet have no line.
+
+    >>> LogLines(first=2).where("log.csv", 3)
+    'log.csv, line 5'
+    >>> LogLines().where("logs/", 3)
+    'logs/'
+    """
+
+    first: int | None = None
+    json: str | None = None
+
+    def line(self, row: int) -> int | None:
+        """The line of row ``row`` (from 0); None where the rows have no line."""
+        if self.first is not None:
+            return row + self.first
+        if self.json is None:
+            return None
+        found = -1
+        for number, text in enumerate(io.BytesIO(whole_text(open_text(self.json, _LOG).data))):
+            found += bool(text.strip())
+            if found == row:
+                return number + 1
         return None
-    return 2 if detect_format(os.fspath(sources[0]), _LOG) in ("csv", "tsv") else None
+
+    def where(self, source: str, row: int) -> str:
+        """``source``, and the line of row ``row`` where it has one."""
+        line = self.line(row)
+        return source if line is None else f"{source}, line {line}"
+
+
+def log_lines(sources: Sequence[str | os.PathLike[str]]) -> LogLines:
+    """Where a log's rows lie (:class:`LogLines`) where they are one CSV/TSV file's, in
+    order (the header is line 1, so its first row is line 2), or one JSON lines
+    file's; no line for anything else (Parquet, several files, a glob, a folder)."""
+    if len(sources) != 1 or is_glob(os.fspath(sources[0])) or Path(sources[0]).is_dir():
+        return LogLines()
+    fmt = detect_format(os.fspath(sources[0]), _LOG)
+    if fmt == "jsonl":
+        return LogLines(json=os.fspath(sources[0]))
+    return LogLines(first=2) if fmt in ("csv", "tsv") else LogLines()
 
 
 def refuse_log_text(
     log: pl.LazyFrame,
     source: str,
-    first_line: int | None,
+    lines: LogLines,
     *,
     numbers: Sequence[str] = (),
     flags: Sequence[str] = (),
 ) -> None:
     """Columns of an impression log read as text that should hold numbers (a
     position, a dwell: ``numbers``) or clicks (``flags``: true/false or 1/0): the
-    first value that is none, named with ``source`` and, where ``first_line`` is given
-    (:func:`log_first_line`), its line, as the ``irm`` commands that read logs name it
+    first value that is none, named with ``source`` and, where ``lines`` gives one
+    (:func:`log_lines`), its line, as the ``irm`` commands that read logs name it
     (the metrics would refuse the column's type, naming neither the file nor the line).
 
     Examples
     --------
     >>> log = pl.LazyFrame({"clicked": ["1", "0", "yes"]})
     >>> try:
-    ...     refuse_log_text(log, "log.csv", 2, flags=["clicked"])
+    ...     refuse_log_text(log, "log.csv", LogLines(first=2), flags=["clicked"])
     ... except InvalidValueError as error:
     ...     print(error)  # doctest: +ELLIPSIS
     log.csv, line 4: column 'clicked' holds 'yes', not a click, true/false or 1/0; fix ...
@@ -938,7 +978,7 @@ def refuse_log_text(
         if not found.height:
             continue
         row, text = found.row(0)
-        where = source if first_line is None else f"{source}, line {row + first_line}"
+        where = lines.where(source, row)
         expected = "a click, true/false or 1/0" if flag else "a number"
         raise InvalidValueError(
             f"{where}: column {column!r} holds {excerpt(text)}, not {expected}; fix or drop "
