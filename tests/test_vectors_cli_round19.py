@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from polars_irmetrics.errors import TrecFormatError
+from polars_irmetrics.io.files import detect_format
+
 from .helpers import irm_in_process
 
 
@@ -79,3 +82,48 @@ def test_a_bad_timestamp_in_a_json_lines_log_names_its_line(tmp_path: Path) -> N
         "as ISO 8601, e.g. 2026-03-02T10:01:41, or name another column with --timestamp COL"
     )
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")
+
+
+_COMMA = "a number with a decimal comma; TREC text is whitespace-separated and its numbers "
+# (file, its text, the message): a TREC line with a decimal comma was sniffed as CSV for
+# its comma: "no column 'query_id' (its columns: 'q1 Q0 d1 1 0', '5 sys')", "line 2: a
+# blank line where the header has 1 fields", "an empty file (a header, no rows)"
+_DECIMAL_COMMAS = [
+    (
+        "run.txt",
+        "q1 Q0 d1 1 0,5 sys\nq1 Q0 d2 2 0,4 sys\n",
+        f"run.txt, line 1: field 5 (score) holds '0,5', {_COMMA}have a decimal point: write 0.5",
+    ),
+    (
+        "run.txt",
+        "# a comment\n\nq1 Q0 d1 1 -12,75 sys\n",
+        f"run.txt, line 3: field 5 (score) holds '-12,75', {_COMMA}have a decimal point: "
+        "write -12.75",
+    ),
+    (
+        "qrels.txt",
+        "q1 0 d1 0,5\n",
+        f"qrels.txt, line 1: field 4 (relevance) holds '0,5', {_COMMA}have a decimal point: "
+        "write 0.5",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "message"), _DECIMAL_COMMAS)
+def test_a_trec_line_with_a_decimal_comma_is_refused_naming_its_line(
+    tmp_path: Path, name: str, text: str, message: str
+) -> None:
+    (tmp_path / "run.txt").write_text("q1 Q0 d1 1 0.5 sys\n")
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
+    (tmp_path / name).write_text(text)
+    done = irm_in_process("evaluate", "run.txt", "--qrels", "qrels.txt", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")
+    with pytest.raises(TrecFormatError) as caught:
+        detect_format(tmp_path / name)
+    assert str(caught.value) == str(tmp_path / message)
+
+
+def test_a_csv_with_decimal_commas_in_quotes_is_still_csv(tmp_path: Path) -> None:
+    """A CSV whose first line is a header is CSV, whatever its fields hold."""
+    (tmp_path / "run.csv.txt").write_text('query_id,doc_id,score\nq1,d1,"0,5"\n')
+    assert detect_format(tmp_path / "run.csv.txt") == "csv"

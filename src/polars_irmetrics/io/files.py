@@ -39,6 +39,7 @@ from polars_irmetrics.errors import (
     InvalidValueError,
     IrmError,
     MissingFileError,
+    TrecFormatError,
 )
 from polars_irmetrics.io.sources import (
     STDIN,
@@ -173,6 +174,7 @@ def detect_format(
     first = _first_line(head)
     if _looks_like_trec(first):  # before the comma: a TREC doc id may hold one
         return "trec"
+    _refuse_decimal_comma(text, head, first)  # not CSV: TREC text with a decimal comma
     if lower.endswith((".jsonl", ".ndjson")) or first.startswith("{"):
         return "jsonl"
     if "," in first:
@@ -332,6 +334,33 @@ def _first_line(head: bytes) -> str:
         if stripped and not stripped.startswith("#"):
             return stripped
     return ""
+
+
+def _refuse_decimal_comma(source: str, head: bytes, first: str) -> None:
+    """Refuse a first line that is TREC text once its decimal commas are points
+    (``q1 Q0 d1 1 0,5 sys``, a score written by a locale that uses them): read as CSV
+    for its comma, it named no such column, or held an empty table, or a blank line.
+
+    >>> _refuse_decimal_comma("run.txt", b"# run\\n\\nq1 Q0 d1 1 0,5 sys\\n", "q1 Q0 d1 1 0,5 sys")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.TrecFormatError: run.txt, line 3: field 5 (score) holds '0,5', ...
+    """
+    fields = first.split()
+    at = 4 if len(fields) >= 6 else 3 if len(fields) == 4 else None
+    if at is None or "," not in fields[at]:
+        return
+    points = [field.replace(",", ".") if i == at else field for i, field in enumerate(fields)]
+    if not _looks_like_trec(" ".join(points)):
+        return
+    lines = head.decode("utf-8", errors="replace").removeprefix("\ufeff").splitlines()
+    number = next(i for i, line in enumerate(lines, start=1) if line.strip() == first)
+    name = "score" if at == 4 else "relevance"
+    raise TrecFormatError(
+        f"{display_name(source)}, line {number}: field {at + 1} ({name}) holds "
+        f"{fields[at]!r}, a number with a decimal comma; TREC text is whitespace-separated "
+        f"and its numbers have a decimal point: write {points[at]}"
+    )
 
 
 def _looks_like_trec(line: str) -> bool:
