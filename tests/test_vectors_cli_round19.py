@@ -127,3 +127,48 @@ def test_a_csv_with_decimal_commas_in_quotes_is_still_csv(tmp_path: Path) -> Non
     """A CSV whose first line is a header is CSV, whatever its fields hold."""
     (tmp_path / "run.csv.txt").write_text('query_id,doc_id,score\nq1,d1,"0,5"\n')
     assert detect_format(tmp_path / "run.csv.txt") == "csv"
+
+
+_RUN_TEXT = "q1 Q0 d1 1 0.5 sys\nq2 Q0 d1 1 0.9 sys\n"
+_QRELS_TEXT = "q1 0 d1 1\nq2 0 d1 1\n"
+_EXPECT_6 = "expected 6 whitespace-separated fields (query_id Q0 doc_id rank score run_id), got 4"
+_EXPECT_4 = "expected 4 whitespace-separated fields (query_id iteration doc_id relevance), got 6"
+_HOLDS = "run.txt a run:"  # the judgments' name, then what it holds
+
+
+# (command, its file arguments, the message): the judgments and the run given in each
+# other's place; the command named the line it failed on, with no word of the order
+_SWAPPED = [
+    (
+        ["trec-eval", "run.txt", "qrels.txt"],
+        f"qrels.txt, line 1: {_EXPECT_6}: 'q1 0 d1 1'; the two files look swapped: qrels.txt "
+        f"holds judgments (query_id iteration doc_id relevance) and {_HOLDS} give the "
+        "judgments first, then the run, as trec_eval takes them (qrels.txt before run.txt)",
+    ),
+    (
+        ["evaluate", "qrels.txt", "--qrels", "run.txt"],
+        f"run.txt, line 1: {_EXPECT_4}: 'q1 Q0 d1 1 0.5 sys'; the files look swapped: "
+        f"qrels.txt holds judgments (query_id iteration doc_id relevance) and {_HOLDS} "
+        "name the run first and the judgments with --qrels (irm evaluate run.txt --qrels "
+        "qrels.txt)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), _SWAPPED, ids=["trec-eval", "evaluate"])
+def test_swapped_run_and_judgments_are_named_as_swapped(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    (tmp_path / "run.txt").write_text(_RUN_TEXT)
+    (tmp_path / "qrels.txt").write_text(_QRELS_TEXT)
+    done = irm_in_process(*args, cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")
+
+
+def test_a_bad_run_beside_good_judgments_is_not_called_swapped(tmp_path: Path) -> None:
+    """A run line of 4 fields beside judgments that are judgments: no swap."""
+    (tmp_path / "run.txt").write_text("q1 Q0 d1 1\n")
+    (tmp_path / "qrels.txt").write_text(_QRELS_TEXT)
+    done = irm_in_process("trec-eval", "qrels.txt", "run.txt", cwd=tmp_path)
+    message = f"run.txt, line 1: {_EXPECT_6}: 'q1 Q0 d1 1'"
+    assert (done.returncode, done.stderr) == (2, f"irm: error: {message}\n")

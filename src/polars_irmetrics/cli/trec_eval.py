@@ -135,6 +135,7 @@ from polars_irmetrics.cli.trec_eval_measures import (
 from polars_irmetrics.door.evaluate import evaluate, reads_level
 from polars_irmetrics.door.jg import evaluate_jg
 from polars_irmetrics.errors import (
+    FileFormatError,
     InvalidValueError,
     QuerySetError,
     UnknownMetricError,
@@ -142,7 +143,7 @@ from polars_irmetrics.errors import (
 from polars_irmetrics.expressions import rank_by_score
 from polars_irmetrics.ground.options import Order
 from polars_irmetrics.ground.validate import Policy
-from polars_irmetrics.io.files import check_not_empty, scan_qrels, scan_run
+from polars_irmetrics.io.files import check_not_empty, look_swapped, scan_qrels, scan_run
 from polars_irmetrics.io.output import format_of, write_stdout, write_table, write_text
 from polars_irmetrics.io.prefs import read_trec_prefs, read_trec_qrels_jg, read_trec_qrels_prefs
 from polars_irmetrics.io.report import trec_line
@@ -372,6 +373,19 @@ def _read_run(source: str, version: Version) -> pl.DataFrame:
     return lazy.select(keep).with_columns(*held).collect()
 
 
+def _swapped(error: FileFormatError, qrels: str, run: str) -> FileFormatError:
+    """The run's reading ``error``, with a hint where the two files look swapped (the
+    run is shaped as TREC qrels and the judgments as a TREC run): trec_eval's order
+    is the judgments first, then the run."""
+    if not look_swapped(run, qrels):
+        return error
+    return type(error)(
+        f"{error}; the two files look swapped: {run} holds judgments (query_id iteration "
+        f"doc_id relevance) and {qrels} a run: give the judgments first, then the run, as "
+        f"trec_eval takes them ({run} before {qrels})"
+    )
+
+
 def _within_depth(
     run_frame: pl.DataFrame, order: Order, depth: int | None, rel_format: str
 ) -> pl.DataFrame:
@@ -493,7 +507,10 @@ def run(args: argparse.Namespace) -> int:
             f"-J (judged documents only) is not available with -R {args.rel_format}: the "
             "preference measures count judged documents themselves; drop -J"
         )
-    run_frame = _read_run(args.run, version)
+    try:
+        run_frame = _read_run(args.run, version)
+    except FileFormatError as error:
+        raise _swapped(error, args.qrels, args.run) from None
     # num_ret is always computed: with no measure to print it still gives the query set.
     computed = [c for c in selection.columns if c.relstring is None]
     metrics = list(dict.fromkeys([*(c.metric for c in computed), "num_ret"]))

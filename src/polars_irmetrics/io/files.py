@@ -63,6 +63,7 @@ __all__ = [
     "damaged_json_line",
     "detect_format",
     "located_error",
+    "look_swapped",
     "parquet_files",
     "ragged_error",
     "ragged_line",
@@ -76,6 +77,7 @@ __all__ = [
     "scan_queries",
     "scan_run",
     "source_files",
+    "trec_shape",
 ]
 
 FileFormat = Literal["auto", "parquet", "trec", "csv", "tsv", "jsonl"]
@@ -361,6 +363,38 @@ def _refuse_decimal_comma(source: str, head: bytes, first: str) -> None:
         f"{fields[at]!r}, a number with a decimal comma; TREC text is whitespace-separated "
         f"and its numbers have a decimal point: write {points[at]}"
     )
+
+
+def trec_shape(source: str | os.PathLike[str]) -> Literal["run", "qrels"] | None:
+    """What a TREC text file's first data line is shaped as: ``"run"`` (6 fields or
+    more, the 4th and 5th numbers), ``"qrels"`` (4 fields, the 4th a number), or None
+    (standard input, another format, a file that cannot be read: nothing to tell). For
+    messages only, on an error path (``irm trec-eval QRELS RUN`` with the files
+    swapped).
+
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "qrels.txt"
+    ...     _ = path.write_text("# judged\\nq1 0 d1 1\\n")
+    ...     print(trec_shape(path))
+    qrels
+    """
+    text = os.fspath(source)
+    try:
+        if text == STDIN or detect_format(text) != "trec":
+            return None
+        fields = _first_line(open_text(text, _RUN).head).split()
+    except (IrmError, OSError):
+        return None
+    if not _looks_like_trec(" ".join(fields)):
+        return None
+    return "qrels" if len(fields) == 4 else "run"
+
+
+def look_swapped(run: str | os.PathLike[str], qrels: str | os.PathLike[str]) -> bool:
+    """Whether a run and judgments given to a command look swapped: the run shaped as
+    TREC qrels, the judgments as a TREC run (:func:`trec_shape`). For messages only."""
+    return trec_shape(run) == "qrels" and trec_shape(qrels) == "run"
 
 
 def _looks_like_trec(line: str) -> bool:
