@@ -172,3 +172,42 @@ def test_a_bad_run_beside_good_judgments_is_not_called_swapped(tmp_path: Path) -
     done = irm_in_process("trec-eval", "qrels.txt", "run.txt", cwd=tmp_path)
     message = f"run.txt, line 1: {_EXPECT_6}: 'q1 Q0 d1 1'"
     assert (done.returncode, done.stderr) == (2, f"irm: error: {message}\n")
+
+
+_TWICE = "the same run file is given twice"
+_ONCE = "name each run once (two systems are two different files)"
+_COMPARE = ["compare", "--qrels", "qrels.txt"]
+
+
+# (command, the runs, the message): compare said "compare needs at least two systems;
+# got 1", or compared a file with itself under two spellings (every delta 0); evaluate
+# said "query 'q1' (run='run.txt') lists 2 document(s) more than once"
+@pytest.mark.parametrize(
+    ("command", "runs", "message"),
+    [
+        (_COMPARE, ["run.txt", "run.txt"], f"run.txt: {_TWICE}; {_ONCE}"),
+        (
+            _COMPARE,
+            ["run.txt", "./run.txt"],
+            f"./run.txt: {_TWICE} (as run.txt and ./run.txt); {_ONCE}",
+        ),
+        (
+            _COMPARE,
+            ["run.txt", "link.txt"],
+            f"link.txt: {_TWICE} (as run.txt and link.txt); {_ONCE}",
+        ),
+        (["evaluate", "--qrels", "qrels.txt"], ["run.txt", "run.txt"],
+         f"run.txt: {_TWICE}; {_ONCE}"),
+        (["fuse", "-o", "out.txt"], ["other.txt", "run.txt", "./run.txt"],
+         f"./run.txt: {_TWICE} (as run.txt and ./run.txt); {_ONCE}"),
+    ],
+)  # fmt: skip
+def test_a_run_file_named_twice_is_refused(
+    tmp_path: Path, command: list[str], runs: list[str], message: str
+) -> None:
+    (tmp_path / "run.txt").write_text(_RUN_TEXT)
+    (tmp_path / "other.txt").write_text(_RUN_TEXT.replace("d1", "d2"))
+    (tmp_path / "link.txt").symlink_to(tmp_path / "run.txt")
+    (tmp_path / "qrels.txt").write_text(_QRELS_TEXT)
+    done = irm_in_process(command[0], *runs, *command[1:], cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")

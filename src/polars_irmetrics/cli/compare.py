@@ -22,6 +22,7 @@ from polars_irmetrics.cli.flags import (
     add_ranking_flags,
     ids_as_text,
     ranking_options,
+    refuse_repeated_runs,
     refuse_trec_columns,
 )
 from polars_irmetrics.comparison import plot
@@ -264,6 +265,7 @@ def run(args: argparse.Namespace) -> int:
     paths: list[str] = list(args.runs)
     if len(paths) < 2:
         raise InvalidValueError(f"irm compare needs two or more runs; got only {paths[0]}")
+    refuse_repeated_runs(paths)
     fmt, plot_format = _check_outputs(args)
     names = _names(paths)
     for path in [*paths, *(p for p in (args.qrels, args.groups, args.target) if p)]:

@@ -5,6 +5,7 @@ here (as irm.evaluate and irm.compare take them, one flag per keyword)."""
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 from collections.abc import Sequence
 from typing import Any
@@ -14,7 +15,7 @@ import polars as pl
 from polars_irmetrics.errors import InvalidValueError, IrmError
 from polars_irmetrics.ground.lists import is_list_column
 from polars_irmetrics.io.files import detect_format
-from polars_irmetrics.io.sources import display_name
+from polars_irmetrics.io.sources import STDIN, display_name, is_glob
 
 __all__ = [
     "COLUMN_FLAGS",
@@ -23,6 +24,7 @@ __all__ = [
     "add_relevance_level_flag",
     "positive_int",
     "ranking_options",
+    "refuse_repeated_runs",
     "refuse_trec_columns",
 ]
 
@@ -176,3 +178,37 @@ def ranking_options(args: argparse.Namespace) -> dict[str, Any]:
     given: dict[str, Any] = {keyword: getattr(args, keyword) for _, keyword in COLUMN_FLAGS}
     given.update({name: getattr(args, name) for name in _OPTIONS})
     return given
+
+
+def refuse_repeated_runs(paths: Sequence[str]) -> None:
+    """Refuse a run file named twice among a command's runs (``irm evaluate``, ``irm
+    compare``, ``irm fuse``), by the same text or by two spellings of one file
+    (``run.txt`` and ``./run.txt``, a link): read twice, it was two systems of
+    identical scores, a run whose every document is listed twice, or "needs at least
+    two systems; got 1". Standard input, globs and URLs are left to their own checks.
+
+    >>> refuse_repeated_runs(["a.txt", "b.txt", "a.txt"])
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: a.txt: the same run file is given twice; ...
+    """
+    seen: list[str] = []
+    for path in paths:
+        for earlier in seen:
+            if path == earlier or _same_file(path, earlier):
+                also = "" if path == earlier else f" (as {earlier} and {path})"
+                raise InvalidValueError(
+                    f"{path}: the same run file is given twice{also}; name each run once "
+                    "(two systems are two different files)"
+                )
+        seen.append(path)
+
+
+def _same_file(one: str, two: str) -> bool:
+    """Whether two local paths name one file (False where either is no local file)."""
+    if STDIN in (one, two) or is_glob(one) or is_glob(two) or "://" in one + two:
+        return False
+    try:
+        return os.path.samefile(one, two)
+    except OSError:
+        return False

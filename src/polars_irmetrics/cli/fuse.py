@@ -18,6 +18,7 @@ from polars_irmetrics.cli.flags import (
     add_ids_flag,
     add_relevance_level_flag,
     ids_as_text,
+    refuse_repeated_runs,
     refuse_trec_columns,
 )
 from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, IrmError
@@ -226,11 +227,10 @@ def run(args: argparse.Namespace) -> int:
     _check_mode(args)
     if len(args.runs) < 2:  # as irm compare: the files, not irm.fuse's dict of runs
         raise InvalidValueError(f"irm fuse needs two or more run files; got only {args.runs[0]}")
+    refuse_repeated_runs(args.runs)
     ids = {"query_id": args.query_id, "doc_id": args.doc_id}
     runs: dict[str, pl.LazyFrame] = {}
     for path in args.runs:
-        if path in runs:
-            raise InvalidValueError(f"{path}: the same run file is given twice")
         if path != STDIN and not Path(path).exists():  # '-': standard input
             raise InvalidValueError(f"{path}: no such run file")
         # the columns under the names fusion and its output give them (each checked

@@ -39,6 +39,7 @@ from polars_irmetrics.cli.flags import (
     add_ids_flag,
     add_ranking_flags,
     ids_as_text,
+    refuse_repeated_runs,
     refuse_trec_columns,
 )
 from polars_irmetrics.cli.keywords import as_flags, flags_of
@@ -745,6 +746,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         qrels_source = str(sample_qrels)
     if not runs:
         raise InvalidValueError("no run given: name one or more run files, or pass --sample")
+    refuse_repeated_runs(runs)
     if args.queries is not None and not args.by:
         raise InvalidValueError(
             f"--queries {args.queries} places each query in its --by groups, and no --by "
