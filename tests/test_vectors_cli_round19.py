@@ -1,13 +1,18 @@
 """Round 19, vectors, the command line and the file readers: a long message keeps its
-advice (cut in the middle, not at its end)."""
+advice (cut in the middle), a log's JSON line is named, a decimal comma in TREC text,
+swapped or repeated files, and empty tables under knn and neighbour recall are said."""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
+import numpy as np
+import polars as pl
 import pytest
 
-from polars_irmetrics.errors import TrecFormatError
+import polars_irmetrics as irm
+from polars_irmetrics.errors import CoverageWarning, IrmWarning, TrecFormatError
 from polars_irmetrics.io.files import detect_format
 
 from .helpers import irm_in_process
@@ -211,3 +216,92 @@ def test_a_run_file_named_twice_is_refused(
     (tmp_path / "qrels.txt").write_text(_QRELS_TEXT)
     done = irm_in_process(command[0], *runs, *command[1:], cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")
+
+
+_KNN_QUERIES = pl.DataFrame({"query_id": ["q1"], "embedding": [[1.0, 0.0]]})
+_KNN_CORPUS = pl.DataFrame({"doc_id": ["a"], "embedding": [[1.0, 0.0]]})
+_NO_ROW = (
+    "so knn returns an empty run (no query has a neighbour): a filter that kept nothing, "
+    "or an empty file?"
+)
+
+
+# (queries, corpus, the warning): knn returned an empty run in silence
+@pytest.mark.parametrize(
+    ("queries", "corpus", "message"),
+    [
+        (_KNN_QUERIES, _KNN_CORPUS.clear(), f"corpus= holds no row, {_NO_ROW}"),
+        (np.ones((2, 3)), np.ones((0, 3)), f"corpus= holds no row, {_NO_ROW}"),
+        (_KNN_QUERIES.clear(), _KNN_CORPUS, f"queries= holds no row, {_NO_ROW}"),
+        (
+            _KNN_QUERIES.clear(),
+            _KNN_CORPUS.clear(),
+            f"queries= and corpus= hold no row, {_NO_ROW}",
+        ),
+    ],
+    ids=["corpus", "numpy-corpus", "queries", "both"],
+)
+def test_knn_over_an_empty_table_warns(queries: object, corpus: object, message: str) -> None:
+    with pytest.warns(IrmWarning) as caught:
+        run = irm.knn(queries, corpus, k=2)  # type: ignore[arg-type]
+    assert run.height == 0
+    assert [str(w.message) for w in caught] == [message]
+
+
+def test_knn_over_a_corpus_with_rows_does_not_warn() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert irm.knn(_KNN_QUERIES, _KNN_CORPUS, k=2).height == 1
+
+
+_APPROX = pl.DataFrame(
+    {"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "a"], "score": [-0.1, -0.2, -0.3]}
+)
+_EMPTY_TAIL = "; a filter that kept nothing, an empty file, or knn over an empty table?"
+
+
+# (run, neighbors=, the value, the warning): an empty table was warned of as ids that
+# do not line up ("neighbors= holds none of the 2 queries of the run ... Ids that do not
+# line up are the likely cause")
+@pytest.mark.parametrize("metric", ["neighbor_recall@2", "neighbor_recall_rel@2"])
+@pytest.mark.parametrize(
+    ("run", "exact", "num_q", "value", "message"),
+    [
+        (
+            _APPROX,
+            _APPROX.clear(),
+            0,
+            None,
+            "neighbors= holds no row (no exact neighbours): the run's 2 queries are left out "
+            f"(unjudged='drop'){_EMPTY_TAIL}",
+        ),
+        (  # the 2 queries of neighbors= each score 0: mean 0.0
+            _APPROX.clear(),
+            _APPROX,
+            2,
+            0.0,
+            "the run holds no row: the 2 queries of neighbors= each score 0 "
+            f"(unretrieved='zero'){_EMPTY_TAIL}",
+        ),
+        (
+            _APPROX.clear(),
+            _APPROX.clear(),
+            0,
+            None,
+            f"the run and neighbors= hold no row: there is no query to score{_EMPTY_TAIL}",
+        ),
+    ],
+    ids=["empty-neighbors", "empty-run", "both"],
+)
+def test_neighbor_recall_over_an_empty_table_says_so(
+    metric: str,
+    run: pl.DataFrame,
+    exact: pl.DataFrame,
+    num_q: int,
+    value: float | None,
+    message: str,
+) -> None:
+    with pytest.warns(CoverageWarning) as caught:
+        result = irm.evaluate(run, [metric], neighbors=exact)
+    assert result.rows() == [(num_q, value)]
+    assert [str(w.message) for w in caught] == [message]

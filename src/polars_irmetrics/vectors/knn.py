@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -63,6 +64,7 @@ from polars_irmetrics.errors import (
     FileFormatError,
     InvalidValueError,
     IrmError,
+    IrmWarning,
 )
 from polars_irmetrics.ground.inputs import as_polars, type_name
 from polars_irmetrics.ground.options import check_column_name, shared_column_error
@@ -198,6 +200,12 @@ def knn(
         that is not Parquet, is truncated or damaged, or whose id or embedding column
         has another dtype than the first file's; a LazyFrame of the queries or the
         corpus that polars cannot read (a damaged file it scans).
+
+    Warns
+    -----
+    IrmWarning
+        ``queries`` or ``corpus`` holds no row: the run returned is empty (no query
+        has a neighbour), as a filter that kept nothing or an empty file gives it.
 
     See Also
     --------
@@ -338,8 +346,25 @@ def knn(
     rest = tiles.rest()
     if rest is not None:
         score(rest)
+    _warn_empty(n_q, best_id is None)
     scorer.check_range(best_s)
     return _as_run(query.ids, best_s, best_id, id_dtype, k, (query_id, doc_id), dtype)
+
+
+def _warn_empty(queries: int, no_corpus: bool) -> None:
+    """An :class:`~polars_irmetrics.errors.IrmWarning` where the queries or the corpus
+    (``no_corpus``: not one block read) hold no row: the run returned is empty, every
+    query without a neighbour, which an evaluation of it would score 0 or leave out."""
+    empty = [name for name, none in (("queries", not queries), ("corpus", no_corpus)) if none]
+    if not empty:
+        return
+    held = " and ".join(f"{name}=" for name in empty)
+    warnings.warn(
+        f"{held} {'hold' if len(empty) > 1 else 'holds'} no row, so knn returns an empty "
+        "run (no query has a neighbour): a filter that kept nothing, or an empty file?",
+        IrmWarning,
+        stacklevel=3,
+    )
 
 
 def _whole(value: Any) -> Any:

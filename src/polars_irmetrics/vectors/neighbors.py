@@ -284,6 +284,9 @@ def _warn_on_queries(row: Mapping[str, Any], query_id: str, options: EvalOptions
     run, truth, both = row[_RUN_QUERIES], row[_TRUTH_QUERIES], row[_BOTH]
     fate = "are left out" if options.unjudged == "drop" else "each score 0"
     lacked = "are left out" if options.unretrieved == "drop" else "each score 0"
+    if not run or not truth:  # a table of no row: no ids to line up
+        _warn_on_empty(run, truth, fate, lacked, options)
+        return
 
     def effect(matched: int, total: int) -> str:
         """The run's (or a system's) queries neighbors= lacks; the whole run's words
@@ -313,6 +316,26 @@ def _warn_on_queries(row: Mapping[str, Any], query_id: str, options: EvalOptions
             f"{lacked} (unretrieved={options.unretrieved!r}). Check that the run searched "
             "the queries neighbors= holds (same query ids, same spelling).",
         )
+
+
+def _warn_on_empty(run: int, truth: int, fate: str, lacked: str, options: EvalOptions) -> None:
+    """The run or neighbors= holds no row (``run``, ``truth``: their query counts):
+    what the values then hold, said as such (not as ids that do not line up)."""
+    if not run and not truth:
+        said = "the run and neighbors= hold no row: there is no query to score"
+    elif not truth:
+        said = (
+            f"neighbors= holds no row (no exact neighbours): the run's {run} queries "
+            f"{fate} (unjudged={options.unjudged!r})"
+        )
+    else:
+        said = (
+            f"the run holds no row: the {truth} queries of neighbors= {lacked} "
+            f"(unretrieved={options.unretrieved!r})"
+        )
+    warn_from_plan(
+        f"{said}; a filter that kept nothing, an empty file, or knn over an empty table?"
+    )
 
 
 _RUN_DOCS, _TRUTH_DOCS = f"{INTERNAL}run_docs", f"{INTERNAL}truth_docs"
