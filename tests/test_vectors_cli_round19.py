@@ -305,3 +305,54 @@ def test_neighbor_recall_over_an_empty_table_says_so(
         result = irm.evaluate(run, [metric], neighbors=exact)
     assert result.rows() == [(num_q, value)]
     assert [str(w.message) for w in caught] == [message]
+
+
+_EXACT_LOW = pl.DataFrame({"query_id": ["q"] * 2, "doc_id": ["a", "b"], "score": [-0.1, -0.2]})
+_APPROX_LOW = pl.DataFrame({"query_id": ["q"] * 2, "doc_id": ["a", "c"], "score": [-0.1, -0.205]})
+_AUTO = "neighbor_recall_rel@2"
+
+
+def test_auto_distance_says_what_it_assumed_where_the_value_depends_on_it() -> None:
+    """Every exact score in [-1, 0]: negated distances (auto's reading) or cosine
+    similarities. As -score: t_2 = 0.2, limit 0.2 * 1.01 = 0.202; c at 0.205 is out:
+    1 / 2 = 0.5. As 1 - score: t_2 = 1.2, limit 1.212; c at 1.205 is in: 2 / 2 = 1.0.
+    The value was 0.5 in silence."""
+    with pytest.warns(IrmWarning) as caught:
+        result = irm.evaluate(_APPROX_LOW, [_AUTO], neighbors=_EXACT_LOW)
+    assert result.rows() == [(1, 0.5)]
+    assert [str(w.message) for w in caught] == [
+        f"metric {_AUTO!r} (distance='auto') read the scores of neighbors= as negated "
+        "distances (distance -score, as knn's l2 runs score: every score is <= 0); every one "
+        "is also >= -1, as cosine similarities can be, and read as such (distance 1 - "
+        "score) its value differs (query 'q': 0.5, else 1.0): say which they are with "
+        "distance=neg_score (negated distances) or distance=one_minus_score (cosine "
+        "similarities), e.g. neighbor_recall_rel(distance=neg_score)@k"
+    ]
+
+
+# (run, neighbors=, metric, value): the reading is settled, or does not change the value
+@pytest.mark.parametrize(
+    ("run", "exact", "metric", "value"),
+    [
+        # a score below -1: no cosine similarity, negated distances: 0.5 as above
+        (_APPROX_LOW, _EXACT_LOW.vstack(_EXACT_LOW.head(1).with_columns(
+            doc_id=pl.lit("z"), score=pl.lit(-3.0))), _AUTO, 0.5),
+        # the run is the exact run: 1.0 under either reading
+        (_EXACT_LOW, _EXACT_LOW, _AUTO, 1.0),
+        # the reading given
+        (_APPROX_LOW, _EXACT_LOW, "neighbor_recall_rel(distance=neg_score)@2", 0.5),
+        (_APPROX_LOW, _EXACT_LOW, "neighbor_recall_rel(distance=one_minus_score)@2", 1.0),
+        # scores in (0, 1]: cosine similarities (1 - score: exact 0.9, 0.8, t_2 = 0.9,
+        # limit 0.909; the run's 0.9 and 0.795 are in: 2 / 2)
+        (_APPROX_LOW.with_columns(score=-pl.col("score")),
+         _EXACT_LOW.with_columns(score=-pl.col("score")), _AUTO, 1.0),
+    ],
+    ids=["below-minus-one", "same-run", "neg_score", "one_minus_score", "positive"],
+)  # fmt: skip
+def test_auto_distance_is_quiet_where_the_reading_does_not_matter(
+    run: pl.DataFrame, exact: pl.DataFrame, metric: str, value: float
+) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = irm.evaluate(run, [metric], neighbors=exact)
+    assert result.rows() == [(1, value)]

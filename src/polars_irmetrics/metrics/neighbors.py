@@ -131,7 +131,9 @@ NEIGHBOR_METRICS: tuple[Metric, ...] = (
                 "distance from the score: -score (l2 runs, knn's negative distance), "
                 "1 - score (cosine similarity: the angular distance), or auto (default): "
                 "-score when every score of the exact run is at most 0 (knn's l2 runs), "
-                "else 1 - score (knn's cosine runs)",
+                "else 1 - score (knn's cosine runs); scores all within [-1, 0] can be "
+                "either: an IrmWarning where the value would differ read as cosine "
+                "similarities",
             ),
         ),
         binary=False,

@@ -27,7 +27,12 @@ from typing import Any
 
 import polars as pl
 
-from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MetricParameterError
+from polars_irmetrics.errors import (
+    ColumnTypeError,
+    InvalidValueError,
+    IrmWarning,
+    MetricParameterError,
+)
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
@@ -69,8 +74,28 @@ _SAMPLES = f"{INTERNAL}samples"
 _SCORE = "score"  # the internal name of the score column (metrics.neighbors reads it)
 
 
-def _threshold_name(i: int) -> str:
-    return f"{INTERNAL}t{i}"
+def _threshold_name(i: int, reading: str = "") -> str:
+    return f"{INTERNAL}t{i}{reading}"
+
+
+#: The reading of distance='auto' computed beside it (:func:`_warn_on_reading`).
+_COSINE = "one_minus_score"
+#: Whether every score of neighbors= is at least -1 (a cosine similarity's range too).
+_RANGE = f"{INTERNAL}cosine_range"
+#: The rounding a cosine similarity may be below -1 by.
+_COSINE_SLACK = 1e-6
+
+
+def _as_cosine(label: str) -> str:
+    """The column of ``label``'s value with the scores read as cosine similarities."""
+    return f"{INTERNAL}cosine_{label}"
+
+
+def _is_auto(request: MetricRequest) -> bool:
+    return (
+        request.metric.name == "neighbor_recall_rel"
+        and _params(request).options["distance"] == "auto"
+    )
 
 
 def build_neighbors_plan(
@@ -143,20 +168,31 @@ def build_neighbors_plan(
     shared = [key for key in by if key in truth_schema]
     truth_keys = [*shared, query_id]
     thresholds = []
+    # distance='auto' of neighbor_recall_rel: also computed as cosine similarities
+    # where it reads the scores as negated distances (_warn_on_reading)
+    auto = {i for i, (_, request) in enumerate(requests) if _is_auto(request)}
     for i, ((_, request), k) in enumerate(zip(requests, cutoffs, strict=True)):
         distance = _distance(request)
         thresholds.append(distance.bottom_k(k).max().alias(_threshold_name(i)))
+        if i in auto:
+            cosine = _distance(request, _COSINE)
+            thresholds.append(cosine.bottom_k(k).max().alias(_threshold_name(i, _COSINE)))
     doc = options.doc_id
     truth = (
         neighbors.select(*truth_keys, doc, pl.col(score).cast(pl.Float64).alias(_SCORE))
         # knn's l2 runs score -distance (every score <= 0); its cosine runs similarity
-        .with_columns(_score_kind(pl.col(_SCORE).max()).alias(_NEG))
+        .with_columns(
+            _score_kind(pl.col(_SCORE).max()).alias(_NEG),
+            # every score within a cosine similarity's range too
+            (pl.col(_SCORE).min() >= -1.0 - _COSINE_SLACK).fill_null(False).alias(_RANGE),
+        )
         .group_by(truth_keys)
         .agg(
             *thresholds,
             pl.len().alias(_N),
             (pl.col(_SCORE).is_null() | pl.col(_SCORE).is_nan()).sum().alias(_TBAD),
             pl.col(_NEG).first(),
+            pl.col(_RANGE).first(),
             pl.col(_SCORE).abs().max().alias(_SCALE),
             *_flags(pl.col(doc), None, options.check_duplicates, _TRUTH_FLAG),
         )
@@ -177,6 +213,11 @@ def build_neighbors_plan(
         within = (pl.col(_POS) <= k) & (_distance(request) <= limit)
         denominator = pl.min_horizontal(pl.lit(k, dtype=pl.Int64), pl.col(_N).first())
         counts.append((within.sum() / denominator).cast(pl.Float64).alias(label))
+        if i in auto:
+            cosine_limit = pl.col(_threshold_name(i, _COSINE)) * (1.0 + epsilon)
+            found = (pl.col(_POS) <= k) & (_distance(request, _COSINE) <= cosine_limit)
+            value = (found.sum() / denominator).cast(pl.Float64)
+            counts.append(value.alias(_as_cosine(label)))
     truth_flags = [c for c in truth.collect_schema().names() if c.startswith(_TRUTH_FLAG)]
     per_query = (
         truth.join(approx, on=keys, how="left", nulls_equal=False)
@@ -186,6 +227,7 @@ def build_neighbors_plan(
             pl.col(_BAD).any().alias(_BAD),
             pl.col(_TBAD).first().alias(_TBAD),
             pl.col(_NEG).first(),
+            pl.col(_RANGE).first(),
             pl.col(_SCORE).filter(_above_bound()).max().alias(_OVER),
             *(pl.col(c).first() for c in truth_flags),
         )
@@ -221,14 +263,9 @@ def build_neighbors_plan(
         # that some group did not retrieve cannot be placed (refused, as the judgments')
         unplaced=tuple(k for k in missing if k in options.attribute_keys),
     )
-    auto = [
-        label
-        for label, request in requests
-        if request.metric.name == "neighbor_recall_rel"
-        and _params(request).options["distance"] == "auto"
-    ]
+    auto_labels = [labels[i] for i in sorted(auto)]
     checked = combined.map_batches(
-        lambda frame: _checked(frame, spec, labels, auto, sample),
+        lambda frame: _checked(frame, spec, labels, auto_labels, sample),
         schema=combined.select(*keys, *labels).collect_schema(),
     )
     # how the run's queries line up with those of neighbors= (a run that matches none
@@ -375,14 +412,18 @@ def _params(request: MetricRequest) -> Params:
     return request.params(1.0)  # the relevance level plays no part
 
 
-def _distance(request: MetricRequest) -> pl.Expr:
+def _distance(request: MetricRequest, reading: str | None = None) -> pl.Expr:
     """The distance of a row from its score (:func:`neighbor_distance`); for
     ``neighbor_recall_rel``, at least 0. A distance is never below 0: one below it is
     rounding (a cosine similarity computed past 1, ``1 - score``; a squared distance
     computed below 0, ``-score``), and counted as 0, as knn clips its own, since the
     relative threshold ``(1 + epsilon) t_k`` of a ``t_k`` below 0 falls below ``t_k``
-    itself (a run measured 0.65 against itself). NaN stays NaN (refused)."""
-    distance = neighbor_distance(_params(request), pl.col(_NEG) == 0)
+    itself (a run measured 0.65 against itself). NaN stays NaN (refused). ``reading``:
+    the ``distance`` parameter read in place of the request's."""
+    params = _params(request)
+    if reading is not None:
+        params = replace(params, options={**params.options, "distance": reading})
+    distance = neighbor_distance(params, pl.col(_NEG) == 0)
     if request.metric.name != "neighbor_recall_rel":
         return distance  # an absolute threshold: -score of a dot run may be below 0
     return pl.when(distance < 0).then(pl.lit(0.0)).otherwise(distance)
@@ -541,6 +582,8 @@ def _checked(
             "distance); pass distance=neg_score or distance=one_minus_score if one is "
             "meant, or measure neighbor_recall@k"
         )
+    _warn_on_reading(frame, auto, spec.query_id)
+    frame = frame.drop(_as_cosine(label) for label in auto)
     truth = [c for c in frame.columns if c.startswith(_TRUTH_FLAG)]
     checked = raise_on_bad_rows(frame.drop(truth), spec, check_rows=_CHECK)
     judged = frame.filter(pl.col(_JUDGED)).select(
@@ -561,6 +604,34 @@ def _checked(
     return checked.filter(keep).select(
         *spec.keys, *(pl.col(label).fill_null(0.0) for label in labels)
     )
+
+
+def _warn_on_reading(frame: pl.DataFrame, auto: list[str], query_id: str) -> None:
+    """Say what ``distance='auto'`` assumed where the data cannot settle it and the
+    value depends on it: every score of neighbors= at most 0 is read as negated
+    distances (``-score``, knn's ``l2`` runs), but every one is also at least -1, as
+    cosine similarities of vectors pointing apart are, and read so (``1 - score``) a
+    query's value differs (the first such label and query, in query order)."""
+    if not auto:
+        return
+    read = frame.filter((pl.col(_NEG) == 0) & pl.col(_RANGE))
+    for label in auto:
+        other = pl.col(_as_cosine(label))
+        differ = read.filter(pl.col(label).ne_missing(other)).sort(query_id)
+        if not differ.height:
+            continue
+        row = differ.row(0, named=True)
+        warn_from_plan(
+            f"metric {label!r} (distance='auto') read the scores of neighbors= as negated "
+            "distances (distance -score, as knn's l2 runs score: every score is <= 0); "
+            "every one is also >= -1, as cosine similarities can be, and read as such "
+            f"(distance 1 - score) its value differs (query {row[query_id]!r}: "
+            f"{row[label]!r}, else {row[_as_cosine(label)]!r}): say which they are with "
+            "distance=neg_score (negated distances) or distance=one_minus_score (cosine "
+            "similarities), e.g. neighbor_recall_rel(distance=neg_score)@k",
+            IrmWarning,
+        )
+        return
 
 
 def _raise_above_one(frame: pl.DataFrame, spec: CheckSpec, labels: list[str]) -> None:
