@@ -356,3 +356,37 @@ def test_auto_distance_is_quiet_where_the_reading_does_not_matter(
         warnings.simplefilter("error")
         result = irm.evaluate(run, [metric], neighbors=exact)
     assert result.rows() == [(1, value)]
+
+
+_SEMICOLONS = (
+    "is separated by semicolons; a CSV file's fields are separated by commas and its "
+    "numbers have a decimal point: convert it, e.g. pl.read_csv(path, separator=';', "
+    "decimal_comma=True).write_csv(new_path)"
+)
+
+
+# (file, its text, the message): a locale's CSV was read as one column, and refused at
+# its first decimal comma as "line 2: 2 fields where the header has 1"
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        (
+            "run.csv",
+            "query_id;doc_id;score\nq1;d1;0,5\n",
+            f"run.csv, line 1: the header 'query_id;doc_id;score' {_SEMICOLONS}",
+        ),
+        (
+            "qrels.csv",
+            "\ufeffquery_id;doc_id;relevance\nq1;d1;1\n",
+            f"qrels.csv, line 1: the header 'query_id;doc_id;relevance' {_SEMICOLONS}",
+        ),
+    ],
+)
+def test_a_semicolon_separated_csv_is_named_as_such(
+    tmp_path: Path, name: str, text: str, message: str
+) -> None:
+    (tmp_path / "run.csv").write_text("query_id,doc_id,score\nq1,d1,0.5\n")
+    (tmp_path / "qrels.csv").write_text("query_id,doc_id,relevance\nq1,d1,1\n")
+    (tmp_path / name).write_text(text)
+    done = irm_in_process("evaluate", "run.csv", "--qrels", "qrels.csv", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")

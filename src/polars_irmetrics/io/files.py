@@ -632,6 +632,17 @@ def _check_header(source: str, head: bytes, separator: str) -> None:
     """
     text = head.decode("utf-8", errors="replace").removeprefix("\ufeff")
     header = next(csv.reader(io.StringIO(text), delimiter=separator), [])
+    if len(header) == 1 and separator != ";" and len(header[0].split(";")) > 1:
+        # a locale's CSV (semicolons, decimal commas): one column, then 'line 2: 2
+        # fields where the header has 1' at its first decimal comma
+        kind = "CSV" if separator == "," else "TSV"
+        raise FileFormatError(
+            f"{display_name(source)}, line 1: the header {excerpt(header[0])} is separated "
+            f"by semicolons; a {kind} file's fields are separated by "
+            f"{'commas' if separator == ',' else 'tabs'} and its numbers have a decimal "
+            "point: convert it, e.g. pl.read_csv(path, separator=';', decimal_comma=True)"
+            ".write_csv(new_path)"
+        )
     seen: dict[str, int] = {}
     for number, name in enumerate(header, start=1):
         if name in seen:
