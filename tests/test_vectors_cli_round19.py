@@ -390,3 +390,50 @@ def test_a_semicolon_separated_csv_is_named_as_such(
     (tmp_path / name).write_text(text)
     done = irm_in_process("evaluate", "run.csv", "--qrels", "qrels.csv", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")
+
+
+# (the second file's header, the message): a pattern of CSV files whose headers differ
+# was refused as "runs/*.csv: its columns cannot be read (a damaged file, or files of a
+# pattern or folder that disagree)", naming neither file nor column
+@pytest.mark.parametrize(
+    ("header", "message"),
+    [
+        (
+            "doc_id,query_id,score",
+            "runs/b.csv: its columns are in another order (doc_id, query_id, score) than "
+            "runs/a.csv's (query_id, doc_id, score); every file of a pattern needs the "
+            "columns in one order: write them again in one order",
+        ),
+        (
+            "query_id,doc_id,rank",
+            "runs/b.csv: no column 'score', which runs/a.csv has; every file of a run needs "
+            "the same columns",
+        ),
+    ],
+    ids=["order", "column"],
+)
+def test_a_pattern_of_csv_files_whose_headers_differ_names_the_file(
+    tmp_path: Path, header: str, message: str
+) -> None:
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "a.csv").write_text("query_id,doc_id,score\nq1,d1,0.5\n")
+    values = {"query_id": "q2", "doc_id": "d2", "score": "0.4", "rank": "1"}
+    row = ",".join(values[name] for name in header.split(","))
+    (tmp_path / "runs" / "b.csv").write_text(f"{header}\n{row}\n")
+    (tmp_path / "qrels.txt").write_text(_QRELS_TEXT)
+    done = irm_in_process("evaluate", "runs/*.csv", "--qrels", "qrels.txt", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")
+
+
+def test_a_pattern_of_csv_files_of_integer_and_fractional_scores_is_read(tmp_path: Path) -> None:
+    """Scores 1 (Int64) in one file and 0.4 (Float64) in the other meet as floats:
+    q1's d1 is relevant at rank 1 (ndcg 1), q2's d1 unretrieved (0): mean 0.5."""
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "a.csv").write_text("query_id,doc_id,score\nq1,d1,1\n")
+    (tmp_path / "runs" / "b.csv").write_text("query_id,doc_id,score\nq2,d2,0.4\n")
+    (tmp_path / "qrels.txt").write_text(_QRELS_TEXT)
+    done = irm_in_process(
+        "evaluate", "runs/*.csv", "--qrels", "qrels.txt", "-m", "ndcg", "--format", "csv",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (0, "num_q,ndcg\n2,0.5\n")

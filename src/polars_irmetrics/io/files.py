@@ -590,13 +590,29 @@ def _scan_table(
         return _check_json_numbers(lazy, source, data, numbers)
     separator = "," if fmt == "csv" else "\t"
     if is_glob(source):  # polars expands the pattern; every file is typed as a whole
+        first: tuple[str, pl.Schema] | None = None
         for path in source_files(source, what):  # each file's faults named as a file's are
             text = open_text(path, what)
             data = text.data
             _check_header(path, text.head, separator)
             _check_fields(path, data, fmt, what)
             check_not_empty(path, fmt, what)
-            _check_numbers(_scan_text(data, separator, ids), path, fmt, what, numbers)
+            lazy = _check_numbers(_scan_text(data, separator, ids), path, fmt, what, numbers)
+            # the files' headers alike, in one order (polars' own error names no file);
+            # their types are polars' to unify (a bad value is named where it is read)
+            names = lazy.collect_schema().names()
+            schema = (display_name(path), pl.Schema(dict.fromkeys(names, pl.String)))
+            if first is None:
+                first = schema
+                continue
+            _refuse_other_columns(first, schema, what.split(":")[0])
+            if first[1].names() != schema[1].names():
+                raise FileFormatError(
+                    f"{schema[0]}: its columns are in another order "
+                    f"({', '.join(schema[1].names())}) than {first[0]}'s "
+                    f"({', '.join(first[1].names())}); every file of a pattern needs the "
+                    "columns in one order: write them again in one order"
+                )
         return pl.scan_csv(
             source,
             separator=separator,
