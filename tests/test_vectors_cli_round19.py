@@ -437,3 +437,33 @@ def test_a_pattern_of_csv_files_of_integer_and_fractional_scores_is_read(tmp_pat
         cwd=tmp_path,
     )  # fmt: skip
     assert (done.returncode, done.stdout) == (0, "num_q,ndcg\n2,0.5\n")
+
+
+# (weights, the message): '0,6,0,4' (decimal commas) was read as 4 weights for 2 runs,
+# "weights has 4 value(s) for 2 runs"; 3 numbers are no decimal commas: the library's
+@pytest.mark.parametrize(
+    ("weights", "message"),
+    [
+        (
+            "0,6,0,4",
+            "--weights '0,6,0,4' gives 4 numbers for 2 runs: decimal commas? the weights are "
+            "separated by commas and written with a decimal point, e.g. --weights 0.6,0.4",
+        ),
+        (
+            "0.6,0.4,0.2",
+            "weights has 3 value(s) for 2 runs ('a.txt', 'b.txt'); give one weight per run, "
+            "in the runs' order",
+        ),
+    ],
+    ids=["decimal-commas", "three"],
+)
+def test_fuse_weights_with_decimal_commas_are_named(
+    tmp_path: Path, weights: str, message: str
+) -> None:
+    (tmp_path / "a.txt").write_text(_RUN_TEXT)
+    (tmp_path / "b.txt").write_text(_RUN_TEXT.replace("d1", "d2"))
+    done = irm_in_process(
+        "fuse", "a.txt", "b.txt", "--method", "wsum", "--weights", weights, "-o", "out.txt",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")

@@ -178,15 +178,33 @@ def _check_mode(args: argparse.Namespace) -> None:
             )
 
 
-def _weights(text: str | None) -> list[float] | None:
+def _weights(text: str | None, runs: int) -> list[float] | None:
+    """The weights of ``--weights`` (one per run: ``runs``); twice as many integers as
+    runs are decimal commas (``0,6,0,4``), refused with the list they meant.
+
+    >>> _weights("0,6,0,4", 2)
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: --weights '0,6,0,4' gives 4 numbers for 2 runs: ...
+    """
     if text is None:
         return None
+    pieces = text.split(",")
     try:
-        return [float(x) for x in text.split(",")]
+        weights = [float(x) for x in pieces]
     except ValueError:
         raise InvalidValueError(
             f"--weights {text!r} is not a comma-separated list of numbers, e.g. 0.6,0.4"
         ) from None
+    if len(pieces) == 2 * runs and all(p.strip().isdigit() for p in pieces):
+        pairs = zip(pieces[::2], pieces[1::2], strict=True)
+        meant = ",".join(f"{a.strip()}.{b.strip()}" for a, b in pairs)
+        raise InvalidValueError(
+            f"--weights {text!r} gives {len(pieces)} numbers for {runs} runs: decimal "
+            "commas? the weights are separated by commas and written with a decimal "
+            f"point, e.g. --weights {meant}"
+        )
+    return weights
 
 
 def _params(given: list[str]) -> dict[str, Any]:
@@ -341,7 +359,7 @@ def run(args: argparse.Namespace) -> int:
         runs,
         args.method or "rrf",
         norm=args.norm,
-        weights=_weights(args.weights),
+        weights=_weights(args.weights, len(runs)),
         depth=args.depth,
         **params,
     )
