@@ -467,3 +467,45 @@ def test_fuse_weights_with_decimal_commas_are_named(
         cwd=tmp_path,
     )  # fmt: skip
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")
+
+
+_DAY1 = "user_id,arm,session_id,position,clicked\nu1,A,s1,1,1\nu2,B,s2,1,0\n"
+
+
+# (the second file's name, its text, the message): a bad click in the second of two
+# logs made its column text, refused as the files' types ("day2.csv: column 'clicked'
+# is String, but day1.csv has it as Int64; ... write the files again with one type")
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        (
+            "day2.csv",
+            "user_id,arm,session_id,position,clicked\nu3,A,s3,1,1\nu4,B,s4,1,yes\n",
+            "day2.csv, line 3: column 'clicked' holds 'yes', where day1.csv holds Int64 "
+            "values; fix or drop the line",
+        ),
+        (  # line 2 blank: the second row is line 3
+            "day2.jsonl",
+            '{"user_id": "u3", "arm": "A", "session_id": "s3", "position": 1, "clicked": 1}'
+            '\n\n{"user_id": "u4", "arm": "B", "session_id": "s4", "position": 1, '
+            '"clicked": "oui"}\n',
+            "day2.jsonl, line 3: column 'clicked' holds 'oui', where day1.csv holds Int64 "
+            "values; fix or drop the line",
+        ),
+        (  # ids that are text in one file and integers in the other: the types' message
+            "day2.csv",
+            "user_id,arm,session_id,position,clicked\n7,A,s3,1,1\n",
+            "day2.csv: column 'user_id' is Int64, but day1.csv has it as String; every file "
+            "of an impression log needs the same column types: write the files again with "
+            "one type, e.g. pl.col('user_id').cast(pl.String)",
+        ),
+    ],
+    ids=["csv", "jsonl", "ids"],
+)
+def test_a_bad_click_in_one_of_several_logs_names_its_file_and_line(
+    tmp_path: Path, name: str, text: str, message: str
+) -> None:
+    (tmp_path / "day1.csv").write_text(_DAY1)
+    (tmp_path / name).write_text(text)
+    done = irm_in_process("ab", "day1.csv", name, "-m", "ctr", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")

@@ -1118,11 +1118,61 @@ def scan_logs(sources: Sequence[str | os.PathLike[str]]) -> pl.LazyFrame:
     first = (display_name(frames[0][0]), schema_of(*frames[0]))
     for source, frame in frames[1:]:
         other = (display_name(source), schema_of(source, frame))
+        # a column that is text in one file only: its first value that is not of the
+        # other's type, with its file and line (a bad click, not a file written apart)
+        for (_, schema), (at, text), (holder, kind) in (
+            (other, (source, frame), first),
+            (first, frames[0], other),
+        ):
+            for column, dtype in schema.items():
+                if dtype == pl.String and kind.get(column) not in (None, pl.String):
+                    where = (display_name(at), log_lines([at]))
+                    _refuse_other_value(text, where, column, kind[column], holder)
         # numbers of two widths meet as floats, as in one file holding both
         _refuse_other_columns(
             first, other, what, widen=True, fix=": add it, or read the files apart"
         )
     return pl.concat([frame for _, frame in frames], how="diagonal_relaxed")
+
+
+def _refuse_other_value(
+    frame: pl.LazyFrame,
+    source: tuple[str, LogLines],
+    column: str,
+    dtype: pl.DataType,
+    holder: str,
+) -> None:
+    """The first value of a log file's text ``column`` that is not of ``dtype`` (the
+    column's type in the file ``holder``: a number, or a Boolean's true/false or 1/0),
+    where others are (a bad value among clicks), refused with the file and, where it
+    has one, the line (``source``: its name and :class:`LogLines`); nothing where every
+    value is one, or none is (ids that are text in one file: the two files' types are
+    compared as such).
+
+    >>> log = pl.LazyFrame({"clicked": ["1", "yes"]})
+    >>> _refuse_other_value(log, ("b.csv", LogLines(first=2)), "clicked", pl.Int64(), "a.csv")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.FileFormatError: b.csv, line 3: column 'clicked' holds 'yes', ...
+    """
+    value = pl.col(column).str.strip_chars()
+    if dtype == pl.Boolean:
+        fits = value.str.to_lowercase().is_in(_FLAGS)
+    elif dtype.is_numeric():
+        fits = value.cast(pl.Float64, strict=False).is_not_null()
+    else:
+        return
+    bad = pl.col(column).is_not_null() & fits.not_()
+    rows = frame.select(column).with_row_index("row")
+    found = rows.filter(bad).head(1).collect()
+    if not found.height or not rows.filter(fits).head(1).collect().height:
+        return
+    row, text = found.row(0)
+    where = source[1].where(source[0], row)
+    raise FileFormatError(
+        f"{where}: column {column!r} holds {excerpt(text)}, where {holder} holds {dtype} "
+        "values; fix or drop the line"
+    )
 
 
 def ragged_line(
