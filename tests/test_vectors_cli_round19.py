@@ -138,34 +138,53 @@ _RUN_TEXT = "q1 Q0 d1 1 0.5 sys\nq2 Q0 d1 1 0.9 sys\n"
 _QRELS_TEXT = "q1 0 d1 1\nq2 0 d1 1\n"
 _EXPECT_6 = "expected 6 whitespace-separated fields (query_id Q0 doc_id rank score run_id), got 4"
 _EXPECT_4 = "expected 4 whitespace-separated fields (query_id iteration doc_id relevance), got 6"
-_HOLDS = "run.txt a run:"  # the judgments' name, then what it holds
+_ORDER = "give the judgments first, then the run, as trec_eval takes them"
+_FLAG = "name the run first and the judgments with --qrels"
 
 
 # (command, its file arguments, the message): the judgments and the run given in each
-# other's place; the command named the line it failed on, with no word of the order
+# other's place; the command named the line or column it failed on, with no word of the
+# order
 _SWAPPED = [
     (
         ["trec-eval", "run.txt", "qrels.txt"],
         f"qrels.txt, line 1: {_EXPECT_6}: 'q1 0 d1 1'; the two files look swapped: qrels.txt "
-        f"holds judgments (query_id iteration doc_id relevance) and {_HOLDS} give the "
-        "judgments first, then the run, as trec_eval takes them (qrels.txt before run.txt)",
+        f"holds judgments and run.txt a run: {_ORDER} (qrels.txt before run.txt)",
     ),
     (
         ["evaluate", "qrels.txt", "--qrels", "run.txt"],
         f"run.txt, line 1: {_EXPECT_4}: 'q1 Q0 d1 1 0.5 sys'; the files look swapped: "
-        f"qrels.txt holds judgments (query_id iteration doc_id relevance) and {_HOLDS} "
-        "name the run first and the judgments with --qrels (irm evaluate run.txt --qrels "
-        "qrels.txt)",
+        f"qrels.txt holds judgments and run.txt a run: {_FLAG} (irm evaluate run.txt "
+        "--qrels qrels.txt)",
+    ),
+    (  # tables: by their columns (relevance; score)
+        ["trec-eval", "run.csv", "qrels.csv"],
+        "run.csv: no column 'relevance' (its columns: 'query_id', 'doc_id', 'score'); name "
+        "the relevance column with relevance=...; the two files look swapped: qrels.csv "
+        f"holds judgments and run.csv a run: {_ORDER} (qrels.csv before run.csv)",
+    ),
+    (
+        ["evaluate", "qrels.csv", "--qrels", "run.csv"],
+        "run.csv: no column 'relevance' (its columns: 'query_id', 'doc_id', 'score'); name "
+        "the relevance column with --relevance COL; the files look swapped: qrels.csv "
+        f"holds judgments and run.csv a run: {_FLAG} (irm evaluate run.csv --qrels "
+        "qrels.csv)",
     ),
 ]
 
 
-@pytest.mark.parametrize(("args", "message"), _SWAPPED, ids=["trec-eval", "evaluate"])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    _SWAPPED,
+    ids=["trec-eval", "evaluate", "trec-eval-tables", "evaluate-tables"],
+)
 def test_swapped_run_and_judgments_are_named_as_swapped(
     tmp_path: Path, args: list[str], message: str
 ) -> None:
     (tmp_path / "run.txt").write_text(_RUN_TEXT)
     (tmp_path / "qrels.txt").write_text(_QRELS_TEXT)
+    (tmp_path / "run.csv").write_text("query_id,doc_id,score\nq1,d1,0.5\n")
+    (tmp_path / "qrels.csv").write_text("query_id,doc_id,relevance\nq1,d1,1\n")
     done = irm_in_process(*args, cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")
 

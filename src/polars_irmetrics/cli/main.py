@@ -44,7 +44,7 @@ from polars_irmetrics.cli.flags import (
 )
 from polars_irmetrics.cli.keywords import as_flags, flags_of
 from polars_irmetrics.door.evaluate import Parsed, evaluate_tables
-from polars_irmetrics.errors import DuplicateError, FileFormatError, InvalidValueError, IrmError
+from polars_irmetrics.errors import DuplicateError, InvalidValueError, IrmError
 from polars_irmetrics.expressions import rank_by_score
 from polars_irmetrics.ground.buckets import beside_main, spill_guard
 from polars_irmetrics.ground.debias import Debias
@@ -544,16 +544,15 @@ def _one_order(frames: list[pl.LazyFrame], args: argparse.Namespace) -> list[pl.
     ]
 
 
-def _swapped(error: FileFormatError, runs: list[str], qrels: str) -> FileFormatError:
+def _swapped(error: IrmError, runs: list[str], qrels: str) -> IrmError:
     """The judgments' reading ``error``, with a hint where a run and the judgments look
     swapped (:func:`~polars_irmetrics.io.files.look_swapped`)."""
     run = next((run for run in runs if look_swapped(run, qrels)), None)
     if run is None:
         return error
     return type(error)(
-        f"{error}; the files look swapped: {run} holds judgments (query_id iteration doc_id "
-        f"relevance) and {qrels} a run: name the run first and the judgments with --qrels "
-        f"(irm evaluate {qrels} --qrels {run})"
+        f"{error}; the files look swapped: {run} holds judgments and {qrels} a run: name "
+        f"the run first and the judgments with --qrels (irm evaluate {qrels} --qrels {run})"
     )
 
 
@@ -622,7 +621,7 @@ def _read_inputs(
             tables["qrels"] = scan_qrels(
                 qrels_source, args.qrels_format, relevance=args.relevance, **ids
             )
-        except FileFormatError as error:
+        except IrmError as error:
             raise _swapped(error, runs, qrels_source) from None
     if args.queries is not None:
         tables["queries"] = scan_queries(args.queries, query_id=args.query_id)

@@ -135,8 +135,8 @@ from polars_irmetrics.cli.trec_eval_measures import (
 from polars_irmetrics.door.evaluate import evaluate, reads_level
 from polars_irmetrics.door.jg import evaluate_jg
 from polars_irmetrics.errors import (
-    FileFormatError,
     InvalidValueError,
+    IrmError,
     QuerySetError,
     UnknownMetricError,
 )
@@ -373,16 +373,16 @@ def _read_run(source: str, version: Version) -> pl.DataFrame:
     return lazy.select(keep).with_columns(*held).collect()
 
 
-def _swapped(error: FileFormatError, qrels: str, run: str) -> FileFormatError:
-    """The run's reading ``error``, with a hint where the two files look swapped (the
-    run is shaped as TREC qrels and the judgments as a TREC run): trec_eval's order
-    is the judgments first, then the run."""
+def _swapped(error: IrmError, qrels: str, run: str) -> IrmError:
+    """A reading ``error`` of the run or the judgments, with a hint where the two files
+    look swapped (the run shaped as judgments, the judgments as a run: TREC lines or
+    a table's columns): trec_eval's order is the judgments first, then the run."""
     if not look_swapped(run, qrels):
         return error
     return type(error)(
-        f"{error}; the two files look swapped: {run} holds judgments (query_id iteration "
-        f"doc_id relevance) and {qrels} a run: give the judgments first, then the run, as "
-        f"trec_eval takes them ({run} before {qrels})"
+        f"{error}; the two files look swapped: {run} holds judgments and {qrels} a run: "
+        f"give the judgments first, then the run, as trec_eval takes them ({run} before "
+        f"{qrels})"
     )
 
 
@@ -509,7 +509,7 @@ def run(args: argparse.Namespace) -> int:
         )
     try:
         run_frame = _read_run(args.run, version)
-    except FileFormatError as error:
+    except IrmError as error:
         raise _swapped(error, args.qrels, args.run) from None
     # num_ret is always computed: with no measure to print it still gives the query set.
     computed = [c for c in selection.columns if c.relstring is None]
@@ -549,7 +549,10 @@ def run(args: argparse.Namespace) -> int:
             judged_only=args.judged_only,
         )
     else:
-        qrels = _read_qrels(args.qrels)
+        try:
+            qrels = _read_qrels(args.qrels)
+        except IrmError as error:
+            raise _swapped(error, args.qrels, args.run) from None
         # trec_eval takes -l beside any measure; irm.evaluate refuses a level only
         # graded measures would read (it changes none of them): passed where one reads it
         level = args.level if reads_level(parse_metric_list(metrics)) else 1

@@ -366,34 +366,56 @@ def _refuse_decimal_comma(source: str, head: bytes, first: str) -> None:
 
 
 def trec_shape(source: str | os.PathLike[str]) -> Literal["run", "qrels"] | None:
-    """What a TREC text file's first data line is shaped as: ``"run"`` (6 fields or
-    more, the 4th and 5th numbers), ``"qrels"`` (4 fields, the 4th a number), or None
-    (standard input, another format, a file that cannot be read: nothing to tell). For
-    messages only, on an error path (``irm trec-eval QRELS RUN`` with the files
+    """What a file is shaped as: TREC text by its first data line, ``"run"`` (6 fields
+    or more, the 4th and 5th numbers) or ``"qrels"`` (4 fields, the 4th a number); a
+    table by its columns under their default names, ``"qrels"`` (``relevance``, no
+    ``score`` nor ``rank``) or ``"run"`` (``score`` or ``rank``, no ``relevance``); or
+    None (standard input, a file that cannot be read, other columns: nothing to tell).
+    For messages only, on an error path (``irm trec-eval QRELS RUN`` with the files
     swapped).
 
     >>> import pathlib, tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     path = pathlib.Path(tmp) / "qrels.txt"
     ...     _ = path.write_text("# judged\\nq1 0 d1 1\\n")
-    ...     print(trec_shape(path))
-    qrels
+    ...     table = pathlib.Path(tmp) / "run.csv"
+    ...     _ = table.write_text("query_id,doc_id,score\\nq1,d1,0.5\\n")
+    ...     print(trec_shape(path), trec_shape(table))
+    qrels run
     """
     text = os.fspath(source)
     try:
-        if text == STDIN or detect_format(text) != "trec":
+        if text == STDIN:
             return None
-        fields = _first_line(open_text(text, _RUN).head).split()
-    except (IrmError, OSError):
+        fmt = detect_format(text)
+        if fmt == "trec":
+            fields = _first_line(open_text(text, _RUN).head).split()
+            if not _looks_like_trec(" ".join(fields)):
+                return None
+            return "qrels" if len(fields) == 4 else "run"
+        names = set(_columns_of(text, fmt))
+    except (IrmError, OSError, ValueError, pl.exceptions.PolarsError):
         return None
-    if not _looks_like_trec(" ".join(fields)):
-        return None
-    return "qrels" if len(fields) == 4 else "run"
+    ranked = bool(names & {"score", "rank"})
+    if "relevance" in names and not ranked:
+        return "qrels"
+    return "run" if ranked and "relevance" not in names else None
+
+
+def _columns_of(source: str, fmt: str) -> list[str]:
+    """The column names of a table file (:func:`trec_shape`'s; an error path only)."""
+    if fmt == "parquet":
+        return pl.scan_parquet(source).collect_schema().names()
+    head = open_text(source, _RUN).head.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    if fmt == "jsonl":
+        row = json.loads(_first_line(head.encode()))
+        return list(row) if isinstance(row, dict) else []
+    return next(csv.reader(io.StringIO(head), delimiter="," if fmt == "csv" else "\t"), [])
 
 
 def look_swapped(run: str | os.PathLike[str], qrels: str | os.PathLike[str]) -> bool:
     """Whether a run and judgments given to a command look swapped: the run shaped as
-    TREC qrels, the judgments as a TREC run (:func:`trec_shape`). For messages only."""
+    judgments, the judgments as a run (:func:`trec_shape`). For messages only."""
     return trec_shape(run) == "qrels" and trec_shape(qrels) == "run"
 
 
