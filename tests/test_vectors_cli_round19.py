@@ -528,3 +528,15 @@ def test_a_bad_click_in_one_of_several_logs_names_its_file_and_line(
     (tmp_path / name).write_text(text)
     done = irm_in_process("ab", "day1.csv", name, "-m", "ctr", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")
+
+
+def test_cosine_similarity_of_vectors_of_two_lengths_says_no_polars_context() -> None:
+    """polars appended "\\n\\nThis error occurred in the following expression:\\n\\t
+    col("a").python_udf([col("b")])" to the library's message."""
+    frame = pl.DataFrame({"a": [[1.0, 0.0]], "b": [[1.0, 0.0, 0.0]]})
+    with pytest.raises(irm.errors.InvalidValueError) as caught:
+        frame.select(irm.cosine_similarity("a", "b"))
+    assert str(caught.value) == (
+        "cosine_similarity: columns 'a' and 'b' hold vectors of different lengths in the "
+        "same row (2 and 3); embeddings must have equal lengths"
+    )

@@ -33,9 +33,10 @@ __all__ = [
 
 
 #: What polars appends to an error raised while it plans a query (an expression's
-#: deferred column check, :mod:`polars_irmetrics.ground.deferred`): its own context,
-#: cut from the library's messages.
-_POLARS_CONTEXT = ("\n\nResolved plan until failure:", "\n\nThis error occurred with")
+#: deferred column check, :mod:`polars_irmetrics.ground.deferred`) or runs one of its
+#: Python functions (cosine_similarity's length check: "This error occurred in the
+#: following expression: ..."): its own context, cut from the library's messages.
+_POLARS_CONTEXT = ("\n\nResolved plan until failure:", "\n\nThis error occurred ")
 
 
 class IrmError(Exception):
