@@ -159,9 +159,9 @@ _SWAPPED = [
     ),
     (  # tables: by their columns (relevance; score)
         ["trec-eval", "run.csv", "qrels.csv"],
-        "run.csv: no column 'relevance' (its columns: 'query_id', 'doc_id', 'score'); name "
-        "the relevance column with relevance=...; the two files look swapped: qrels.csv "
-        f"holds judgments and run.csv a run: {_ORDER} (qrels.csv before run.csv)",
+        "run.csv: no column 'relevance' (its columns: 'query_id', 'doc_id', 'score'); the "
+        f"two files look swapped: qrels.csv holds judgments and run.csv a run: {_ORDER} "
+        "(qrels.csv before run.csv)",
     ),
     (
         ["evaluate", "qrels.csv", "--qrels", "run.csv"],
@@ -540,3 +540,37 @@ def test_cosine_similarity_of_vectors_of_two_lengths_says_no_polars_context() ->
         "cosine_similarity: columns 'a' and 'b' hold vectors of different lengths in the "
         "same row (2 and 3); embeddings must have equal lengths"
     )
+
+
+_FIXED = "(no flag names another, as trec_eval's fields are fixed): rename the file's column to"
+
+
+# (the judgments' text, the run's text, the message): the command suggested the Python
+# keyword "name the query id column with query_id=...", which irm trec-eval does not take
+@pytest.mark.parametrize(
+    ("qrels", "run", "message"),
+    [
+        (
+            _QRELS_TEXT,
+            "qid,docno,score\nq1,d1,0.5\n",
+            "run.csv: no column 'query_id' (its columns: 'qid', 'docno', 'score'); irm "
+            f"trec-eval reads the query id from a column of that name {_FIXED} 'query_id'",
+        ),
+        (
+            "query_id,doc_id,rel\nq1,d1,1\n",
+            _RUN_TEXT,
+            "qrels.csv: no column 'relevance' (its columns: 'query_id', 'doc_id', 'rel'); irm "
+            f"trec-eval reads the relevance from a column of that name {_FIXED} 'relevance'",
+        ),
+    ],
+    ids=["run", "judgments"],
+)
+def test_trec_eval_names_a_missing_column_as_it_reads_it(
+    tmp_path: Path, qrels: str, run: str, message: str
+) -> None:
+    qrels_name = "qrels.txt" if qrels == _QRELS_TEXT else "qrels.csv"
+    run_name = "run.txt" if run == _RUN_TEXT else "run.csv"
+    (tmp_path / qrels_name).write_text(qrels)
+    (tmp_path / run_name).write_text(run)
+    done = irm_in_process("trec-eval", qrels_name, run_name, cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")

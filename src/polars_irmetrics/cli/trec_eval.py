@@ -109,6 +109,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -135,6 +136,7 @@ from polars_irmetrics.cli.trec_eval_measures import (
 from polars_irmetrics.door.evaluate import evaluate, reads_level
 from polars_irmetrics.door.jg import evaluate_jg
 from polars_irmetrics.errors import (
+    ColumnNotFoundError,
     InvalidValueError,
     IrmError,
     QuerySetError,
@@ -373,6 +375,38 @@ def _read_run(source: str, version: Version) -> pl.DataFrame:
     return lazy.select(keep).with_columns(*held).collect()
 
 
+#: A table's missing column, and the Python keyword its message suggests naming it with.
+_NAME_IT = re.compile(r"no column (?P<column>'[^']*')(?P<mid>.*); name the (?P<what>[a-z ]+) "
+                      r"column with [a-z_]+=\.\.\.$")  # fmt: skip
+
+
+def _fixed_names(error: IrmError, *, advice: bool = True) -> IrmError:
+    """A table's missing column, named as ``irm trec-eval`` reads it: by its default
+    name, which no flag changes (not the Python keyword the library's message
+    suggests, which the command does not take); ``advice=False``: the column alone
+    (the files look swapped, which is said instead)."""
+    found = _NAME_IT.search(str(error))
+    if not isinstance(error, ColumnNotFoundError) or found is None:
+        return error
+    said = str(error)[: found.start()] + f"no column {found['column']}{found['mid']}"
+    if not advice:
+        return type(error)(said)
+    return type(error)(
+        f"{said}; irm trec-eval reads the {found['what']} from a column of that name (no "
+        "flag names another, as trec_eval's fields are fixed): rename the file's column "
+        f"to {found['column']}"
+    )
+
+
+def _read_error(error: IrmError, qrels: str, run: str) -> IrmError:
+    """A reading ``error`` of the run or the judgments as the command says it: the
+    files named as swapped where they look so (:func:`_swapped`), else a missing
+    column named as the command reads it (:func:`_fixed_names`)."""
+    bare = _fixed_names(error, advice=False)
+    hinted = _swapped(bare, qrels, run)
+    return _fixed_names(error) if hinted is bare else hinted
+
+
 def _swapped(error: IrmError, qrels: str, run: str) -> IrmError:
     """A reading ``error`` of the run or the judgments, with a hint where the two files
     look swapped (the run shaped as judgments, the judgments as a run: TREC lines or
@@ -510,7 +544,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         run_frame = _read_run(args.run, version)
     except IrmError as error:
-        raise _swapped(error, args.qrels, args.run) from None
+        raise _read_error(error, args.qrels, args.run) from None
     # num_ret is always computed: with no measure to print it still gives the query set.
     computed = [c for c in selection.columns if c.relstring is None]
     metrics = list(dict.fromkeys([*(c.metric for c in computed), "num_ret"]))
@@ -552,7 +586,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             qrels = _read_qrels(args.qrels)
         except IrmError as error:
-            raise _swapped(error, args.qrels, args.run) from None
+            raise _read_error(error, args.qrels, args.run) from None
         # trec_eval takes -l beside any measure; irm.evaluate refuses a level only
         # graded measures would read (it changes none of them): passed where one reads it
         level = args.level if reads_level(parse_metric_list(metrics)) else 1
