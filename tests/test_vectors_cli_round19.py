@@ -574,3 +574,17 @@ def test_trec_eval_names_a_missing_column_as_it_reads_it(
     (tmp_path / run_name).write_text(run)
     done = irm_in_process("trec-eval", qrels_name, run_name, cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")
+
+
+@pytest.mark.parametrize("method", ["wsum", "mixed"])
+def test_fuse_without_weights_names_the_flag(tmp_path: Path, method: str) -> None:
+    """The library's 'e.g. weights=[0.5, 0.5]' (a Python list) was printed as such."""
+    (tmp_path / "a.txt").write_text(_RUN_TEXT)
+    (tmp_path / "b.txt").write_text(_RUN_TEXT.replace("d1", "d2"))
+    done = irm_in_process("fuse", "a.txt", "b.txt", "--method", method, "-o", "out.txt",
+                          cwd=tmp_path)  # fmt: skip
+    message = (
+        f"{method} needs weights, one per run ('a.txt', 'b.txt'): pass them, e.g. "
+        "--weights 0.5,0.5"
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")

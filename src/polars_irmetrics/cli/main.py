@@ -1247,7 +1247,15 @@ def _in_words(
     message = message.replace(_LIST_METRICS, "'irm metrics'")
     message = _EVALUATE_CALL.sub(_evaluate_command, message)
     message = _FUSE_CALL.sub(_fuse_command, message)
+    if "weights" in flags:  # a list of weights: the flag's comma-separated numbers
+        message = _WEIGHTS_LIST.sub(
+            lambda found: "--weights " + found["values"].replace(", ", ","), message
+        )
     return as_flags(message, flags)
+
+
+#: ``weights=[0.5, 0.5]`` in a message: irm fuse's ``--weights 0.5,0.5``.
+_WEIGHTS_LIST = re.compile(r"\bweights=\[(?P<values>[-+0-9.e]+(?:, [-+0-9.e]+)*)\]")
 
 
 #: The hint of a column a table lacks, suggesting the ids' flags (not the one given).
