@@ -6,6 +6,7 @@ import warnings
 
 import polars as pl
 import pytest
+from distributed import Client
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError
@@ -372,7 +373,7 @@ def test_a_relayed_warning_keeps_its_class() -> None:
     ]
 
 
-def test_dask_pop_rsp_does_not_warn_of_an_empty_run_at_build() -> None:
+def test_dask_pop_rsp_does_not_warn_of_an_empty_run_at_build(client: Client) -> None:
     # Dask's graph of Elliot's metrics is prepared on empty frames of the tables'
     # schemas, whose PopRSP is NaN: 'pop_rsp@2 is NaN' was warned at every
     # irm_dask.evaluate, where the data's value is defined. Users: u1 and u2; the
@@ -402,7 +403,7 @@ def test_dask_pop_rsp_does_not_warn_of_an_empty_run_at_build() -> None:
         out = irm_dask.evaluate(
             to_dask(run), ["pop_rsp@2"], qrels=to_dask(qrels), interactions=to_dask(history)
         )
-        got = out.compute(scheduler="synchronous")
+        got = out.compute()
     assert [str(w.message) for w in caught] == []
     assert got["pop_rsp@2"].tolist() == one["pop_rsp@2"].to_list()
 
