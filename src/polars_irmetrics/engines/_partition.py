@@ -59,6 +59,7 @@ from polars_irmetrics.ground.options import (
 )
 from polars_irmetrics.ground.partitions import spanning_error
 from polars_irmetrics.ground.validate import INTERNAL, empty_table_text, warn_from_plan
+from polars_irmetrics.metrics.fairness import EXPECTED_EXPOSURE
 from polars_irmetrics.metrics.registry import (
     labels_by_route,
     means,
@@ -471,17 +472,15 @@ def refuse_split_call(
     refuse_run_only_by(run_schema, qrels_schema, given, options, queries_schema)
 
 
-#: The exposure measures that score a judged query a group did not retrieve (an empty
-#: ranking); the others (awrf, awrf_ndcg, rnd, rkl, rrd) score the rankings the run holds.
-_EXPECTED_EXPOSURE = frozenset({"ee_loss", "ee_disparity", "ee_relevance"})
-
-
 def _scores_unretrieved(request: MetricRequest) -> bool:
     """Whether ``request`` may score a judged query a group did not retrieve, which a
     ``by`` key of the run alone cannot place: a metric of the judgments other than the
-    exposure measures that read the rankings alone (:data:`_EXPECTED_EXPOSURE`)."""
+    exposure measures that read the rankings alone: only the expected-exposure ones
+    (:data:`~polars_irmetrics.metrics.fairness.EXPECTED_EXPOSURE`) score a judged query
+    a group did not retrieve (an empty ranking); awrf, awrf_ndcg, rnd, rkl and rrd score
+    the rankings the run holds."""
     if request.route == "exposure":
-        return request.metric.name in _EXPECTED_EXPOSURE
+        return request.metric.name in EXPECTED_EXPOSURE
     return True
 
 

@@ -25,6 +25,7 @@ from polars_irmetrics.ground.validate import (
     warn_on_joint,
     with_common_ids,
 )
+from polars_irmetrics.metrics.fairness import EXPECTED_EXPOSURE
 from polars_irmetrics.metrics.registry import MetricRequest
 
 __all__ = ["AWRF_MEASURES", "dimensions_of", "groups_tally", "warn_on_groups"]
@@ -66,17 +67,15 @@ _GROUPS, _TARGETED = f"{INTERNAL}groups", f"{INTERNAL}targeted"
 _STRAY, _STRAY_FIRST = f"{INTERNAL}stray", f"{INTERNAL}stray_first"
 _RELEVANT, _RELEVANT_GROUPED = f"{INTERNAL}relevant", f"{INTERNAL}relevant_grouped"
 
-#: The measures that read the groups of the judgments' relevant documents: the
-#: expected-exposure measures (their targets), and awrf's default target (the relevant
-#: documents' group distribution, where target= is not given).
-_JUDGED_GROUPS = frozenset({"ee_loss", "ee_disparity", "ee_relevance"})
-
 
 def reads_relevant_groups(requests: Requests, target: object | None) -> bool:
     """Whether a measure of ``requests`` reads the groups of the relevant judged
-    documents (:data:`_JUDGED_GROUPS`; awrf and awrf_ndcg without ``target``)."""
+    documents: the expected-exposure measures (their targets,
+    :data:`~polars_irmetrics.metrics.fairness.EXPECTED_EXPOSURE`), and awrf and
+    awrf_ndcg without ``target`` (their default target is the relevant documents' group
+    distribution)."""
     names = {r.metric.name for _, r in requests}
-    return bool(names & _JUDGED_GROUPS) or (target is None and bool(names & AWRF_MEASURES))
+    return bool(names & EXPECTED_EXPOSURE) or (target is None and bool(names & AWRF_MEASURES))
 
 
 def _tally(

@@ -29,6 +29,7 @@ from polars_irmetrics.errors import IrmWarning
 from polars_irmetrics.exposure.awrf import exact_mean, exact_sum
 from polars_irmetrics.ground.validate import warn_from_plan
 from polars_irmetrics.metrics._common import divide
+from polars_irmetrics.metrics.fairness import EXPECTED_EXPOSURE
 from polars_irmetrics.metrics.registry import MetricRequest
 
 __all__ = [
@@ -452,17 +453,12 @@ def warn_undefined_parts(
         warn_left_out(rows, requests, keys, query_id, total=total, emit=emit)
 
 
-#: The expected-exposure measures, which leave out a query with no relevant document in
-#: groups= (:func:`warn_left_out`).
-EXPECTED = frozenset({"ee_loss", "ee_disparity", "ee_relevance"})
-
-
 def left_out_labels(requests: Requests) -> list[str]:
     """The expected-exposure labels of ``requests`` where an exposure measure of another
     kind (awrf, awrf_ndcg, rnd, rkl, rrd) is asked beside: those score queries the
     expected exposure leaves out (null), and the summary's count is of the queries any
     of them scores (:func:`warn_left_out`)."""
-    expected = [label for label, r in requests if r.metric.name in EXPECTED]
+    expected = [label for label, r in requests if r.metric.name in EXPECTED_EXPOSURE]
     if len(expected) == len(requests):
         return []
     return expected
@@ -500,7 +496,9 @@ def warn_left_out(
     first = out.row(0, named=True)
     place = ", ".join(f"{k}={first[k]!r}" for k in [*keys, query_id])
     named = ", ".join(repr(label) for label in fewer)
-    others = ", ".join(repr(label) for label, r in requests if r.metric.name not in EXPECTED)
+    others = ", ".join(
+        repr(label) for label, r in requests if r.metric.name not in EXPECTED_EXPOSURE
+    )
     plural = len(fewer) > 1
     counted = frame.height if total is None else total
     text = (

@@ -43,7 +43,7 @@ from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.metrics.scope import Scope
 from polars_irmetrics.metrics.spec import Input, Metric, Param, Params, ParamValue
 
-__all__ = ["AWRF_LENGTH", "FAIRNESS_METRICS", "UTILITY"]
+__all__ = ["AWRF_LENGTH", "EXPECTED_EXPOSURE", "FAIRNESS_METRICS", "UTILITY"]
 
 _READS: tuple[Input, ...] = ("run", "judgments", "groups")
 #: expeval's ``-r``: the probability a relevant document satisfies the user (gerr).
@@ -240,3 +240,9 @@ FAIRNESS_METRICS: tuple[Metric, ...] = (
         )
     ),
 )
+
+#: The expected-exposure measures (ee_loss, ee_disparity, ee_relevance): the ones that
+#: read the run, the judgments and the groups (no target), read once from their
+#: declarations above. They score only the queries with a relevant document in groups=,
+#: and a judged query a group did not retrieve.
+EXPECTED_EXPOSURE = frozenset(m.name for m in FAIRNESS_METRICS if m.reads == _READS)
