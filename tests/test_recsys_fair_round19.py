@@ -311,7 +311,7 @@ ITEM_ONLY = (
             U1_A,
             "interactions= holds none of the 2 users of the recommendations (column "
             "'query_id'): "
-            + ITEM_ONLY.format(labels="arp@3 and mcc@3 read")
+            + ITEM_ONLY.format(labels="mcc@3 and arp@3 read")
             + USERS_FIX.format(run="recommendations"),
         ),
         # a metric of each user's history: the one asked is named

@@ -1363,8 +1363,10 @@ def evaluate_plan(
         )
     means = offline(accuracy, tally=False) if accuracy else None
     catalogue = [label for label, r in accuracy or () if r.metric.name in CATALOGUE_FORMULAS]
-    # the accuracy metrics beside that read interactions= too, named by its one warning
-    readers = [label for label, r in accuracy or () if "interactions" in r.reads]
+    # every metric of the plan that reads interactions= (the beyond-accuracy ones, the
+    # accuracy ones beside), named by its one warning in the order they were asked
+    planned = {label for label, _ in [*routes["recsys"], *(accuracy or ())]}
+    ordered = [(label, r) for label, r in requests if label in planned]
     return with_beyond_accuracy(
         means,
         table,
@@ -1376,8 +1378,8 @@ def evaluate_plan(
         tally=warn is True,
         ids=ids,
         catalogue=catalogue,
-        readers=readers,
-        history_readers=[label for label, r in accuracy or () if r.reads_histories],
+        readers=[label for label, r in ordered if "interactions" in r.reads],
+        history_readers=[label for label, r in ordered if r.reads_histories],
     )
 
 

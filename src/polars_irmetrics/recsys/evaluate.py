@@ -47,9 +47,10 @@ def with_beyond_accuracy(
     ``catalogue``: the labels of the accuracy metrics beside that read the catalogue's
     size from ``interactions``, which this plan's tally warns for too (the one tally of
     the table in the call: the accuracy metrics' plan does not count it again);
-    ``readers``: the labels of the accuracy metrics beside that read ``interactions``,
-    which the same warning names beside the beyond-accuracy metrics that read it
-    (``history_readers``: those that read each user's own history)."""
+    ``readers``: the labels of every metric of the call that reads ``interactions``
+    (these beyond-accuracy metrics and the accuracy ones beside), in the order asked,
+    which the same warning names in that order (``history_readers``: those that read
+    each user's own history); without them, those of ``requests``."""
     recsys = recsys_options(options, caller)
     if accuracy is not None:
         # the accuracy metrics beside check the same run as the recommendations here
@@ -62,8 +63,8 @@ def with_beyond_accuracy(
     histories = tuple(label for label, r in requests if r.reads_histories)
     recsys = replace(
         recsys,
-        readers=mine + tuple(readers),
-        history_readers=histories + tuple(history_readers),
+        readers=tuple(readers) or mine,
+        history_readers=tuple(history_readers) or histories,
     )
     tables = recsys_tables(run, interactions, item_features, recsys, ids)
     beyond = build_beyond(tables, requests, recsys, options, tally=tally)
