@@ -46,7 +46,7 @@ from polars_irmetrics.door.evaluate import (
 from polars_irmetrics.errors import InvalidValueError, IrmError, IrmWarning, MetricParameterError
 from polars_irmetrics.exposure.rnd import (
     SEGREGATION,
-    left_out_labels,
+    judged_labels,
     undefined_part,
     warn_undefined_parts,
 )
@@ -652,7 +652,7 @@ def tells_values(job: Job) -> bool:
     """Whether :func:`warn_on_values` may say something of ``job``'s values: a
     ``rnd``, ``rkl`` or ``rrd`` is asked for, an expected-exposure measure beside
     another exposure measure (a query it leaves out), or click metrics (an empty log)."""
-    return bool(left_out_labels(list(job.requests))) or any(
+    return bool(judged_labels(list(job.requests))) or any(
         r.metric.name in SEGREGATION or r.route == "online" for _, r in job.requests
     )
 

@@ -38,10 +38,12 @@ from polars_irmetrics.exposure.coverage import (
 )
 from polars_irmetrics.exposure.rnd import (
     SEGREGATION,
+    judged_labels,
     left_out_labels,
     segregation_values,
     warn_left_out,
     warn_undefined,
+    warn_unscored,
 )
 from polars_irmetrics.ground.facts import (
     BELOW,
@@ -107,10 +109,12 @@ def warned_undefined(
     and the buckets' (over every bucket's rows, so the counts are the whole run's)."""
     labels = [label for label, r in requests if r.metric.name in _SEGREGATION]
     left = summary and bool(left_out_labels(requests))
-    if not labels and not left:
+    judged = bool(judged_labels(requests))
+    if not labels and not left and not judged:
         return values
 
     def undefined(frame: pl.DataFrame) -> pl.DataFrame:
+        warn_unscored(frame, requests)
         if labels:
             warn_undefined(frame, labels, list(keys), query_id)
         if left:

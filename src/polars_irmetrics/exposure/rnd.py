@@ -418,14 +418,14 @@ def undefined_part(
     measure leaves out a query the measures beside score (:func:`left_out_labels`) (the
     keys, the query id and those labels; a few rows) and its count of rows."""
     labels = [label for label, r in requests if r.metric.name in SEGREGATION]
-    left = left_out_labels(requests)
-    if not labels and not left:
+    judged = judged_labels(requests)
+    if not labels and not judged:
         return pl.DataFrame(), frame.height
     bad = pl.any_horizontal(
         *(pl.col(label).is_nan() for label in labels),
-        *(pl.col(label).is_null() for label in left),
+        *(pl.col(label).is_null() for label in judged),
     )
-    return frame.filter(bad).select(*keys, query_id, *labels, *left), frame.height
+    return frame.filter(bad).select(*keys, query_id, *labels, *judged), frame.height
 
 
 def warn_undefined_parts(
@@ -443,14 +443,80 @@ def warn_undefined_parts(
     keys' order, over the whole run's count of queries."""
     labels = [label for label, r in requests if r.metric.name in SEGREGATION]
     found = [rows for rows, _ in parts if rows.height]
-    if not found:
+    total = sum(count for _, count in parts)
+    if not found:  # no row undefined or left out; none at all: no query scored
+        if not total:
+            warn_unscored(pl.DataFrame(), requests, total=0, emit=emit)
         return
     rows = pl.concat(found, how="vertical_relaxed").sort([*keys, query_id])
-    total = sum(count for _, count in parts)
+    warn_unscored(rows, requests, total=total, emit=emit)
     if labels:
         warn_undefined(rows, labels, keys, query_id, total=total, emit=emit)
     if summary:
         warn_left_out(rows, requests, keys, query_id, total=total, emit=emit)
+
+
+#: The exposure measures that read the judgments: they score only the queries with a
+#: relevant judgment (:func:`warn_unscored`).
+JUDGED = EXPECTED_EXPOSURE | {"awrf", "awrf_ndcg"}
+
+
+def judged_labels(requests: Requests) -> list[str]:
+    """The labels of ``requests`` of the exposure measures that read the judgments
+    (:data:`JUDGED`): null on a query without a relevant judgment."""
+    return [label for label, r in requests if r.metric.name in JUDGED]
+
+
+def warn_unscored(
+    frame: pl.DataFrame,
+    requests: Requests,
+    *,
+    total: int | None = None,
+    emit: Callable[[str], None] | None = None,
+) -> None:
+    """An :class:`~polars_irmetrics.errors.IrmWarning` where an exposure measure that
+    reads the judgments (:data:`JUDGED`) scores no query of the per-query ``frame``
+    (null on every row, or no row at all): the judgments hold no relevant document
+    (relevance > 0) with a group for any query of the run, so its mean is null, said
+    rather than silent. ``total``: the count of the run's per-query rows where
+    ``frame`` holds some of them (an engine's rows that are null or NaN,
+    :func:`warn_undefined_parts`; default its height); ``emit`` as
+    :func:`warn_undefined`'s.
+
+    >>> import warnings
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> frame = pl.DataFrame({"query_id": ["q1"], "ee_loss": [None]})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_unscored(frame, parse_metric_list(["ee_loss"]))
+    >>> str(caught[0].message)[:50]
+    "'ee_loss' scores no query (its mean is null): the "
+    """
+    counted = frame.height if total is None else total
+    none = [
+        label
+        for label in judged_labels(requests)
+        if label not in frame.columns or frame[label].null_count() >= counted
+    ]
+    if not none:
+        return
+    named = ", ".join(repr(label) for label in none)
+    plural = len(none) > 1
+    means = "their means are" if plural else "its mean is"
+    text = (
+        f"{named} {'score' if plural else 'scores'} no query ({means} null): the "
+        "exposure measures that read the judgments score only the queries with a relevant "
+        "judgment (relevance > 0; with groups=, one whose document has a group), and the "
+        "judgments hold none for the run's queries (every grade 0 or less, no relevant "
+        "document in groups=, or judgments of other queries). Check that relevance= names "
+        "the judgments' grade column, that the run and the judgments name the same "
+        "queries and documents (same id spelling), and that groups= holds the relevant "
+        "documents"
+    )
+    if emit is None:
+        warn_from_plan(text, IrmWarning)
+    else:
+        emit(text)
 
 
 def left_out_labels(requests: Requests) -> list[str]:
