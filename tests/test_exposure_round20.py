@@ -99,6 +99,8 @@ def test_beside_rnd_the_null_measures_are_named() -> None:
     assert frame["awrf"].to_list() == [None]
     assert frame["ee_loss"].to_list() == [None]
     assert any(t.startswith("'awrf', 'ee_loss' score no query") for t in texts), texts
+    # said once: not again as "null on 2 of the 2 queries ... which 'rnd' beside score"
+    assert not [t for t in texts if "null on" in t], texts
 
 
 def test_a_scored_query_is_not_warned() -> None:

@@ -555,7 +555,11 @@ def warn_left_out(
     >>> str(caught[0].message)[:64]
     "'ee_loss' is null on 1 of the 2 queries (first: query_id=2), whi"
     """
-    fewer = [label for label in left_out_labels(requests) if frame[label].is_null().any()]
+    counted = frame.height if total is None else total
+    # null on every query: scores none, which warn_unscored says (not said twice)
+    fewer = [
+        label for label in left_out_labels(requests) if 0 < frame[label].null_count() < counted
+    ]
     if not fewer:
         return
     out = frame.filter(pl.any_horizontal(pl.col(fewer).is_null()))
@@ -566,7 +570,6 @@ def warn_left_out(
         repr(label) for label, r in requests if r.metric.name not in EXPECTED_EXPOSURE
     )
     plural = len(fewer) > 1
-    counted = frame.height if total is None else total
     text = (
         f"{named} {'are' if plural else 'is'} null on {out.height} of the {counted} "
         f"queries (first: {place}), which {others} beside score: the expected-exposure "
