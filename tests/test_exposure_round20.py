@@ -5,6 +5,7 @@ the one plan, in buckets, and from an engine's parts, never silent."""
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import polars as pl
@@ -143,3 +144,58 @@ def test_engine_parts_warn_as_the_one_plan(
     said: list[str] = []
     warn_undefined_parts(parts, requests, [], "query_id", said.append)
     assert [t.startswith(f"'ee_loss' {UNSCORED}") for t in said] == ([True] if warned else [])
+
+
+# q1 ranks c and d, neither in groups=: its ranking has no group distribution, so its
+# awrf is NaN (wptrec's too), and the mean over q1 and q2 with it
+UNGROUPED_RUN = pl.DataFrame(
+    {"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["c", "d", "a", "b"], "score": [2.0, 1, 2, 1]}
+)
+UNGROUPED_QRELS = pl.DataFrame(
+    {"query_id": ["q1", "q2"], "doc_id": ["a", "a"], "relevance": [1, 1]}
+)
+
+
+@pytest.mark.parametrize("metric", ["awrf", "awrf_ndcg"])
+@pytest.mark.parametrize("per_query", [False, True])
+@pytest.mark.parametrize("buckets", [None, 2])
+def test_awrf_of_a_ranking_without_groups_is_warned(
+    metric: str, per_query: bool, buckets: int | None
+) -> None:
+    kw: dict[str, object] = {} if buckets is None else {"buckets": buckets}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = irm.evaluate(
+            UNGROUPED_RUN,
+            [metric],
+            qrels=UNGROUPED_QRELS,
+            groups=GROUPS.head(2),  # a (x) and b (y) only
+            per_query=per_query,
+            **kw,  # type: ignore[arg-type]
+        )
+    assert isinstance(got, pl.DataFrame)
+    column = got.sort(got.columns[0])[metric].to_list()
+    assert math.isnan(column[0])
+    if per_query:  # q2 (a at 1, b at 2; target from a: all x) is defined
+        assert not math.isnan(column[1])
+    said = [str(w.message) for w in caught if issubclass(w.category, IrmWarning)]
+    assert [t for t in said if "NaN on" in t] == [
+        f"{metric!r} is NaN on 1 of the 2 queries (first: query_id='q1'): none of the "
+        "ranking's documents has a group in groups=, so the ranking has no group "
+        "distribution to compare with the target (wptrec drops the pages without an "
+        "alignment and gives NaN too), and the mean over the queries is NaN with it; give "
+        "the run's documents their groups in groups= (ids spelt as the run spells them), "
+        "or leave those queries out"
+    ]
+
+
+def test_engine_parts_warn_of_awrf_nan_as_the_one_plan() -> None:
+    requests = parse_metric_list(["awrf"])
+    frames = [
+        pl.DataFrame({"query_id": ["q1"], "awrf": [float("nan")]}),
+        pl.DataFrame({"query_id": ["q2"], "awrf": [0.9]}),
+    ]
+    parts = [undefined_part(frame, requests, [], "query_id") for frame in frames]
+    said: list[str] = []
+    warn_undefined_parts(parts, requests, [], "query_id", said.append)
+    assert [t[:56] for t in said] == ["'awrf' is NaN on 1 of the 2 queries (first: query_id='q1"]

@@ -190,9 +190,15 @@ def test_engine_parts_say_the_expected_exposure_count_as_one_machine() -> None:
         warnings.simplefilter("always")
         warn_undefined_parts(parts, requests, [], "query_id", summary=True)
         warn_undefined_parts(parts, requests, [], "query_id", summary=False)
-    assert [str(w.message) for w in caught] == [
+    texts = [str(w.message) for w in caught]
+    # query 2's awrf NaN (no grouped document) is said by each call, as one plan says it
+    # (tests/test_exposure_round20.py); the left-out count by the means' call alone
+    assert [t for t in texts if "is NaN on" not in t] == [
         "'ee_loss'" + LEFT_OUT.format(label="'ee_loss'", others="'awrf'")
     ]
+    assert [t[:56] for t in texts if "is NaN on" in t] == [
+        "'awrf' is NaN on 1 of the 2 queries (first: query_id=2):"
+    ] * 2
 
 
 # ------------------------------- rnd's documents without a group are its unprotected

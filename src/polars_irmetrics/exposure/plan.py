@@ -37,12 +37,14 @@ from polars_irmetrics.exposure.coverage import (
     warn_on_groups,
 )
 from polars_irmetrics.exposure.rnd import (
+    AWRF,
     SEGREGATION,
     judged_labels,
     left_out_labels,
     segregation_values,
     warn_left_out,
     warn_undefined,
+    warn_ungrouped,
     warn_unscored,
 )
 from polars_irmetrics.ground.facts import (
@@ -108,6 +110,7 @@ def warned_undefined(
     beside score (:func:`~polars_irmetrics.exposure.rnd.warn_left_out`): the one plan's
     and the buckets' (over every bucket's rows, so the counts are the whole run's)."""
     labels = [label for label, r in requests if r.metric.name in _SEGREGATION]
+    fair = [label for label, r in requests if r.metric.name in AWRF]
     left = summary and bool(left_out_labels(requests))
     judged = bool(judged_labels(requests))
     if not labels and not left and not judged:
@@ -115,6 +118,8 @@ def warned_undefined(
 
     def undefined(frame: pl.DataFrame) -> pl.DataFrame:
         warn_unscored(frame, requests)
+        if fair:
+            warn_ungrouped(frame, fair, list(keys), query_id)
         if labels:
             warn_undefined(frame, labels, list(keys), query_id)
         if left:

@@ -414,10 +414,11 @@ def undefined_part(
     frame: pl.DataFrame, requests: Requests, keys: list[str], query_id: str
 ) -> tuple[pl.DataFrame, int]:
     """What one part of an engine's per-query values tells :func:`warn_undefined_parts`:
-    its rows where an asked ``rnd``/``rkl``/``rrd`` is NaN, or an expected-exposure
-    measure leaves out a query the measures beside score (:func:`left_out_labels`) (the
-    keys, the query id and those labels; a few rows) and its count of rows."""
-    labels = [label for label, r in requests if r.metric.name in SEGREGATION]
+    its rows where an asked ``rnd``/``rkl``/``rrd``/``awrf``/``awrf_ndcg`` is NaN, or a
+    measure that reads the judgments is null (:func:`judged_labels`: a query it leaves
+    out, or none scored) (the keys, the query id and those labels; a few rows) and its
+    count of rows."""
+    labels = [label for label, r in requests if r.metric.name in SEGREGATION | AWRF]
     judged = judged_labels(requests)
     if not labels and not judged:
         return pl.DataFrame(), frame.height
@@ -425,7 +426,8 @@ def undefined_part(
         *(pl.col(label).is_nan() for label in labels),
         *(pl.col(label).is_null() for label in judged),
     )
-    return frame.filter(bad).select(*keys, query_id, *labels, *judged), frame.height
+    kept = [*labels, *(label for label in judged if label not in labels)]
+    return frame.filter(bad).select(*keys, query_id, *kept), frame.height
 
 
 def warn_undefined_parts(
@@ -452,13 +454,67 @@ def warn_undefined_parts(
     warn_unscored(rows, requests, total=total, emit=emit)
     if labels:
         warn_undefined(rows, labels, keys, query_id, total=total, emit=emit)
+    fair = [label for label, r in requests if r.metric.name in AWRF]
+    if fair:
+        warn_ungrouped(rows, fair, keys, query_id, total=total, emit=emit)
     if summary:
         warn_left_out(rows, requests, keys, query_id, total=total, emit=emit)
 
 
+#: awrf and awrf_ndcg: NaN on a ranking with no document in groups=
+#: (:func:`warn_ungrouped`).
+AWRF = frozenset({"awrf", "awrf_ndcg"})
+
+
+def warn_ungrouped(
+    frame: pl.DataFrame,
+    labels: list[str],
+    keys: list[str],
+    query_id: str,
+    *,
+    total: int | None = None,
+    emit: Callable[[str], None] | None = None,
+) -> None:
+    """An :class:`~polars_irmetrics.errors.IrmWarning` where an ``awrf``/``awrf_ndcg``
+    label of the per-query ``frame`` is NaN: a ranking none of whose documents has a
+    group in groups= has no group distribution (wptrec drops the pages without an
+    alignment), so its value is NaN, and the mean over the queries is NaN with it.
+    ``total`` and ``emit`` as :func:`warn_undefined`'s.
+
+    >>> import warnings
+    >>> frame = pl.DataFrame({"query_id": ["q1", "q2"], "awrf": [float("nan"), 0.9]})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_ungrouped(frame, ["awrf"], [], "query_id")
+    >>> str(caught[0].message)[:54]
+    "'awrf' is NaN on 1 of the 2 queries (first: query_id='"
+    """
+    nan = [label for label in labels if frame[label].is_nan().any()]
+    if not nan:
+        return
+    undefined = frame.filter(pl.any_horizontal(pl.col(nan).is_nan()))
+    first = undefined.row(0, named=True)
+    place = ", ".join(f"{k}={first[k]!r}" for k in [*keys, query_id])
+    named = ", ".join(repr(label) for label in nan)
+    verb = "is" if len(nan) == 1 else "are"
+    counted = frame.height if total is None else total
+    text = (
+        f"{named} {verb} NaN on {undefined.height} of the {counted} queries (first: "
+        f"{place}): none of the ranking's documents has a group in groups=, so the "
+        "ranking has no group distribution to compare with the target (wptrec drops the "
+        "pages without an alignment and gives NaN too), and the mean over the queries is "
+        "NaN with it; give the run's documents their groups in groups= (ids spelt as the "
+        "run spells them), or leave those queries out"
+    )
+    if emit is None:
+        warn_from_plan(text, IrmWarning)
+    else:
+        emit(text)
+
+
 #: The exposure measures that read the judgments: they score only the queries with a
 #: relevant judgment (:func:`warn_unscored`).
-JUDGED = EXPECTED_EXPOSURE | {"awrf", "awrf_ndcg"}
+JUDGED = EXPECTED_EXPOSURE | AWRF
 
 
 def judged_labels(requests: Requests) -> list[str]:
