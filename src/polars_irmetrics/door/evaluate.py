@@ -43,6 +43,7 @@ import polars as pl
 
 from polars_irmetrics.agreement.parts import build_agreement
 from polars_irmetrics.errors import InvalidValueError, MetricParameterError
+from polars_irmetrics.exposure.coverage import AWRF_MEASURES
 from polars_irmetrics.exposure.parts import exposure_in_buckets, split_exposure
 from polars_irmetrics.exposure.plan import build_exposure_plan, refuse_unplaced
 from polars_irmetrics.ground.buckets import collect_guarded, eager_engine
@@ -1523,7 +1524,7 @@ def _exposure(
             "the expected-exposure measures read relevance judgments: pass qrels=..."
         )
     if tables.get("target") is not None and not any(
-        r.metric.name in ("awrf", "awrf_ndcg") for _, r in exposure
+        r.metric.name in AWRF_MEASURES for _, r in exposure
     ):
         raise MetricParameterError(
             "target= holds the target group distribution awrf and awrf_ndcg read, and "

@@ -15,7 +15,7 @@ from typing import Any
 import polars as pl
 
 from polars_irmetrics.errors import ColumnNotFoundError
-from polars_irmetrics.exposure.rnd import SEGREGATION
+from polars_irmetrics.exposure.rnd import AWRF, SEGREGATION
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
@@ -32,8 +32,9 @@ __all__ = ["AWRF_MEASURES", "dimensions_of", "groups_tally", "warn_on_groups"]
 
 Requests = list[tuple[str, MetricRequest]]
 
-#: The measures that read intersectional groups (several group columns).
-AWRF_MEASURES = frozenset({"awrf", "awrf_ndcg"})
+#: The measures that read intersectional groups (several group columns): awrf and
+#: awrf_ndcg (:data:`~polars_irmetrics.exposure.rnd.AWRF`, declared once).
+AWRF_MEASURES = AWRF
 
 
 def dimensions_of(schema: pl.Schema, doc_id: str, grouped: list[str]) -> list[str]:
