@@ -470,8 +470,8 @@ def test_a_pattern_of_csv_files_of_integer_and_fractional_scores_is_read(tmp_pat
         ),
         (
             "0.6,0.4,0.2",
-            "weights has 3 value(s) for 2 runs ('a.txt', 'b.txt'); give one weight per run, "
-            "in the runs' order",
+            "--weights 0.6,0.4,0.2: weights has 3 value(s) for 2 runs ('a.txt', 'b.txt'); "
+            "give one weight per run, in the runs' order",
         ),
     ],
     ids=["decimal-commas", "three"],

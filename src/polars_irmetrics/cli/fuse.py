@@ -18,6 +18,7 @@ from polars_irmetrics.cli.flags import (
     add_ids_flag,
     add_relevance_level_flag,
     ids_as_text,
+    positive_int,
     refuse_repeated_runs,
     refuse_trec_columns,
 )
@@ -83,8 +84,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="NAME=VALUE",
         help="another method parameter, e.g. phi=0.8 (rbc), gamma=0.5 (gmnz), sigma=0.01",
     )
+    # refused by the parser as irm evaluate's --depth is (irm.fuse's own message
+    # offers the keyword's None, which a command line cannot give)
     p.add_argument(
-        "--depth", type=int, default=None, help="keep the top N fused documents per query"
+        "--depth",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="keep the top N fused documents per query, N > 0 (default: all)",
     )
     p.add_argument(
         "-o",
@@ -205,6 +212,10 @@ def _weights(text: str | None, runs: int) -> list[float] | None:
             f"point, e.g. --weights {meant}"
         )
     return weights
+
+
+#: How irm.fuse's refusals of its ``weights`` start (a negative weight, too few).
+_WEIGHT_REFUSALS = ("weight ", "weights ")
 
 
 def _params(given: list[str]) -> dict[str, Any]:
@@ -355,14 +366,21 @@ def run(args: argparse.Namespace) -> int:
                 "it once, with -k"
             )
         params["k"] = args.k
-    fused = fuse(
-        runs,
-        args.method or "rrf",
-        norm=args.norm,
-        weights=_weights(args.weights, len(runs)),
-        depth=args.depth,
-        **params,
-    )
+    try:
+        fused = fuse(
+            runs,
+            args.method or "rrf",
+            norm=args.norm,
+            weights=_weights(args.weights, len(runs)),
+            depth=args.depth,
+            **params,
+        )
+    except InvalidValueError as error:
+        # irm.fuse's refusal of a weight (negative, not finite, one per run, all zero)
+        # names its keyword's value: led by the flag as it was typed
+        if args.weights is None or not str(error).startswith(_WEIGHT_REFUSALS):
+            raise
+        raise InvalidValueError(f"--weights {args.weights}: {error}") from None
     frame = fused.collect() if isinstance(fused, pl.LazyFrame) else fused
     if fmt == "trec":
         tag = "fused" if args.run_id is None else args.run_id

@@ -24,7 +24,7 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn, TextIO, cast
+from typing import Any, NoReturn, TextIO, cast
 
 import polars as pl
 
@@ -1100,11 +1100,24 @@ def _located(args: argparse.Namespace) -> str | None:
     return None
 
 
+#: A value that starts with a minus sign and is no flag: a number, or a comma-separated
+#: list of numbers (no flag of ``irm`` starts with a digit or ``-.``).
+_NEGATIVE_NUMBERS = re.compile(r"^-\.?\d[\d.,eE+\-]*$")
+
+
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line on stderr, exit status 2:
     ``irm evaluate: error: argument --seed: invalid int value: 'abc'``, and where to
     read the flags, without the usage block. Its subcommands' parsers are of this class
     too (``add_subparsers`` makes them of the parser's own class)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # a flag's value that starts with a minus sign and is a number, or a list of
+        # them (--weights -1,2, --relevance-level -1e-3), is the flag's value, as
+        # argparse reads -1 or -0.5: its own pattern would take it for an unknown flag
+        # and refuse the flag as "expected one argument"
+        self._negative_number_matcher = _NEGATIVE_NUMBERS
 
     def error(self, message: str) -> NoReturn:
         line = _one_line(message)

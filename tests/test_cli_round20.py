@@ -1,0 +1,95 @@
+"""Round 20 command line: one line on stderr naming the flag or the file (and its line
+or row), the value and the fix, exit status 2.
+
+- ``irm fuse --depth 0`` printed irm.fuse's "... or None for all" (a Python value);
+- ``irm fuse --weights -1,2``: argparse took ``-1,2`` for a flag ("expected one
+  argument"); irm.fuse's refusal of a weight did not name ``--weights``;
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .helpers import irm_in_process
+
+_RUN = "q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 1.0 r\nq2 Q0 d3 1 1.0 r\n"
+
+
+def _runs(tmp_path: Path) -> None:
+    (tmp_path / "a.run").write_text(_RUN)
+    (tmp_path / "b.run").write_text(_RUN)
+
+
+# (flags after 'irm fuse a.run b.run ... -o out.run', the one error line)
+_FUSE_CASES = [
+    (
+        ["--depth", "0"],
+        "irm fuse: error: argument --depth: expected an integer > 0, got '0' "
+        "(see 'irm fuse --help')",
+    ),
+    (
+        ["--depth", "-3"],
+        "irm fuse: error: argument --depth: expected an integer > 0, got '-3' "
+        "(see 'irm fuse --help')",
+    ),
+    (
+        ["--method", "wsum", "--weights", "-1,2"],
+        "irm: error: --weights -1,2: weight -1.0 of run 'a.run' is not valid; weights "
+        "must be finite numbers >= 0",
+    ),
+    (
+        ["--method", "wsum", "--weights=-1,2"],
+        "irm: error: --weights -1,2: weight -1.0 of run 'a.run' is not valid; weights "
+        "must be finite numbers >= 0",
+    ),
+    (
+        ["--method", "wsum", "--weights", "-0.5,-1e-3"],
+        "irm: error: --weights -0.5,-1e-3: weight -0.5 of run 'a.run' is not valid; "
+        "weights must be finite numbers >= 0",
+    ),
+    (
+        ["--method", "wsum", "--weights", "0.5"],
+        "irm: error: --weights 0.5: weights has 1 value(s) for 2 runs ('a.run', 'b.run'); "
+        "give one weight per run, in the runs' order",
+    ),
+    (
+        ["--method", "wsum", "--weights", "0,0"],
+        "irm: error: --weights 0,0: weights are all zero; give at least one run a positive weight",
+    ),
+]
+
+
+@pytest.mark.parametrize(("flags", "line"), _FUSE_CASES)
+def test_fuse_flag_errors_name_the_flag(tmp_path: Path, flags: list[str], line: str) -> None:
+    _runs(tmp_path)
+    done = irm_in_process("fuse", "a.run", "b.run", *flags, "-o", "out.run", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"{line}\n")
+    assert not (tmp_path / "out.run").exists()
+
+
+def test_fuse_positive_weights_after_a_flag_still_fuse(tmp_path: Path) -> None:
+    """The wider negative-number pattern changes nothing for valid weights: 0.6,0.4."""
+    _runs(tmp_path)
+    done = irm_in_process(
+        "fuse", "a.run", "b.run", "--method", "wsum", "--weights", "0.6,0.4", "-o", "out.run",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr) == (0, "")
+    assert (tmp_path / "out.run").read_text().startswith("q1 Q0 d1 1 ")
+
+
+def test_negative_number_after_a_flag_is_its_value(tmp_path: Path) -> None:
+    """``--relevance-level -1e-3``: a value, read as one (argparse's own pattern took
+    '-1e-3' for a flag: "expected one argument"); every judged document counts."""
+    (tmp_path / "run.txt").write_text(_RUN)
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\n")
+    done = irm_in_process(
+        "evaluate", "run.txt", "--qrels", "qrels.txt", "-m", "P@2", "--relevance-level",
+        "-1e-3", "--format", "csv", cwd=tmp_path,
+    )  # fmt: skip
+    # relevance >= -0.001: q1's d1, d2 both relevant (P@2 = 2/2 = 1), q2's d3 only
+    # (P@2 = 1/2); mean (1 + 0.5) / 2 = 0.75
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.splitlines()[1].endswith(",0.75")
