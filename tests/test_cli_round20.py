@@ -4,12 +4,15 @@ or row), the value and the fix, exit status 2.
 - ``irm fuse --depth 0`` printed irm.fuse's "... or None for all" (a Python value);
 - ``irm fuse --weights -1,2``: argparse took ``-1,2`` for a flag ("expected one
   argument"); irm.fuse's refusal of a weight did not name ``--weights``;
+- a click log's bad click that is an integer (2, -1), in Parquet or CSV, named a
+  session but no line or row; a Parquet log's bad click named no row at all.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from .helpers import irm_in_process
@@ -93,3 +96,67 @@ def test_negative_number_after_a_flag_is_its_value(tmp_path: Path) -> None:
     # (P@2 = 1/2); mean (1 + 0.5) / 2 = 0.75
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout.splitlines()[1].endswith(",0.75")
+
+
+def _log(clicks: list[int]) -> pl.DataFrame:
+    """One session per click: arm A for even sessions, B for odd."""
+    n = len(clicks)
+    return pl.DataFrame(
+        {
+            "arm": ["AB"[i % 2] for i in range(n)],
+            "user_id": [f"u{i}" for i in range(n)],
+            "session_id": [f"s{i}" for i in range(n)],
+            "position": [1] * n,
+            "clicked": clicks,
+        }
+    )
+
+
+_EVALUATE = ["-m", "ctr", "--query-id", "session_id", "--rank", "position"]
+
+# (file name, clicks, the message): rows from 0; a CSV's header is line 1, row r line r + 2
+_BAD_INT_CLICKS = [
+    (
+        "log.parquet",
+        [1, 0, 2, 1],
+        "log.parquet, row 2 (counted from 0): column 'clicked' holds 2, not a click, "
+        "true/false or 1/0; fix or drop the row",
+    ),
+    (
+        "log.parquet",
+        [1, 0, 1, -1],
+        "log.parquet, row 3 (counted from 0): column 'clicked' holds -1, not a click, "
+        "true/false or 1/0; fix or drop the row",
+    ),
+    (
+        "log.csv",
+        [1, 0, 2, 1],
+        "log.csv, line 4: column 'clicked' holds 2, not a click, true/false or 1/0; fix or "
+        "drop the line",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "clicks", "message"), _BAD_INT_CLICKS)
+@pytest.mark.parametrize("command", [["evaluate", *_EVALUATE], ["ab", "-m", "ctr"]])
+def test_bad_integer_click_names_the_row(
+    tmp_path: Path, name: str, clicks: list[int], message: str, command: list[str]
+) -> None:
+    log = _log(clicks)
+    if name.endswith(".parquet"):
+        log.write_parquet(tmp_path / name)
+    else:
+        log.write_csv(tmp_path / name)
+    done = irm_in_process(command[0], name, *command[1:], cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")
+
+
+def test_bad_text_click_in_parquet_names_the_row(tmp_path: Path) -> None:
+    log = _log([1, 0, 1]).with_columns(pl.Series("clicked", ["1", "0", "yes"]))
+    log.write_parquet(tmp_path / "log.parquet")
+    done = irm_in_process("ab", "log.parquet", "-m", "ctr", cwd=tmp_path)
+    message = (
+        "log.parquet, row 2 (counted from 0): column 'clicked' holds 'yes', not a click, "
+        "true/false or 1/0; fix or drop the row"
+    )
+    assert (done.returncode, done.stderr) == (2, f"irm: error: {message}\n")

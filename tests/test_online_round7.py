@@ -563,9 +563,11 @@ def test_irm_ab_keeps_the_data_location_of_an_error(tmp_path: Path) -> None:
     done = irm_in_process("ab", "log.csv", "-m", "ctr", "--by", "day", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (
         2,
-        "irm: error: log.csv: column 'clicked' of the log has 1 value(s) other than 0 and 1 "
-        "in session 's0' (day='d1', arm='A', user_id='u0'); a click is a flag: use "
-        "True/False or 0/1\n",
+        # the click's line (header line 1, its row line 2), where ab_test named its
+        # session and segment: "log.csv: column 'clicked' of the log has 1 value(s) other
+        # than 0 and 1 in session 's0' (day='d1', arm='A', user_id='u0'); ..."
+        "irm: error: log.csv, line 2: column 'clicked' holds 2, not a click, true/false or "
+        "1/0; fix or drop the line\n",
     )
     # a segment is a place in the data too; the split is shown as given
     log.with_columns(

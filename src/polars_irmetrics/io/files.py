@@ -1007,17 +1007,26 @@ class LogLines:
     """Where an impression log's rows lie in its file (:func:`log_lines`): row ``r``
     (from 0) of one CSV/TSV file is line ``first + r``; of one JSON lines file
     (``json``: its path), the ``r``-th of its lines that are not blank (polars skips
-    blank lines), found by reading the file again (an error path only); rows of
-    several files, a glob, a folder or Parquet have no line.
+    blank lines), found by reading the file again (an error path only); a row of one
+    Parquet file (``rows``) is named by its index, from 0; rows of several files, a
+    glob or a folder have no line.
 
     >>> LogLines(first=2).where("log.csv", 3)
     'log.csv, line 5'
+    >>> LogLines(rows=True).where("log.parquet", 3)
+    'log.parquet, row 3 (counted from 0)'
     >>> LogLines().where("logs/", 3)
     'logs/'
     """
 
     first: int | None = None
     json: str | None = None
+    rows: bool = False
+
+    @property
+    def unit(self) -> str:
+        """What a fault's fix drops: a Parquet file's ``row``, a text file's ``line``."""
+        return "row" if self.rows else "line"
 
     def line(self, row: int) -> int | None:
         """The line of row ``row`` (from 0); None where the rows have no line."""
@@ -1033,7 +1042,10 @@ class LogLines:
         return None
 
     def where(self, source: str, row: int) -> str:
-        """``source``, and the line of row ``row`` where it has one."""
+        """``source``, and the line of row ``row`` where it has one (its row index,
+        from 0, in one Parquet file)."""
+        if self.rows:
+            return f"{source}, row {row} (counted from 0)"
         line = self.line(row)
         return source if line is None else f"{source}, line {line}"
 
@@ -1041,12 +1053,16 @@ class LogLines:
 def log_lines(sources: Sequence[str | os.PathLike[str]]) -> LogLines:
     """Where a log's rows lie (:class:`LogLines`) where they are one CSV/TSV file's, in
     order (the header is line 1, so its first row is line 2), or one JSON lines
-    file's; no line for anything else (Parquet, several files, a glob, a folder)."""
-    if len(sources) != 1 or is_glob(os.fspath(sources[0])) or Path(sources[0]).is_dir():
+    file's; the row index of one Parquet file's rows; no line for anything else
+    (several files, a glob, a folder, a URL, standard input)."""
+    text = os.fspath(sources[0]) if len(sources) == 1 else ""
+    if not text or is_glob(text) or "://" in text or Path(text).is_dir():
         return LogLines()
-    fmt = detect_format(os.fspath(sources[0]), _LOG)
+    fmt = detect_format(text, _LOG)
     if fmt == "jsonl":
-        return LogLines(json=os.fspath(sources[0]))
+        return LogLines(json=text)
+    if fmt == "parquet":
+        return LogLines(rows=True)
     return LogLines(first=2) if fmt in ("csv", "tsv") else LogLines()
 
 
@@ -1078,23 +1094,31 @@ def refuse_log_text(
     except pl.exceptions.PolarsError:
         return  # columns that cannot be read: named where the log is read
     kinds = [(c, False) for c in numbers] + [(c, True) for c in flags]
-    for column, flag in [(c, f) for c, f in dict(kinds).items() if schema.get(c) == pl.String]:
-        value = pl.col(column).str.strip_chars()
-        ok = (
-            value.str.to_lowercase().is_in(_FLAGS)
-            if flag
-            else value.cast(pl.Float64, strict=False)
-        )
-        bad = pl.col(column).is_not_null() & (ok.not_() if flag else ok.is_null())
+    for column, flag in dict(kinds).items():
+        dtype = schema.get(column)
+        if dtype == pl.String:
+            value = pl.col(column).str.strip_chars()
+            ok = (
+                value.str.to_lowercase().is_in(_FLAGS)
+                if flag
+                else value.cast(pl.Float64, strict=False).is_not_null()
+            )
+        elif flag and dtype is not None and dtype.is_integer():
+            # clicks as integers (a Parquet file's, a CSV's): 0 or 1, as the text's
+            ok = pl.col(column).is_in([0, 1])
+        else:
+            continue
+        bad = pl.col(column).is_not_null() & ok.not_()
         found = log.select(pl.col(column)).with_row_index("row").filter(bad).head(1).collect()
         if not found.height:
             continue
         row, text = found.row(0)
         where = lines.where(source, row)
         expected = "a click, true/false or 1/0" if flag else "a number"
+        shown = excerpt(text) if isinstance(text, str) else str(text)
         raise InvalidValueError(
-            f"{where}: column {column!r} holds {excerpt(text)}, not {expected}; fix or drop "
-            "the line"
+            f"{where}: column {column!r} holds {shown}, not {expected}; fix or "
+            f"drop the {lines.unit}"
         )
 
 
