@@ -219,7 +219,7 @@ def test_a_data_error_names_the_file_it_is_in(
         argv = [command, str(qrels), str(run)]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"irm: error: {run}: column 'doc_id' of the run: query 'q1' lists 1 ")
+    assert err.startswith(f"irm: error: {run}, line 2: query 'q1' lists 1 document(s) more ")
     assert err.count("\n") == 1
 
 

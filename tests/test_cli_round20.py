@@ -6,6 +6,8 @@ or row), the value and the fix, exit status 2.
   argument"); irm.fuse's refusal of a weight did not name ``--weights``;
 - a click log's bad click that is an integer (2, -1), in Parquet or CSV, named a
   session but no line or row; a Parquet log's bad click named no row at all.
+- a TREC run or qrels file that lists or judges a document twice was refused naming
+  the query and the count, but neither the line nor the document.
 """
 
 from __future__ import annotations
@@ -160,3 +162,66 @@ def test_bad_text_click_in_parquet_names_the_row(tmp_path: Path) -> None:
         "true/false or 1/0; fix or drop the row"
     )
     assert (done.returncode, done.stderr) == (2, f"irm: error: {message}\n")
+
+
+# (file name, its text, the one error line's end): a TREC file's duplicate judgment or
+# listing was refused naming the query and the count, but neither the line nor the
+# document (and with the Python fix ".unique(['query_id', 'doc_id'])")
+_QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\n"
+_DUPLICATES = [
+    (
+        "qrels",
+        "q1 0 d1 1\nq1 0 d2 0\nq1 0 d1 2\nq2 0 d3 1\n",
+        "qrels.txt, line 3: query 'q1' judges 1 document(s) more than once (document 'd1' "
+        "again, first on line 1); keep one judgment per query and document: drop or merge "
+        "the repeated line",
+    ),
+    (
+        # a comment and a blank line count as the file's lines; the check names query
+        # q1, whose repeat is line 6 (first on line 4), though q2's (line 5) comes first
+        # in the file: the line named is the query's the message names
+        "qrels",
+        "# judged\nq2 0 d3 1\n\nq1 0 d1 1\nq2 0 d3 0\nq1 0 d1 1\n",
+        "qrels.txt, line 6: query 'q1' judges 1 document(s) more than once (document 'd1' "
+        "again, first on line 4); keep one judgment per query and document: drop or merge "
+        "the repeated line",
+    ),
+    (
+        "run",
+        "q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 1.0 r\nq1 Q0 d1 3 0.5 r\nq2 Q0 d3 1 1.0 r\n",
+        "run.txt, line 3: query 'q1' lists 1 document(s) more than once (document 'd1' "
+        "again, first on line 1); each (query, document) pair may appear once (trec_eval "
+        "refuses such runs too): drop the repeated line",
+    ),
+]
+
+
+@pytest.mark.parametrize(("side", "text", "message"), _DUPLICATES)
+@pytest.mark.parametrize("command", ["evaluate", "trec-eval"])
+def test_a_trec_duplicate_names_its_line(
+    tmp_path: Path, side: str, text: str, message: str, command: str
+) -> None:
+    (tmp_path / "qrels.txt").write_text(text if side == "qrels" else _QRELS)
+    (tmp_path / "run.txt").write_text(text if side == "run" else _RUN)
+    if command == "evaluate":
+        done = irm_in_process("evaluate", "run.txt", "--qrels", "qrels.txt", cwd=tmp_path)
+    else:
+        done = irm_in_process("trec-eval", "qrels.txt", "run.txt", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")
+
+
+def test_a_duplicate_judgment_under_compare_and_fuse_names_its_line(tmp_path: Path) -> None:
+    _runs(tmp_path)
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq1 0 d1 0\n")
+    end = (
+        "(document 'd1' again, first on line 1); keep one judgment per query and "
+        "document: drop or merge the repeated line"
+    )
+    done = irm_in_process("compare", "a.run", "b.run", "--qrels", "qrels.txt", cwd=tmp_path)
+    assert done.stderr.startswith("irm: error: qrels.txt, line 2: query 'q1' ")
+    assert (done.returncode, done.stderr.endswith(f"{end}\n")) == (2, True)
+    done = irm_in_process(
+        "fuse", "a.run", "b.run", "--optimize", "--qrels", "qrels.txt", cwd=tmp_path
+    )
+    line = f"qrels.txt, line 2: query 'q1' judges 1 document(s) more than once {end}"
+    assert (done.returncode, done.stderr) == (2, f"irm: error: {line}\n")

@@ -163,17 +163,17 @@ def test_version_9_with_c_and_no_shared_query_is_refused(
             "run",
             QRELS,
             "q1 Q0 a 1 3 r\nq1 Q0 a 2 2 r\n",
-            "irm: error: run: column 'doc_id' of the run: query 'q1' lists 1 document(s) more "
-            "than once; each (query, document) pair may appear once (trec_eval refuses such "
-            "runs too): keep one row per document, e.g. .unique(['query_id', 'doc_id'])\n",
+            "irm: error: run, line 2: query 'q1' lists 1 document(s) more than once "
+            "(document 'a' again, first on line 1); each (query, document) pair may appear "
+            "once (trec_eval refuses such runs too): drop the repeated line\n",
         ),
         (
             "q",
             "q1 0 a 1\nq1 0 a 0\n",
             RUN,
-            "irm: error: q: column 'doc_id' of the judgments: query 'q1' judges 1 document(s) "
-            "more than once; keep one judgment per document, e.g. .unique(['query_id', "
-            "'doc_id'])\n",
+            "irm: error: q, line 2: query 'q1' judges 1 document(s) more than once "
+            "(document 'a' again, first on line 1); keep one judgment per query and "
+            "document: drop or merge the repeated line\n",
         ),
     ],
 )

@@ -58,6 +58,7 @@ from polars_irmetrics.io.files import (
     log_lines,
     look_swapped,
     refuse_log_text,
+    repeated_line,
     sample_paths,
     scan_qrels,
     scan_queries,
@@ -1088,6 +1089,63 @@ def _outputs_not_inputs(args: argparse.Namespace, parser: argparse.ArgumentParse
                     )
 
 
+#: A duplicate the checks refused: its table, its query (text quoted, a number bare)
+#: and what it says of it, up to the fix (``column 'doc_id' of the judgments: query
+#: 'q1' judges 1 document(s) more than once; keep one ...``).
+_DUPLICATE = re.compile(
+    r"^column '[^']*' of the (?P<side>run|judgments): query "
+    r"(?:'(?P<text>[^']*)'|(?P<number>-?\d+))(?P<said>(?: \([^)]*\))? (?:lists|judges) "
+    r"\d+ document\(s\) more than once)"
+)
+
+
+def _repeated(message: str, args: argparse.Namespace) -> str | None:
+    """A duplicate the checks refused in a TREC text file the command read (the
+    judgments, or its one run), as the file and the line that repeats the pair
+    (:func:`repeated_line`), and the fix as a file's (not the Python ``.unique(...)``
+    of the library's message); None where the file is a table, several run files were
+    given, or no line of the query repeats one.
+
+    >>> import argparse, pathlib, tempfile
+    >>> message = ("column 'doc_id' of the judgments: query 'q1' judges 1 document(s) more "
+    ...     "than once; keep one judgment per document, e.g. .unique(['query_id', 'doc_id'])")
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "qrels.txt"
+    ...     _ = path.write_text("q1 0 d1 1\\nq1 0 d1 0\\n")
+    ...     found = _repeated(message, argparse.Namespace(runs=["run.txt"], qrels=str(path)))
+    >>> print(found.replace(tmp + "/", ""))  # doctest: +NORMALIZE_WHITESPACE
+    qrels.txt, line 2: query 'q1' judges 1 document(s) more than once (document 'd1'
+    again, first on line 1); keep one judgment per query and document: drop or merge the
+    repeated line
+    """
+    found = _DUPLICATE.match(message)
+    if found is None:
+        return None
+    given = [*(getattr(args, "runs", None) or []), getattr(args, "run", None)]
+    runs = [r for r in given if isinstance(r, str)]
+    source = getattr(args, "qrels", None) if found["side"] == "judgments" else None
+    if found["side"] == "run" and len(runs) == 1:
+        source = runs[0]
+    if not isinstance(source, str):
+        return None
+    query = found["text"] if found["text"] is not None else found["number"]
+    where = repeated_line(source, query)
+    if where is None:
+        return None
+    line, first, doc = where
+    fix = (
+        "keep one judgment per query and document: drop or merge the repeated line"
+        if found["side"] == "judgments"
+        else "each (query, document) pair may appear once (trec_eval refuses such runs "
+        "too): drop the repeated line"
+    )
+    shown = repr(query) if found["text"] is not None else query
+    return (
+        f"{display_name(source)}, line {line}: query {shown}{found['said']} (document "
+        f"{doc!r} again, first on line {first}); {fix}"
+    )
+
+
 def _located(args: argparse.Namespace) -> str | None:
     """The file and line behind polars' error about a line it could not decode or with
     more fields than its header, or the file and column of a Parquet page it could not
@@ -1369,6 +1427,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         located = ("utf8" in lower.replace("-", ""), "more fields" in lower, "parquet" in lower)
         if polars and any(located):
             message = _located(args) or message
+        if isinstance(error, DuplicateError):
+            message = _repeated(message, args) or message
         if isinstance(error, IrmError):
             message = _with_source(message, args)
         message = _in_words(_key_flag_hint(message, args), parser, args.command, _keys(args))

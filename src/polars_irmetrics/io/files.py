@@ -55,7 +55,12 @@ from polars_irmetrics.io.sources import (
     unreadable,
     whole_text,
 )
-from polars_irmetrics.io.trec import read_trec_eval_qrels, read_trec_qrels, scan_trec_run
+from polars_irmetrics.io.trec import (
+    read_trec_eval_qrels,
+    read_trec_qrels,
+    repeated_pair,
+    scan_trec_run,
+)
 
 __all__ = [
     "FileFormat",
@@ -68,6 +73,7 @@ __all__ = [
     "ragged_error",
     "ragged_line",
     "refuse_log_text",
+    "repeated_line",
     "sample_interactions_path",
     "sample_interleaving_path",
     "sample_paths",
@@ -1343,6 +1349,31 @@ def ragged_error(source: str, what: str = _RUN, *, fmt: str | None = None) -> Fi
         f"{name}, line {line}: {fields} field{'s' if fields > 1 else ''} where the header "
         f"has {header}; fix or drop the line (a missing value is an empty field, e.g. a,,c)"
     )
+
+
+def repeated_line(
+    source: str | os.PathLike[str], query: str | None = None
+) -> tuple[int, int, str] | None:
+    """Where a TREC text file repeats a document of a query (of ``query`` where one is
+    given): ``(line, earlier line, doc_id)``, lines from 1 (:func:`repeated_pair`), for
+    a duplicate the checks refused (their message names the query and the count, not
+    the file nor the line); None for a table, a glob, standard input or a URL, or
+    where no line repeats one. An error path only.
+
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "qrels.txt"
+    ...     _ = path.write_text("q1 0 d1 1\\nq1 0 d2 0\\nq1 0 d1 2\\n")
+    ...     repeated_line(path, "q1")
+    (3, 1, 'd1')
+    """
+    text = os.fspath(source)
+    if text == STDIN or is_glob(text) or "://" in text or not Path(text).is_file():
+        return None
+    try:
+        return repeated_pair(text, query) if detect_format(text) == "trec" else None
+    except (IrmError, OSError, pl.exceptions.PolarsError):
+        return None
 
 
 def located_error(

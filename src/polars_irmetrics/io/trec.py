@@ -390,6 +390,33 @@ def _fields(path: str) -> pl.LazyFrame:
     )
 
 
+def repeated_pair(source: Source, query: str | None = None) -> tuple[int, int, str] | None:
+    """The first line of a TREC run or qrels file whose query and document (fields 1
+    and 3 of both) an earlier line holds too, of query ``query`` where one is given:
+    ``(line, earlier line, doc_id)``, lines counted from 1 as the file's (blank and
+    comment lines too); None where no pair repeats. For messages only, on an error
+    path (a duplicate the checks refused, which name neither the file nor the line).
+
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "qrels.txt"
+    ...     _ = path.write_text("q1 0 d1 1\\n# note\\nq2 0 d2 0\\nq1 0 d1 2\\nq2 0 d2 1\\n")
+    ...     repeated_pair(path), repeated_pair(path, "q2")
+    ((4, 1, 'd1'), (5, 3, 'd2'))
+    """
+    lines = _fields(_path(source)).select(_LN, _field(0).alias("q"), _field(2).alias("d"))
+    if query is not None:
+        lines = lines.filter(pl.col("q") == query)
+    first = pl.col(_LN).min().over("q", "d").alias("first")
+    found = (
+        lines.with_columns(first).filter(pl.col(_LN) > pl.col("first")).sort(_LN).head(1)
+    ).collect()
+    if not found.height:
+        return None
+    line, _, doc, earlier = found.row(0)
+    return int(line), int(earlier), str(doc)
+
+
 def _field(index: int) -> pl.Expr:
     return pl.col(_FIELDS).list.get(index, null_on_oob=True)
 
