@@ -225,3 +225,38 @@ def test_a_duplicate_judgment_under_compare_and_fuse_names_its_line(tmp_path: Pa
     )
     line = f"qrels.txt, line 2: query 'q1' judges 1 document(s) more than once {end}"
     assert (done.returncode, done.stderr) == (2, f"irm: error: {line}\n")
+
+
+# (argv after 'irm', the one error line): a flag misspelled (--metrics for --metric) was
+# "unrecognized arguments: --metrics ndcg" with no word of the flag meant
+_MISSPELLED = [
+    (
+        ["evaluate", "run.txt", "--qrels", "qrels.txt", "--metrics", "ndcg"],
+        "irm evaluate: error: unrecognized arguments: --metrics ndcg; did you mean "
+        "--metric? (see 'irm evaluate --help')",
+    ),
+    (
+        ["evaluate", "run.txt", "--qrels", "qrels.txt", "--per_query"],
+        "irm evaluate: error: unrecognized arguments: --per_query; did you mean "
+        "--per-query? (see 'irm evaluate --help')",
+    ),
+    (
+        ["compare", "run.txt", "run.txt", "--qrels", "qrels.txt", "--alpah", "0.1"],
+        "irm compare: error: unrecognized arguments: --alpah 0.1; did you mean --alpha? "
+        "(see 'irm compare --help')",
+    ),
+    (  # nothing close: no guess
+        ["evaluate", "run.txt", "--qrels", "qrels.txt", "--bogus"],
+        "irm evaluate: error: unrecognized arguments: --bogus (see 'irm evaluate --help')",
+    ),
+]
+
+
+@pytest.mark.parametrize(("argv", "line"), _MISSPELLED)
+def test_a_misspelled_flag_is_named_with_the_flag_meant(
+    tmp_path: Path, argv: list[str], line: str
+) -> None:
+    (tmp_path / "run.txt").write_text(_RUN)
+    (tmp_path / "qrels.txt").write_text(_QRELS)
+    done = irm_in_process(*argv, cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"{line}\n")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import difflib
 import os
 import re
 import shlex
@@ -1403,12 +1404,33 @@ def _os_message(error: Exception) -> str | None:
     return f"{found.group('path')}: {text[:1].lower()}{text[1:]}"
 
 
+def _flag_hint(parser: argparse.ArgumentParser, extras: Sequence[str]) -> str:
+    """The command's flag that an unknown one is likely a misspelling of (``--metrics``:
+    ``--metric``), as ``; did you mean --metric?``; empty where none is close.
+
+    >>> p = argparse.ArgumentParser()
+    >>> _ = p.add_argument("-m", "--metric")
+    >>> _flag_hint(p, ["--metrics", "ndcg"]), _flag_hint(p, ["--bogus"])
+    ('; did you mean --metric?', '')
+    """
+    flags = [flag for action in parser._actions for flag in action.option_strings]
+    for extra in extras:
+        if not extra.startswith("--"):
+            continue
+        close = difflib.get_close_matches(extra.split("=", 1)[0], flags, n=2, cutoff=0.8)
+        if close:
+            return f"; did you mean {' or '.join(close)}?"
+    return ""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``irm`` console script; returns the exit status."""
     parser = build_parser()
     args, extras = parser.parse_known_args(argv)
     if extras:  # named by the command that does not know them, as its other errors
-        _command_parser(parser, args.command).error(f"unrecognized arguments: {' '.join(extras)}")
+        command = _command_parser(parser, args.command)
+        hint = _flag_hint(command, extras)
+        command.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
     try:
         _stdin_once(args)
         _outputs_not_inputs(args, parser)  # before anything is read or computed
