@@ -8,6 +8,8 @@ or row), the value and the fix, exit status 2.
   session but no line or row; a Parquet log's bad click named no row at all.
 - a TREC run or qrels file that lists or judges a document twice was refused naming
   the query and the count, but neither the line nor the document.
+- a misspelled flag (``--metrics``) was "unrecognized" with no word of the flag meant;
+- a TREC file's header line was "score 'score' is not a number" with no word of a header.
 """
 
 from __future__ import annotations
@@ -260,3 +262,59 @@ def test_a_misspelled_flag_is_named_with_the_flag_meant(
     (tmp_path / "qrels.txt").write_text(_QRELS)
     done = irm_in_process(*argv, cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"{line}\n")
+
+
+_HEADER = "; a header line? TREC files have none: delete it, or start it with '#'"
+
+# (which file, its text, the message): a TREC file that starts with a header line was
+# refused as "score 'score' is not a number" with no word of the header
+_HEADERS = [
+    (
+        "run",
+        "query_id Q0 doc_id rank score run_id\n" + _RUN,
+        "run.txt, line 1: score 'score' is not a number: 'query_id Q0 doc_id rank score "
+        f"run_id'{_HEADER}",
+    ),
+    (
+        "qrels",
+        "query_id iteration doc_id relevance\n" + _QRELS,
+        "qrels.txt, line 1: relevance 'relevance' is not a number: 'query_id iteration "
+        f"doc_id relevance'{_HEADER}",
+    ),
+    (  # a label 'rel' after an iteration 0 is no header: no hint
+        "qrels",
+        "q1 0 d1 rel\n",
+        "qrels.txt, line 1: relevance 'rel' is not a number: 'q1 0 d1 rel'",
+    ),
+    (  # a bad score is no header: no hint
+        "run",
+        "q1 Q0 d1 1 high r\n",
+        "run.txt, line 1: score 'high' is not a number: 'q1 Q0 d1 1 high r'",
+    ),
+]
+
+
+@pytest.mark.parametrize(("side", "text", "message"), _HEADERS)
+@pytest.mark.parametrize("command", ["evaluate", "trec-eval"])
+def test_a_trec_header_line_is_named_as_one(
+    tmp_path: Path, side: str, text: str, message: str, command: str
+) -> None:
+    (tmp_path / "qrels.txt").write_text(text if side == "qrels" else _QRELS)
+    (tmp_path / "run.txt").write_text(text if side == "run" else _RUN)
+    if command == "evaluate":
+        done = irm_in_process("evaluate", "run.txt", "--qrels", "qrels.txt", cwd=tmp_path)
+    else:
+        done = irm_in_process("trec-eval", "qrels.txt", "run.txt", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")
+
+
+def test_a_commented_trec_header_is_read_past(tmp_path: Path) -> None:
+    """The fix the hint gives works: '# query_id Q0 ...' is a comment."""
+    (tmp_path / "run.txt").write_text("# query_id Q0 doc_id rank score run_id\n" + _RUN)
+    (tmp_path / "qrels.txt").write_text(_QRELS)
+    done = irm_in_process(
+        "evaluate", "run.txt", "--qrels", "qrels.txt", "-m", "map", "--format", "csv",
+        cwd=tmp_path,
+    )  # fmt: skip
+    # q1: d1 relevant at rank 1, AP 1; q2: d3 at rank 1, AP 1; mean 1.0
+    assert (done.returncode, done.stdout, done.stderr) == (0, "num_q,map\n2,1.0\n", "")

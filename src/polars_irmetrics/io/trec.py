@@ -603,6 +603,20 @@ def _split(line: str) -> list[str]:
     return _WHITESPACE.split(line.strip(" \t\r\n\x0b\x0c"))
 
 
+#: The hint of a TREC line that is a header: none is read, a comment is.
+_HEADER = "; a header line? TREC files have none: delete it, or start it with '#'"
+#: The words a qrels header names its relevance column by (lower case).
+_RELEVANCE_WORDS = frozenset({"relevance", "rel", "label", "judgment", "grade", "qrel"})
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _run_problem(keep_rank: bool) -> Describe:
     def describe(row: Mapping[str, Any], line: str) -> str:
         fields = _split(line)
@@ -611,9 +625,11 @@ def _run_problem(keep_rank: bool) -> Describe:
                 f"expected 6 whitespace-separated fields ({_RUN_FIELDS}), got {row[_N]}: "
                 f"{excerpt(line)}"
             )
+        # a header (query_id Q0 doc_id rank score run_id): neither a rank nor a score
+        header = _HEADER if not (_number(fields[3]) or _number(fields[4])) else ""
         if keep_rank and row["rank"] is None:
-            return f"rank {excerpt(fields[3])} is not an integer: {excerpt(line)}"
-        return f"score {excerpt(fields[4])} is not a number: {excerpt(line)}"
+            return f"rank {excerpt(fields[3])} is not an integer: {excerpt(line)}{header}"
+        return f"score {excerpt(fields[4])} is not a number: {excerpt(line)}{header}"
 
     return describe
 
@@ -624,10 +640,14 @@ def _qrels_problem(row: Mapping[str, Any], line: str) -> str:
             f"expected 4 whitespace-separated fields ({_QRELS_FIELDS}), got {row[_N]}: "
             f"{excerpt(line)}"
         )
-    token = _split(line)[3]
+    fields = _split(line)
+    token = fields[3]
     value = row[_REL_FLOAT]
     if value is None:
-        return f"relevance {excerpt(token)} is not a number: {excerpt(line)}"
+        # a header (query_id iteration doc_id relevance): a word for the iteration too
+        word = token.lower() in _RELEVANCE_WORDS and not _number(fields[1])
+        header = _HEADER if word else ""
+        return f"relevance {excerpt(token)} is not a number: {excerpt(line)}{header}"
     if not math.isfinite(value):
         return f"relevance {excerpt(token)} is not a finite number: {excerpt(line)}"
     return f"relevance {excerpt(token)} is not an integer (relevance_dtype=Int64): {excerpt(line)}"
