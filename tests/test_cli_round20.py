@@ -318,3 +318,32 @@ def test_a_commented_trec_header_is_read_past(tmp_path: Path) -> None:
     )  # fmt: skip
     # q1: d1 relevant at rank 1, AP 1; q2: d3 at rank 1, AP 1; mean 1.0
     assert (done.returncode, done.stdout, done.stderr) == (0, "num_q,map\n2,1.0\n", "")
+
+
+_NORMS = "min-max, min-max-inverted, max, sum, zmuv, rank, borda"
+
+
+# (mode flags, the one error line): irm.fuse offers its keyword's None ("choose one of
+# ..., or None"), which a command line types as --norm none
+@pytest.mark.parametrize(
+    ("flags", "line"),
+    [
+        (
+            ["-o", "out.run"],
+            f"--norm nope: unknown normalisation 'nope'; choose one of {_NORMS}, or none",
+        ),
+        (
+            ["--optimize", "--qrels", "qrels.txt"],
+            f"--norm nope: unknown normalisation 'nope'; choose one of {_NORMS}, or none, or "
+            "'auto' (the default: min-max for a method that reads scores, none for one that "
+            "reads positions)",
+        ),
+    ],
+)
+def test_fuse_unknown_norm_offers_none_as_typed(
+    tmp_path: Path, flags: list[str], line: str
+) -> None:
+    _runs(tmp_path)
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
+    done = irm_in_process("fuse", "a.run", "b.run", "--norm", "nope", *flags, cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {line}\n")

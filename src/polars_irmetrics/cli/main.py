@@ -1319,11 +1319,22 @@ def _in_words(
     message = message.replace(_LIST_METRICS, "'irm metrics'")
     message = _EVALUATE_CALL.sub(_evaluate_command, message)
     message = _FUSE_CALL.sub(_fuse_command, message)
+    if "norm" in flags:  # irm fuse --norm: its value, and 'none' as typed, not None
+        message = _NORM_NONE.sub(
+            lambda found: f"--norm {found['value']}: {found['text']}, or none", message
+        )
     if "weights" in flags:  # a list of weights: the flag's comma-separated numbers
         message = _WEIGHTS_LIST.sub(
             lambda found: "--weights " + found["values"].replace(", ", ","), message
         )
     return as_flags(message, flags)
+
+
+#: irm.fuse's refusal of an unknown normalisation, which offers the keyword's None:
+#: ``--norm none`` on a command line.
+_NORM_NONE = re.compile(
+    r"^(?P<text>unknown normalisation '(?P<value>[^']*)'; choose one of [^;]*?), or None\b"
+)
 
 
 #: ``weights=[0.5, 0.5]`` in a message: irm fuse's ``--weights 0.5,0.5``.
