@@ -347,3 +347,25 @@ def test_fuse_unknown_norm_offers_none_as_typed(
     (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
     done = irm_in_process("fuse", "a.run", "b.run", "--norm", "nope", *flags, cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {line}\n")
+
+
+# (command, the second run's system as the message names it): a duplicate in one of
+# several run files named the system but no file nor line
+@pytest.mark.parametrize(
+    ("command", "system"), [("compare", "system='dup'"), ("evaluate", "run='dup'")]
+)
+def test_a_duplicate_in_one_of_several_runs_names_its_file_and_line(
+    tmp_path: Path, command: str, system: str
+) -> None:
+    _runs(tmp_path)
+    (tmp_path / "dup.run").write_text(_RUN + "q2 Q0 d3 2 0.5 r\n")
+    (tmp_path / "qrels.txt").write_text(_QRELS)
+    done = irm_in_process(
+        command, "a.run", "dup.run", "b.run", "--qrels", "qrels.txt", cwd=tmp_path
+    )
+    line = (
+        f"dup.run, line 4: query 'q2' ({system}) lists 1 document(s) more than once "
+        "(document 'd3' again, first on line 3); each (query, document) pair may appear "
+        "once (trec_eval refuses such runs too): drop the repeated line"
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {line}\n")

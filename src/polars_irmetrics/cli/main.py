@@ -1100,12 +1100,17 @@ _DUPLICATE = re.compile(
 )
 
 
+#: The system a message of several run files names: irm evaluate's ``run='x'``, irm
+#: compare's ``system='x'`` (each file's stem, or its path where two stems clash).
+_SYSTEM = re.compile(r"\((?:run|system)='([^']*)'")
+
+
 def _repeated(message: str, args: argparse.Namespace) -> str | None:
     """A duplicate the checks refused in a TREC text file the command read (the
-    judgments, or its one run), as the file and the line that repeats the pair
-    (:func:`repeated_line`), and the fix as a file's (not the Python ``.unique(...)``
-    of the library's message); None where the file is a table, several run files were
-    given, or no line of the query repeats one.
+    judgments, or the run file of the system it names), as the file and the line that
+    repeats the pair (:func:`repeated_line`), and the fix as a file's (not the Python
+    ``.unique(...)`` of the library's message); None where the file is a table or no
+    line of the query repeats one.
 
     >>> import argparse, pathlib, tempfile
     >>> message = ("column 'doc_id' of the judgments: query 'q1' judges 1 document(s) more "
@@ -1127,6 +1132,11 @@ def _repeated(message: str, args: argparse.Namespace) -> str | None:
     source = getattr(args, "qrels", None) if found["side"] == "judgments" else None
     if found["side"] == "run" and len(runs) == 1:
         source = runs[0]
+    system = _SYSTEM.search(found["said"])
+    if found["side"] == "run" and len(runs) > 1 and system is not None:
+        # several run files: the system the message names is a file's (by its stem)
+        names = _run_names(runs)
+        source = runs[names.index(system[1])] if system[1] in names else None
     if not isinstance(source, str):
         return None
     query = found["text"] if found["text"] is not None else found["number"]
