@@ -6,6 +6,7 @@ or row), the value and the fix, exit status 2.
   argument"); irm.fuse's refusal of a weight did not name ``--weights``;
 - a click log's bad click that is an integer (2, -1), in Parquet or CSV, named a
   session but no line or row; a Parquet log's bad click named no row at all.
+- an empty or fractional click (Parquet, CSV) named a session and a Python fix, no row;
 - a TREC run or qrels file that lists or judges a document twice was refused naming
   the query and the count, but neither the line nor the document.
 - a misspelled flag (``--metrics``) was "unrecognized" with no word of the flag meant;
@@ -369,3 +370,49 @@ def test_a_duplicate_in_one_of_several_runs_names_its_file_and_line(
         "once (trec_eval refuses such runs too): drop the repeated line"
     )
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {line}\n")
+
+
+# (file name, the click column, the message): an empty click, or a fractional one, was
+# refused by ab_test naming a session and a Python fix ("fill them, e.g.
+# pl.col('clicked').fill_null(False)"), no line nor row
+_EMPTY_CLICKS = [
+    (
+        "log.parquet",
+        pl.Series("clicked", [1, 0, None, 1]),
+        "log.parquet, row 2 (counted from 0): column 'clicked' holds no value, not a "
+        "click, true/false or 1/0; fix or drop the row",
+    ),
+    (
+        "log.parquet",
+        pl.Series("clicked", [True, None, False, True]),
+        "log.parquet, row 1 (counted from 0): column 'clicked' holds no value, not a "
+        "click, true/false or 1/0; fix or drop the row",
+    ),
+    (
+        "log.parquet",
+        pl.Series("clicked", [1.0, 0.0, 0.5, 1.0]),
+        "log.parquet, row 2 (counted from 0): column 'clicked' holds 0.5, not a click, "
+        "true/false or 1/0; fix or drop the row",
+    ),
+    (
+        # an empty field: header line 1, row 3 is line 5
+        "log.csv",
+        pl.Series("clicked", [1, 0, 1, None]),
+        "log.csv, line 5: column 'clicked' holds no value, not a click, true/false or 1/0; "
+        "fix or drop the line",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "clicks", "message"), _EMPTY_CLICKS)
+@pytest.mark.parametrize("command", [["evaluate", *_EVALUATE], ["ab", "-m", "ctr"]])
+def test_an_empty_or_fractional_click_names_the_row(
+    tmp_path: Path, name: str, clicks: pl.Series, message: str, command: list[str]
+) -> None:
+    log = _log([1] * len(clicks)).with_columns(clicks)
+    if name.endswith(".parquet"):
+        log.write_parquet(tmp_path / name)
+    else:
+        log.write_csv(tmp_path / name)
+    done = irm_in_process(command[0], name, *command[1:], cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")

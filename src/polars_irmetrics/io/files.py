@@ -1109,19 +1109,24 @@ def refuse_log_text(
                 if flag
                 else value.cast(pl.Float64, strict=False).is_not_null()
             )
-        elif flag and dtype is not None and dtype.is_integer():
-            # clicks as integers (a Parquet file's, a CSV's): 0 or 1, as the text's
-            ok = pl.col(column).is_in([0, 1])
+        elif flag and dtype is not None and dtype.is_numeric():
+            # clicks as numbers (a Parquet file's, a CSV's): 0 or 1, as the text's (a
+            # float column of 0.0/1.0 only is refused by its type, where it is read)
+            ok = (pl.col(column) == 0) | (pl.col(column) == 1)
+        elif flag and dtype == pl.Boolean:
+            ok = pl.lit(value=True)
         else:
             continue
         bad = pl.col(column).is_not_null() & ok.not_()
+        if flag:  # every impression is clicked or not (converted or not): no empty one
+            bad = bad | pl.col(column).is_null()
         found = log.select(pl.col(column)).with_row_index("row").filter(bad).head(1).collect()
         if not found.height:
             continue
         row, text = found.row(0)
         where = lines.where(source, row)
         expected = "a click, true/false or 1/0" if flag else "a number"
-        shown = excerpt(text) if isinstance(text, str) else str(text)
+        shown = excerpt(text) if isinstance(text, str) else "no value" if text is None else text
         raise InvalidValueError(
             f"{where}: column {column!r} holds {shown}, not {expected}; fix or "
             f"drop the {lines.unit}"
