@@ -416,3 +416,35 @@ def test_an_empty_or_fractional_click_names_the_row(
         log.write_csv(tmp_path / name)
     done = irm_in_process(command[0], name, *command[1:], cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")
+
+
+# (argv after 'irm', the one error line): argparse's "invalid int value: 'abc'" names
+# the type in Python's words; said as what the flag takes
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (
+            ["trec-eval", "-M", "abc", "qrels.txt", "run.txt"],
+            "irm trec-eval: error: argument -M/--Max_retrieved_per_topic: expected an "
+            "integer, got 'abc' (see 'irm trec-eval --help')",
+        ),
+        (
+            ["evaluate", "run.txt", "--qrels", "qrels.txt", "--relevance-level", "x"],
+            "irm evaluate: error: argument --relevance-level: expected a number, got 'x' "
+            "(see 'irm evaluate --help')",
+        ),
+        (
+            ["fuse", "run.txt", "b.run", "--optimize", "--qrels", "qrels.txt", "--folds", "2.5"],
+            "irm fuse: error: argument --folds: expected an integer, got '2.5' "
+            "(see 'irm fuse --help')",
+        ),
+    ],
+)
+def test_a_flag_value_of_the_wrong_type_says_what_the_flag_takes(
+    tmp_path: Path, argv: list[str], line: str
+) -> None:
+    _runs(tmp_path)
+    (tmp_path / "run.txt").write_text(_RUN)
+    (tmp_path / "qrels.txt").write_text(_QRELS)
+    done = irm_in_process(*argv, cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"{line}\n")

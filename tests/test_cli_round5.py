@@ -185,7 +185,7 @@ def test_fuse_step_without_a_grid_is_one_line(trec: Path, args: list[str], messa
          "'demo', 'trec-eval', 'ab', 'compare', 'fuse', 'metrics') (see 'irm --help')"),
         ([], "irm: error: the following arguments are required: COMMAND (see 'irm --help')"),
         (["trec-eval", "-l", "abc"],
-         "irm trec-eval: error: argument -l/--level_for_rel: invalid int value: 'abc' "
+         "irm trec-eval: error: argument -l/--level_for_rel: expected an integer, got 'abc' "
          "(see 'irm trec-eval --help')"),
         (["trec-eval"],
          "irm trec-eval: error: the following arguments are required: QRELS, RUN "

@@ -110,7 +110,7 @@ def test_a_latin1_file_is_refused_with_the_fix(
         # trec_eval reads 1.5 with atol, as -l 1 (map 0.9167, where -l 2 gives 0.1667)
         (
             ["-l", "1.5"],
-            "irm trec-eval: error: argument -l/--level_for_rel: invalid int value: '1.5' "
+            "irm trec-eval: error: argument -l/--level_for_rel: expected an integer, got '1.5' "
             "(see 'irm trec-eval --help')\n",
         ),
     ],

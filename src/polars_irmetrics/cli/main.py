@@ -1174,9 +1174,15 @@ def _located(args: argparse.Namespace) -> str | None:
 _NEGATIVE_NUMBERS = re.compile(r"^-\.?\d[\d.,eE+\-]*$")
 
 
+#: argparse's refusal of a flag's value of the wrong type (``invalid int value:
+#: 'abc'``), said as what the flag takes (``expected an integer, got 'abc'``).
+_ARGPARSE_TYPE = re.compile(r"invalid (?P<type>int|float) value: (?P<value>'.*')$")
+_TYPE_WORDS = {"int": "an integer", "float": "a number"}
+
+
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line on stderr, exit status 2:
-    ``irm evaluate: error: argument --seed: invalid int value: 'abc'``, and where to
+    ``irm evaluate: error: argument --seed: expected an integer, got 'abc'``, and where to
     read the flags, without the usage block. Its subcommands' parsers are of this class
     too (``add_subparsers`` makes them of the parser's own class)."""
 
@@ -1189,7 +1195,10 @@ class _Parser(argparse.ArgumentParser):
         self._negative_number_matcher = _NEGATIVE_NUMBERS
 
     def error(self, message: str) -> NoReturn:
-        line = _one_line(message)
+        line = _ARGPARSE_TYPE.sub(
+            lambda found: f"expected {_TYPE_WORDS[found['type']]}, got {found['value']}",
+            _one_line(message),
+        )
         self.exit(2, f"{self.prog}: error: {line} (see '{self.prog} --help')\n")
 
 
