@@ -448,3 +448,21 @@ def test_a_flag_value_of_the_wrong_type_says_what_the_flag_takes(
     (tmp_path / "qrels.txt").write_text(_QRELS)
     done = irm_in_process(*argv, cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"{line}\n")
+
+
+@pytest.mark.parametrize("command", [["evaluate", "runs", "--qrels", "qrels.txt"], ["ab", "runs"]])
+def test_a_broken_link_in_a_folder_is_named(tmp_path: Path, command: list[str]) -> None:
+    """A folder read as one Parquet dataset, holding a link to a file that is gone:
+    polars' "No such file or directory (os error 2)" named no file."""
+    (tmp_path / "runs").mkdir()
+    _log([1, 0]).write_parquet(tmp_path / "runs" / "a.parquet")
+    (tmp_path / "runs" / "b.parquet").symlink_to(tmp_path / "gone.parquet")
+    (tmp_path / "qrels.txt").write_text(_QRELS)
+    done = irm_in_process(*command, cwd=tmp_path)
+    start = (
+        f"irm: error: runs/b.parquet: a broken link (to {tmp_path / 'gone.parquet'}, which "
+        "is not there) in the folder runs, read as one dataset; fix the link or remove it; "
+        "expected "
+    )
+    assert (done.returncode, done.stdout, done.stderr.startswith(start)) == (2, "", True)
+    assert done.stderr.count("\n") == 1

@@ -331,8 +331,17 @@ def _folder_files(folder: str, what: str | None) -> list[Path]:
                 found = path.is_file()
             except PermissionError:  # a folder listed but not searchable (no x)
                 raise unreadable(parent, what, "folder") from None
-            if found and not name.startswith((".", "_")):
+            if name.startswith((".", "_")):
+                continue
+            if found:
                 files.append(path)
+            elif path.is_symlink():  # a broken link, which polars reads as the folder's
+                # file ("No such file or directory (os error 2)", naming no file)
+                raise MissingFileError(
+                    f"{path}: a broken link (to {os.readlink(path)}, which is not there) in "
+                    f"the folder {folder}, read as one dataset; fix the link or remove it"
+                    + (f"; expected {what}" if what else "")
+                )
     return sorted(files)
 
 
