@@ -67,6 +67,8 @@ _DOCS, _GROUPED = f"{INTERNAL}docs", f"{INTERNAL}grouped"
 _GROUPS, _TARGETED = f"{INTERNAL}groups", f"{INTERNAL}targeted"
 _STRAY, _STRAY_FIRST = f"{INTERNAL}stray", f"{INTERNAL}stray_first"
 _RELEVANT, _RELEVANT_GROUPED = f"{INTERNAL}relevant", f"{INTERNAL}relevant_grouped"
+_LOST, _LOST_QUERIES = f"{INTERNAL}lost", f"{INTERNAL}lost_queries"
+_LOST_DOC, _LOST_QUERY = f"{INTERNAL}lost_doc", f"{INTERNAL}lost_query"
 
 
 def reads_relevant_groups(requests: Requests, target: object | None) -> bool:
@@ -88,6 +90,8 @@ def _tally(
     relevant: pl.LazyFrame | None = None,
     system_rows: pl.LazyFrame | None = None,
     systems: Sequence[str] = (),
+    query_id: str | None = None,
+    queries: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """One row: the run's documents and those groups= gives a group; with ``relevant``
     (the relevant judged documents), those and the grouped ones among them; with
@@ -113,8 +117,23 @@ def _tally(
         per_system = systems_tally(system_rows, grouped, doc_id, _GROUPED, systems, distinct=True)
         docs = pl.concat([docs, per_system], how="horizontal")
     if relevant is not None:
-        judged = counted(relevant, _RELEVANT, _RELEVANT_GROUPED)
+        judged = counted(relevant.select(doc_id), _RELEVANT, _RELEVANT_GROUPED)
         docs = pl.concat([docs, judged], how="horizontal")
+    if relevant is not None and query_id is not None:  # the relevant ones without a group
+        pairs = relevant.select(query_id, doc_id).unique()
+        if queries is not None:  # of the run's queries only
+            pairs = pairs.join(queries, on=query_id, how="semi")
+        lost = (
+            pairs.join(grouped, on=doc_id, how="anti")
+            .sort(query_id, doc_id)
+            .select(
+                pl.col(doc_id).n_unique().cast(pl.Int64).alias(_LOST),
+                pl.col(query_id).n_unique().cast(pl.Int64).alias(_LOST_QUERIES),
+                pl.col(doc_id).first().cast(pl.String).alias(_LOST_DOC),
+                pl.col(query_id).first().cast(pl.String).alias(_LOST_QUERY),
+            )
+        )
+        docs = pl.concat([docs, lost], how="horizontal")
     if target is None:
         return docs
     cells = [pl.col(c).cast(pl.String) for c in dimensions]
@@ -145,6 +164,7 @@ def groups_tally(
     options: EvalOptions,
     relevant: pl.LazyFrame | None = None,
     system_rows: pl.LazyFrame | None = None,
+    queries: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """One row: the counts :func:`warn_on_groups` reads, of how the ids of groups= (and
     target=) line up with the documents of a whole run (``docs``: its ``doc_id`` column,
@@ -153,7 +173,10 @@ def groups_tally(
     :func:`~polars_irmetrics.exposure.plan.build_exposure_plan` counts them; for a run
     evaluated in parts (buckets, an engine's partitions), whose parts do not warn.
     ``relevant``: the relevant judged documents (``doc_id``, relevance above 0), counted
-    too where a measure asked reads their groups (:func:`reads_relevant_groups`).
+    too where a measure asked reads their groups (:func:`reads_relevant_groups`); where
+    it holds ``query_id`` too (the judgments of the run's queries), those without a
+    group are counted with their queries (those of ``queries``, the run's ``query_id``
+    column, where given), and named even when they are few.
 
     Examples
     --------
@@ -170,6 +193,13 @@ def groups_tally(
     if relevant is not None and not reads_relevant_groups(requests, target):
         relevant = None
     systems = list(options.system_keys)
+    relevant_schema = None if relevant is None else relevant.collect_schema()
+    lost_read = relevant_schema is not None and options.query_id in relevant_schema
+    relevant_query_type = (
+        relevant_schema[options.query_id]
+        if relevant_schema is not None and lost_read
+        else pl.String()
+    )
     columns = {
         doc_id: ["run", "groups", "relevant", "systems"],
         **{c: ["groups", "target"] for c in dimensions},
@@ -178,7 +208,9 @@ def groups_tally(
         "run": docs.select(doc_id),
         "groups": groups,
         "target": target,
-        "relevant": None if relevant is None else relevant.select(doc_id),
+        "relevant": None
+        if relevant is None
+        else relevant.select(*([options.query_id] if lost_read else []), doc_id),
         "systems": None
         if system_rows is None or not systems
         else system_rows.select(*systems, doc_id),
@@ -193,6 +225,10 @@ def groups_tally(
         cast.get("relevant"),
         cast.get("systems"),
         systems,
+        options.query_id if lost_read else None,
+        None
+        if queries is None or not lost_read
+        else queries.select(pl.col(options.query_id).cast(relevant_query_type)).unique(),
     )
 
 
@@ -247,6 +283,34 @@ def _ungrouped_effect(requests: Sequence[tuple[str, MetricRequest]]) -> str:
     return "; and ".join(effects)
 
 
+def _warn_on_lost(
+    row: Mapping[str, Any],
+    requests: Sequence[tuple[str, MetricRequest]],
+    targeted: bool,
+) -> None:
+    """The relevant judged documents of the run's queries that groups= gives no group
+    (``row``'s counts, however few): the measures that read their groups (the
+    expected-exposure measures; awrf and awrf_ndcg where target= is not ``targeted``)
+    named."""
+    readers = [
+        label
+        for label, r in requests
+        if r.metric.name in EXPECTED_EXPOSURE or (not targeted and r.metric.name in AWRF_MEASURES)
+    ]
+    named = ", ".join(readers) if readers else "the expected-exposure measures"
+    queries = row[_LOST_QUERIES]
+    warn_from_plan(
+        f"groups= gives no group to {row[_LOST]} relevant judged document(s) in "
+        f"{queries} quer{'y' if queries == 1 else 'ies'} of the run (first: "
+        f"{row[_LOST_DOC]!r} of query {row[_LOST_QUERY]!r}): {named} leave them out "
+        "(a relevant document without a group counts in no group: the expected-exposure "
+        "targets leave its exposure out, and awrf's target, the relevant documents' "
+        "groups, does not count it). Give each relevant document its group in groups= "
+        "(same 'doc_id' spelling), or drop it from the judgments where it is meant to "
+        "count in no group"
+    )
+
+
 def _warn_on_group_row(
     row: Mapping[str, Any],
     doc_id: str,
@@ -285,6 +349,12 @@ def _warn_on_group_row(
             "relevant documents has a group is left out of them), and awrf's target (the "
             "relevant documents' groups, where target= is not given) does not count it",
         )
+    # a few relevant documents without a group, where the warnings above are silent
+    # (they speak of groups= lacking most documents: the same cause, said once)
+    run_said = bool(row[_DOCS]) and 2 * row[_GROUPED] < row[_DOCS]
+    run_said = run_said or bool(systems_named(row, _GROUPED, systems))
+    if row.get(_LOST) and not run_said and 2 * row[_RELEVANT_GROUPED] >= row[_RELEVANT]:
+        _warn_on_lost(row, requests, targeted=_GROUPS in row)
     if _GROUPS in row:
         warn_on_joint(
             table="target",

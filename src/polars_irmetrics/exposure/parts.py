@@ -150,9 +150,19 @@ def exposure_in_buckets(
         relevant = (
             None
             if qrels is None
-            else qrels.filter(pl.col(options.relevance) > 0).select(options.doc_id)
+            else qrels.filter(pl.col(options.relevance) > 0).select(
+                options.query_id, options.doc_id
+            )
         )
-        tally = groups_tally(run, groups, target, list(requests), options, relevant)
+        tally = groups_tally(
+            run,
+            groups,
+            target,
+            list(requests),
+            options,
+            relevant,
+            queries=run.select(options.query_id),
+        )
         values = with_tally(
             values, tally, lambda row: warn_on_groups(row, options, clustered, list(requests))
         )

@@ -449,9 +449,15 @@ def build_exposure_plan(
     checked = checked.sort([*keys, query_id])
     if groups is not None and warn:  # how the ids of groups= (and target=) line up
         docs = run if ids is None else ids.docs
-        relevant_docs = relevant.select(doc_id)
         counts = groups_tally(
-            docs, groups, target, requests, options, relevant_docs, system_rows=system_rows
+            docs,
+            groups,
+            target,
+            requests,
+            options,
+            relevant.select(native, doc_id),
+            system_rows=system_rows,
+            queries=run.select(native),
         )
         checked = with_tally(
             checked, counts, lambda row: warn_on_groups(row, options, clustered, requests)
