@@ -96,3 +96,69 @@ def test_relevant_documents_without_a_group_are_named_per_segment_query() -> Non
         )
     said = [str(w.message) for w in caught if issubclass(w.category, irm.CoverageWarning)]
     assert said == [_lost("ee_loss")]
+
+
+# ------------------------- compare: the expected exposure's nulls drop pairs, said
+# systems A and B rank q1: a (relevant, x), b (y); q2: c (relevant, x), d (y); q3: e
+# (relevant, no group), a (x): ee_loss is null on q3 (no relevant document with a group),
+# awrf (against target=) scores it; compare pairs both on q1 and q2 alone (n = 2)
+SYSTEMS = pl.DataFrame(
+    {
+        "system": ["A"] * 6 + ["B"] * 6,
+        "query_id": ["q1", "q1", "q2", "q2", "q3", "q3"] * 2,
+        "doc_id": ["a", "b", "c", "d", "e", "a"] * 2,
+        "score": [2.0, 1.0, 2.0, 1.0, 2.0, 1.0, 1.0, 2.0, 1.0, 2.0, 1.0, 2.0],
+    }
+)
+JUDGED = pl.DataFrame(
+    {"query_id": ["q1", "q2", "q3"], "doc_id": ["a", "c", "e"], "relevance": [1] * 3}
+)
+GROUPED = pl.DataFrame({"doc_id": ["a", "b", "c", "d"], "group": ["x", "y", "x", "y"]})
+PAIRED = (
+    "'ee_loss' is null on 2 of the 6 queries (first: system='A', query_id='q3'), which "
+    "{others} beside score: the expected-exposure measures score only the queries with a "
+    "relevant document in groups= (a query without relevant judgments, or none of whose "
+    "relevant documents has a group, is left out), so compare leaves those queries out of "
+    "every measure's pairs, and {others} {verb} compared on fewer queries than {scores} "
+    "(n). Compare 'ee_loss' in a call of its own to keep those queries in the others' "
+    "pairs (or give those relevant documents a group)"
+)
+COMPARE_CASES: list[tuple[str, list[str], dict[str, Any], list[str]]] = [
+    (
+        "ee_loss and awrf",
+        ["ee_loss", "awrf"],
+        {"target": TARGET},
+        [PAIRED.format(others="'awrf'", verb="is", scores="it scores")],
+    ),
+    (
+        "ee_loss, awrf and awrf_ndcg, common",
+        ["ee_loss", "awrf", "awrf_ndcg"],
+        {"target": TARGET, "query_set": "common"},
+        [PAIRED.format(others="'awrf', 'awrf_ndcg'", verb="are", scores="they score")],
+    ),
+    # the expected exposure alone: every measure scores the same queries, n says it
+    ("ee_loss and ee_disparity", ["ee_loss", "ee_disparity"], {}, []),
+]
+
+
+@pytest.mark.parametrize(
+    ("metrics", "extra", "expected"),
+    [case[1:] for case in COMPARE_CASES],
+    ids=[case[0] for case in COMPARE_CASES],
+)
+def test_compare_says_the_expected_exposure_drops_pairs(
+    metrics: list[str], extra: dict[str, Any], expected: list[str]
+) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = irm.compare(
+            SYSTEMS,
+            metrics,
+            qrels=JUDGED,
+            groups=GROUPED,
+            system="system",
+            **extra,
+        )
+    assert got["n"].to_list() == [2] * len(metrics)  # q1, q2
+    said = [str(w.message) for w in caught if " is null on " in str(w.message)]
+    assert said == expected

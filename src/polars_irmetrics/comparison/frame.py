@@ -42,6 +42,7 @@ from polars_irmetrics.errors import (
     MetricParameterError,
     QuerySetError,
 )
+from polars_irmetrics.exposure.rnd import warn_left_out
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lists import long_judgments, long_run
 from polars_irmetrics.ground.options import (
@@ -50,6 +51,7 @@ from polars_irmetrics.ground.options import (
     refuse_working_name,
 )
 from polars_irmetrics.ground.validate import is_text, kind_of
+from polars_irmetrics.metrics.fairness import EXPECTED_EXPOSURE
 from polars_irmetrics.metrics.mad import MAD
 from polars_irmetrics.metrics.registry import (
     INPUTS,
@@ -412,6 +414,20 @@ def per_query_values(
     if unscored and query_set != "judged":  # the queries each system retrieved alone
         frame = _retrieved_only(frame, stacked, system, query_id)
     if unscored:  # a query an exposure measure did not score: no value of that system
+        # the expected exposure's nulls drop queries the measures beside score: said
+        beside = [
+            label
+            for label, r in requests
+            if r.route == "exposure" and r.metric.name not in EXPECTED_EXPOSURE
+        ]
+        warn_left_out(
+            frame.filter(pl.any_horizontal(pl.col(beside).is_not_null())) if beside else frame,
+            requests,
+            [system],
+            query_id,
+            emit=lambda text: warn_at_caller(text, IrmWarning),
+            paired=True,
+        )
         scored = frame
         frame = frame.filter(pl.all_horizontal(pl.col(unscored).is_not_null()))
         if frame.height == 0 and scored.height:

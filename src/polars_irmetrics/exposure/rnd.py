@@ -594,13 +594,17 @@ def warn_left_out(
     *,
     total: int | None = None,
     emit: Callable[[str], None] | None = None,
+    paired: bool = False,
 ) -> None:
     """An :class:`~polars_irmetrics.errors.IrmWarning` where an expected-exposure
     measure of the per-query ``frame`` is null on a query that an exposure measure
     beside scores (:func:`left_out_labels`): the expected exposure scores only the
     queries with a relevant document in groups=, awrf and rND every query they rank (or
     judged), so one summary's count (``num_q``) is not the count of the queries its
-    mean is over. ``total`` and ``emit`` as :func:`warn_undefined`'s.
+    mean is over. ``total`` and ``emit`` as :func:`warn_undefined`'s. ``paired``:
+    ``frame`` holds the per-query values ``irm.compare`` pairs, which leaves such a
+    query out of every measure's pairs (the measures beside are compared on fewer
+    queries than they score), and the warning says that instead.
 
     >>> import warnings
     >>> from polars_irmetrics.metrics.registry import parse_metric_list
@@ -626,17 +630,29 @@ def warn_left_out(
         repr(label) for label, r in requests if r.metric.name not in EXPECTED_EXPOSURE
     )
     plural = len(fewer) > 1
-    text = (
+    cause = (
         f"{named} {'are' if plural else 'is'} null on {out.height} of the {counted} "
         f"queries (first: {place}), which {others} beside score: the expected-exposure "
         "measures score only the queries with a relevant document in groups= (a query "
         "without relevant judgments, or none of whose relevant documents has a group, is "
-        f"left out), so {'their means are' if plural else 'its mean is'} over fewer "
-        "queries than the exposure measures' count (num_q; num_q_exposure beside the "
-        "accuracy metrics) says. Evaluate "
-        f"{named} in a call of {'their' if plural else 'its'} own for the count of the "
-        "queries it is over (or give those relevant documents a group)"
+        "left out), so "
     )
+    if paired:
+        text = cause + (
+            "compare leaves those queries out of every measure's pairs, and "
+            f"{others} {'are' if ',' in others else 'is'} compared on fewer queries than "
+            f"{'they score' if ',' in others else 'it scores'} (n). Compare {named} in a "
+            f"call of {'their' if plural else 'its'} own to keep those queries in the "
+            "others' pairs (or give those relevant documents a group)"
+        )
+    else:
+        text = cause + (
+            f"{'their means are' if plural else 'its mean is'} over fewer "
+            "queries than the exposure measures' count (num_q; num_q_exposure beside the "
+            "accuracy metrics) says. Evaluate "
+            f"{named} in a call of {'their' if plural else 'its'} own for the count of the "
+            "queries it is over (or give those relevant documents a group)"
+        )
     if emit is None:
         warn_from_plan(text, IrmWarning)
     else:
