@@ -162,3 +162,32 @@ def test_compare_says_the_expected_exposure_drops_pairs(
     assert got["n"].to_list() == [2] * len(metrics)  # q1, q2
     said = [str(w.message) for w in caught if " is null on " in str(w.message)]
     assert said == expected
+
+
+# ------------------------- by= with buckets=: each warning once, as the one plan's
+@pytest.mark.parametrize("buckets", [None, 2])
+def test_segments_in_buckets_warn_once(buckets: int | None) -> None:
+    # segment t's query q2 ranks e (relevant, no group) and f (no group): awrf is NaN on
+    # it and e is named; the buckets' per-query values used to be read twice by the
+    # segments' summary, each warning said twice
+    run = pl.DataFrame(
+        {
+            "seg": ["s", "s", "t", "t"],
+            "query_id": ["q1", "q1", "q2", "q2"],
+            "doc_id": ["a", "b", "e", "f"],
+            "score": [2.0, 1.0, 2.0, 1.0],
+        }
+    )
+    qrels = pl.DataFrame(
+        {"seg": ["s", "t"], "query_id": ["q1", "q2"], "doc_id": ["a", "e"], "relevance": [1, 1]}
+    )
+    groups = pl.DataFrame({"doc_id": ["a", "b"], "group": ["x", "y"]})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = irm.evaluate(run, ["awrf"], qrels=qrels, groups=groups, by="seg", buckets=buckets)
+    assert got["num_q"].to_list() == [1, 1]
+    said = sorted(str(w.message)[:40] for w in caught)
+    assert said == [
+        "'awrf' is NaN on 1 of the 2 queries (fir",
+        "groups= gives no group to 1 relevant jud",
+    ]

@@ -490,7 +490,8 @@ def exposure_means(
         return per_query.select(summaries)
     # each group as alone: a group of the run with no judged query it retrieved has
     # the summary of no query (num_q 0)
-    found = per_query.group_by(keys, maintain_order=True).agg(summaries)
+    # read twice below, computed once (its checks warn once: the buckets' values too)
+    found = per_query.group_by(keys, maintain_order=True).agg(summaries).cache()
     empty = segments.join(found.select(keys), on=keys, how="anti", nulls_equal=True).join(
         per_query.head(0).select(summaries), how="cross"
     )
