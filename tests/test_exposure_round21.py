@@ -191,3 +191,64 @@ def test_segments_in_buckets_warn_once(buckets: int | None) -> None:
         "'awrf' is NaN on 1 of the 2 queries (fir",
         "groups= gives no group to 1 relevant jud",
     ]
+
+
+# ------------------------- by=: a segment the exposure measures score no query of, named
+SEGMENT_RUN = pl.DataFrame(
+    {
+        "seg": ["s", "s", "t", "t"],
+        "query_id": ["q1", "q1", "q2", "q2"],
+        "doc_id": ["a", "b", "e", "f"],
+        "score": [2.0, 1.0, 2.0, 1.0],
+    }
+)
+# q2 (segment t) has no relevant judgment: ee_loss scores q1 alone
+SEGMENT_QRELS = pl.DataFrame(
+    {"seg": ["s", "t"], "query_id": ["q1", "q2"], "doc_id": ["a", "e"], "relevance": [1, 0]}
+)
+SEGMENT_GROUPS = pl.DataFrame({"doc_id": ["a", "b", "e", "f"], "group": ["x", "y", "x", "y"]})
+UNSCORED_SEGMENT = (
+    "{named} no query in 1 of the 2 groups of 'seg' (first: seg='t'): num_q is 0 and the "
+    "values are null there (the group's queries have no relevant judgment the measures "
+    "read, or it retrieved no judged query). Check that group's judgments (and their "
+    "groups in groups=), or filter it out of the run"
+)
+
+
+@pytest.mark.parametrize(
+    ("metrics", "buckets", "expected"),
+    [
+        (["ee_loss"], None, [UNSCORED_SEGMENT.format(named="'ee_loss' scores")]),
+        (["ee_loss"], 2, [UNSCORED_SEGMENT.format(named="'ee_loss' scores")]),
+        (
+            ["ee_loss", "ee_disparity"],
+            None,
+            [UNSCORED_SEGMENT.format(named="'ee_loss', 'ee_disparity' score")],
+        ),
+    ],
+)
+def test_a_segment_scored_on_no_query_is_named(
+    metrics: list[str], buckets: int | None, expected: list[str]
+) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = irm.evaluate(
+            SEGMENT_RUN,
+            metrics,
+            qrels=SEGMENT_QRELS,
+            groups=SEGMENT_GROUPS,
+            by="seg",
+            buckets=buckets,
+        )
+    assert got["num_q"].to_list() == [1, 0]
+    assert got["ee_loss"][1] is None
+    assert [str(w.message) for w in caught] == expected
+
+
+def test_a_segment_scored_everywhere_is_silent() -> None:
+    qrels = SEGMENT_QRELS.with_columns(relevance=pl.lit(1))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = irm.evaluate(SEGMENT_RUN, ["ee_loss"], qrels=qrels, groups=SEGMENT_GROUPS, by="seg")
+    assert got["num_q"].to_list() == [1, 1]
+    assert [str(w.message) for w in caught] == []

@@ -169,4 +169,4 @@ def exposure_in_buckets(
     if options.per_query:
         return values
     segments = run.select(keys).unique() if keys else None
-    return exposure_means(values, list(requests), keys, segments)
+    return exposure_means(values, list(requests), keys, segments, warn=warn)

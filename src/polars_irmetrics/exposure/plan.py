@@ -19,6 +19,7 @@ from polars_irmetrics.errors import (
     ColumnTypeError,
     DuplicateError,
     InvalidValueError,
+    IrmWarning,
     MetricParameterError,
 )
 from polars_irmetrics.exposure.awrf import (
@@ -78,6 +79,7 @@ from polars_irmetrics.ground.validate import (
     raise_unplaced,
     require_columns,
     unplaced_query_error,
+    warn_from_plan,
     with_common_ids,
     with_tally,
 )
@@ -468,7 +470,7 @@ def build_exposure_plan(
         )
     if options.per_query:  # the measures in the order asked (computed grouped by kind)
         return checked.select(*keys, query_id, *(label for label, _ in requests))
-    return exposure_means(checked, requests, keys, segments)
+    return exposure_means(checked, requests, keys, segments, warn=warn)
 
 
 def exposure_means(
@@ -476,11 +478,14 @@ def exposure_means(
     requests: Requests,
     keys: list[str] | None = None,
     segments: pl.LazyFrame | None = None,
+    *,
+    warn: bool = True,
 ) -> pl.LazyFrame:
     """``num_q`` and each measure's summary of per-query values sorted by query (a
     running sum in that order: the same bits from one plan or from parts merged); per
     group of the ``by``/``systems`` keys where ``segments`` (every group of the run)
-    is given, a group with no scored query having the summary of none."""
+    is given, a group with no scored query having the summary of none (and, where
+    ``warn``, named in a warning when some groups are scored)."""
     keys = keys or []
     summaries = [
         pl.len().cast(pl.Int64).alias("num_q"),
@@ -495,7 +500,35 @@ def exposure_means(
     empty = segments.join(found.select(keys), on=keys, how="anti", nulls_equal=True).join(
         per_query.head(0).select(summaries), how="cross"
     )
-    return pl.concat([found, empty]).sort(keys)
+    labels = [label for label, _ in requests]
+    said = pl.concat([found, empty]).sort(keys)
+    if not warn:
+        return said
+    return said.map_batches(
+        lambda frame: _warn_unscored_groups(frame, keys, labels), schema=said.collect_schema()
+    )
+
+
+def _warn_unscored_groups(frame: pl.DataFrame, keys: list[str], labels: list[str]) -> pl.DataFrame:
+    """``frame`` (the summaries of each group of the ``by``/``systems`` keys), unchanged;
+    an :class:`~polars_irmetrics.errors.IrmWarning` where some groups, not all (all:
+    the measures' own warnings say it), hold no query the exposure measures score:
+    ``num_q`` 0 and null values there, named rather than silent."""
+    none = frame.filter(pl.col("num_q") == 0)
+    if none.height == 0 or none.height == frame.height:
+        return frame
+    first = none.row(0, named=True)
+    place = ", ".join(f"{k}={first[k]!r}" for k in keys)
+    warn_from_plan(
+        f"{', '.join(repr(label) for label in labels)} "
+        f"score{'' if len(labels) > 1 else 's'} no query in {none.height} of "
+        f"the {frame.height} groups of {', '.join(repr(k) for k in keys)} (first: "
+        f"{place}): num_q is 0 and the values are null there (the group's queries have "
+        "no relevant judgment the measures read, or it retrieved no judged query). Check "
+        "that group's judgments (and their groups in groups=), or filter it out of the run",
+        IrmWarning,
+    )
+    return frame
 
 
 def refuse_unplaced(
