@@ -182,10 +182,11 @@ def test_awrf_of_a_ranking_without_groups_is_warned(
     assert [t for t in said if "NaN on" in t] == [
         f"{metric!r} is NaN on 1 of the 2 queries (first: query_id='q1'): none of the "
         "ranking's documents has a group in groups=, so the ranking has no group "
-        "distribution to compare with the target (wptrec drops the pages without an "
-        "alignment and gives NaN too), and the mean over the queries is NaN with it; give "
-        "the run's documents their groups in groups= (ids spelt as the run spells them), "
-        "or leave those queries out"
+        "distribution to compare with the target, or (without target=) none of the "
+        "query's relevant documents has one, so the target has none (wptrec drops the "
+        "pages without an alignment and gives NaN too), and the mean over the queries is "
+        "NaN with it; give the run's documents and the relevant judged ones their groups "
+        "in groups= (ids spelt as the run spells them), or leave those queries out"
     ]
 
 

@@ -252,3 +252,19 @@ def test_a_segment_scored_everywhere_is_silent() -> None:
         got = irm.evaluate(SEGMENT_RUN, ["ee_loss"], qrels=qrels, groups=SEGMENT_GROUPS, by="seg")
     assert got["num_q"].to_list() == [1, 1]
     assert [str(w.message) for w in caught] == []
+
+
+# ------------------------- awrf NaN for an empty target: the cause named
+def test_awrf_nan_of_an_empty_target_names_its_cause() -> None:
+    # q1 ranks e (relevant, no group) and a (group x): the ranking has a group
+    # distribution, the target (the relevant documents' groups) none: awrf is NaN
+    run = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["e", "a"], "score": [2.0, 1.0]})
+    qrels = pl.DataFrame({"query_id": ["q1"], "doc_id": ["e"], "relevance": [1]})
+    groups = pl.DataFrame({"doc_id": ["a"], "group": ["x"]})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = irm.evaluate(run, ["awrf"], qrels=qrels, groups=groups)
+    assert got["awrf"].is_nan().to_list() == [True]
+    said = [str(w.message) for w in caught if "NaN on" in str(w.message)]
+    assert len(said) == 1
+    assert "or (without target=) none of the query's relevant documents has one" in said[0]

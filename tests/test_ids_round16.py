@@ -585,10 +585,12 @@ CLUSTERS: list[tuple[str, pl.DataFrame, list[str], dict[str, Any], list[str], An
             # B's NaN said too, naming B (tests/test_exposure_round20.py)
             "'awrf' is NaN on 2 of the 4 queries (first: system='B', query_id='q1'): none "
             "of the ranking's documents has a group in groups=, so the ranking has no "
-            "group distribution to compare with the target (wptrec drops the pages without "
-            "an alignment and gives NaN too), and the mean over the queries is NaN with "
-            "it; give the run's documents their groups in groups= (ids spelt as the run "
-            "spells them), or leave those queries out",
+            "group distribution to compare with the target, or (without target=) none of "
+            "the query's relevant documents has one, so the target has none (wptrec drops "
+            "the pages without an alignment and gives NaN too), and the mean over the "
+            "queries is NaN with it; give the run's documents and the relevant judged ones "
+            "their groups in groups= (ids spelt as the run spells them), or leave those "
+            "queries out",
         ],
         # no document of B grouped: awrf NaN (B's own judgments are grouped alike none)
         "nan",

@@ -477,8 +477,9 @@ def warn_ungrouped(
 ) -> None:
     """An :class:`~polars_irmetrics.errors.IrmWarning` where an ``awrf``/``awrf_ndcg``
     label of the per-query ``frame`` is NaN: a ranking none of whose documents has a
-    group in groups= has no group distribution (wptrec drops the pages without an
-    alignment), so its value is NaN, and the mean over the queries is NaN with it.
+    group in groups= has no group distribution, and without ``target=`` a query none of
+    whose relevant documents has a group has no target (wptrec drops the pages without
+    an alignment), so its value is NaN, and the mean over the queries is NaN with it.
     ``total`` and ``emit`` as :func:`warn_undefined`'s.
 
     >>> import warnings
@@ -501,10 +502,12 @@ def warn_ungrouped(
     text = (
         f"{named} {verb} NaN on {undefined.height} of the {counted} queries (first: "
         f"{place}): none of the ranking's documents has a group in groups=, so the "
-        "ranking has no group distribution to compare with the target (wptrec drops the "
-        "pages without an alignment and gives NaN too), and the mean over the queries is "
-        "NaN with it; give the run's documents their groups in groups= (ids spelt as the "
-        "run spells them), or leave those queries out"
+        "ranking has no group distribution to compare with the target, or (without "
+        "target=) none of the query's relevant documents has one, so the target has "
+        "none (wptrec drops the pages without an alignment and gives NaN too), and the "
+        "mean over the queries is NaN with it; give the run's documents and the relevant "
+        "judged ones their groups in groups= (ids spelt as the run spells them), or leave "
+        "those queries out"
     )
     if emit is None:
         warn_from_plan(text, IrmWarning)
