@@ -359,6 +359,38 @@ def segregation_values(
     return values
 
 
+def _warn_nan(
+    frame: pl.DataFrame,
+    labels: list[str],
+    keys: list[str],
+    query_id: str,
+    cause: str,
+    *,
+    total: int | None,
+    emit: Callable[[str], None] | None,
+) -> None:
+    """The warning of :func:`warn_undefined` and :func:`warn_ungrouped`: which of
+    ``labels`` are NaN on how many of the queries, the first of them, then ``cause``
+    (why, and the fix)."""
+    nan = [label for label in labels if frame[label].is_nan().any()]
+    if not nan:
+        return
+    undefined = frame.filter(pl.any_horizontal(pl.col(nan).is_nan()))
+    first = undefined.row(0, named=True)
+    place = ", ".join(f"{k}={first[k]!r}" for k in [*keys, query_id])
+    named = ", ".join(repr(label) for label in nan)
+    verb = "is" if len(nan) == 1 else "are"
+    counted = frame.height if total is None else total
+    text = (
+        f"{named} {verb} NaN on {undefined.height} of the {counted} queries (first: "
+        f"{place}): {cause}"
+    )
+    if emit is None:
+        warn_from_plan(text, IrmWarning)
+    else:
+        emit(text)
+
+
 def warn_undefined(
     frame: pl.DataFrame,
     labels: list[str],
@@ -385,29 +417,23 @@ def warn_undefined(
     >>> str(caught[0].message)[:53]
     "'rnd' is NaN on 1 of the 2 queries (first: query_id='"
     """
-    nan = [label for label in labels if frame[label].is_nan().any()]
-    if not nan:
-        return
-    undefined = frame.filter(pl.any_horizontal(pl.col(nan).is_nan()))
-    first = undefined.row(0, named=True)
-    place = ", ".join(f"{k}={first[k]!r}" for k in [*keys, query_id])
-    named = ", ".join(repr(label) for label in nan)
-    verb = "is" if len(nan) == 1 else "are"
-    counted = frame.height if total is None else total
-    text = (
-        f"{named} {verb} NaN on {undefined.height} of the {counted} queries (first: "
-        f"{place}): Yang & Stoyanovich's sum runs over the cut-offs 10, 20, ... up to "
-        "the ranking's length and is divided by its largest value, so a ranking of 10 "
-        "documents or fewer, or with no or only protected documents, has none (0 / 0), "
-        "and the mean over the queries is NaN too (ir_measures' rND, rKL and rRD sum at "
-        "every position and give 0 where the largest value is 0: another definition); "
-        "rank more than 10 documents of both groups, or leave those queries out (the "
-        f"short rankings: run.filter(pl.len().over({query_id!r}) > 10))"
+    _warn_nan(
+        frame,
+        labels,
+        keys,
+        query_id,
+        (
+            "Yang & Stoyanovich's sum runs over the cut-offs 10, 20, ... up to "
+            "the ranking's length and is divided by its largest value, so a ranking of 10 "
+            "documents or fewer, or with no or only protected documents, has none (0 / 0), "
+            "and the mean over the queries is NaN too (ir_measures' rND, rKL and rRD sum at "
+            "every position and give 0 where the largest value is 0: another definition); "
+            "rank more than 10 documents of both groups, or leave those queries out (the "
+            f"short rankings: run.filter(pl.len().over({query_id!r}) > 10))"
+        ),
+        total=total,
+        emit=emit,
     )
-    if emit is None:
-        warn_from_plan(text, IrmWarning)
-    else:
-        emit(text)
 
 
 def undefined_part(
@@ -490,29 +516,23 @@ def warn_ungrouped(
     >>> str(caught[0].message)[:54]
     "'awrf' is NaN on 1 of the 2 queries (first: query_id='"
     """
-    nan = [label for label in labels if frame[label].is_nan().any()]
-    if not nan:
-        return
-    undefined = frame.filter(pl.any_horizontal(pl.col(nan).is_nan()))
-    first = undefined.row(0, named=True)
-    place = ", ".join(f"{k}={first[k]!r}" for k in [*keys, query_id])
-    named = ", ".join(repr(label) for label in nan)
-    verb = "is" if len(nan) == 1 else "are"
-    counted = frame.height if total is None else total
-    text = (
-        f"{named} {verb} NaN on {undefined.height} of the {counted} queries (first: "
-        f"{place}): none of the ranking's documents has a group in groups=, so the "
-        "ranking has no group distribution to compare with the target, or (without "
-        "target=) none of the query's relevant documents has one, so the target has "
-        "none (wptrec drops the pages without an alignment and gives NaN too), and the "
-        "mean over the queries is NaN with it; give the run's documents and the relevant "
-        "judged ones their groups in groups= (ids spelt as the run spells them), or leave "
-        "those queries out"
+    _warn_nan(
+        frame,
+        labels,
+        keys,
+        query_id,
+        (
+            "none of the ranking's documents has a group in groups=, so the "
+            "ranking has no group distribution to compare with the target, or (without "
+            "target=) none of the query's relevant documents has one, so the target has "
+            "none (wptrec drops the pages without an alignment and gives NaN too), and the "
+            "mean over the queries is NaN with it; give the run's documents and the relevant "
+            "judged ones their groups in groups= (ids spelt as the run spells them), or leave "
+            "those queries out"
+        ),
+        total=total,
+        emit=emit,
     )
-    if emit is None:
-        warn_from_plan(text, IrmWarning)
-    else:
-        emit(text)
 
 
 #: The exposure measures that read the judgments: they score only the queries with a
