@@ -379,8 +379,8 @@ def test_auto_distance_is_quiet_where_the_reading_does_not_matter(
 
 _SEMICOLONS = (
     "is separated by semicolons; a CSV file's fields are separated by commas and its "
-    "numbers have a decimal point: convert it, e.g. pl.read_csv(path, separator=';', "
-    "decimal_comma=True).write_csv(new_path)"
+    "numbers have a decimal point: save the file again so (e.g. export it from the "
+    "spreadsheet with that field separator and '.' as the decimal separator)"
 )
 
 

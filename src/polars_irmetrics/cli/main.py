@@ -1336,6 +1336,7 @@ def _in_words(
 
         message = _ID_CAST.sub(as_flag, message)
     message = message.replace(_LIST_METRICS, "'irm metrics'")
+    message = _SEMICOLON_FIX.sub(_SEMICOLON_WORDS, message)
     message = _EVALUATE_CALL.sub(_evaluate_command, message)
     message = _FUSE_CALL.sub(_fuse_command, message)
     if "norm" in flags:  # irm fuse --norm: its value, and 'none' as typed, not None
@@ -1347,6 +1348,18 @@ def _in_words(
             lambda found: "--weights " + found["values"].replace(", ", ","), message
         )
     return as_flags(message, flags)
+
+
+#: The Python fix of a semicolon-separated CSV/TSV file (io.files._check_header), and
+#: the same fix as a command line's user makes it: the file saved again.
+_SEMICOLON_FIX = re.compile(
+    r"convert it, e\.g\. pl\.read_csv\(path, separator=';', decimal_comma=True\)"
+    r"\.write_csv\(new_path\)"
+)
+_SEMICOLON_WORDS = (
+    "save the file again so (e.g. export it from the spreadsheet with that field "
+    "separator and '.' as the decimal separator)"
+)
 
 
 #: irm.fuse's refusal of an unknown normalisation, which offers the keyword's None:
