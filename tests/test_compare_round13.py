@@ -79,9 +79,11 @@ def test_compare_cli_judgments_still_needed(sample_files: tuple[list[Path], Path
     done = irm_in_process("compare", *map(str, paths), "-m", "ndcg@10")
     assert done.returncode == 2
     assert done.stderr.splitlines() == [
-        "irm: error: column 'relevance' not found in the judged table (its columns: "
-        "'query_id', 'doc_id', 'score'); pass --qrels QRELS with the judgments, or add "
-        "the relevance column (name it with --relevance COL)"
+        f"irm: error: {', '.join(map(str, paths))}: irm compare needs the judgments "
+        "(--qrels QRELS) to compute these metrics, and none was given: the runs hold no "
+        "column 'relevance' (their columns: 'query_id', 'doc_id', 'score'); pass --qrels "
+        "FILE (e.g. --qrels qrels.txt), or add the relevance column to every run (name it "
+        "with --relevance COL)"
     ]
     _, qrels = sample_paths()
     fixed = irm_in_process("compare", *map(str, paths), "-m", "ndcg@10", "--qrels", str(qrels))

@@ -998,6 +998,40 @@ def _with_source(message: str, args: argparse.Namespace) -> str:
     return f"{', '.join(named)}: {message}" if named else message
 
 
+#: The relevance column a run read as a judged table lacks (no --qrels was given).
+_NO_RELEVANCE = re.compile(
+    r"^column (?P<column>'[^']*') not found in the judged table"
+    r"(?: \(its columns: (?P<columns>[^)]*)\))?"
+)
+
+
+def _without_qrels(message: str, args: argparse.Namespace) -> str | None:
+    """The refusal of runs without judgments (no ``--qrels``), read as judged tables
+    that lack the relevance column, where several run files were given (the message
+    names none): the files given, and the flag the command needs; None otherwise.
+
+    >>> args = argparse.Namespace(command="compare", runs=["a.run", "b.run"], qrels=None)
+    >>> print(_without_qrels("column 'relevance' not found in the judged table (its "
+    ...     "columns: 'query_id', 'doc_id', 'score'); pass --qrels QRELS ...", args))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    a.run, b.run: irm compare needs the judgments (--qrels QRELS) to compute these
+    metrics, and none was given: the runs hold no column 'relevance' (their columns:
+    'query_id', 'doc_id', 'score'); pass --qrels FILE (e.g. --qrels qrels.txt), or add
+    the relevance column to every run (name it with --relevance COL)
+    """
+    found = _NO_RELEVANCE.match(message)
+    runs = [r for r in getattr(args, "runs", None) or [] if isinstance(r, str)]
+    if found is None or getattr(args, "qrels", None) is not None or len(runs) < 2:
+        return None
+    columns = f" (their columns: {found['columns']})" if found["columns"] else ""
+    return (
+        f"{', '.join(runs)}: irm {args.command} needs the judgments (--qrels QRELS) to "
+        f"compute these metrics, and none was given: the runs hold no column "
+        f"{found['column']}{columns}; pass --qrels FILE (e.g. --qrels qrels.txt), or add the "
+        "relevance column to every run (name it with --relevance COL)"
+    )
+
+
 def _prediction_file(message: str, args: argparse.Namespace, run: str | None) -> str | None:
     """The file behind a prediction metric's message about its label, prediction or
     weight column (``column 'prediction' has dtype String; ...``), which names no
@@ -1495,7 +1529,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(error, DuplicateError):
             message = _repeated(message, args) or message
         if isinstance(error, IrmError):
-            message = _with_source(message, args)
+            message = _without_qrels(message, args) or _with_source(message, args)
         message = _in_words(_key_flag_hint(message, args), parser, args.command, _keys(args))
         print(f"irm: error: {message}", file=sys.stderr)
         return 2
