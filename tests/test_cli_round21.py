@@ -5,13 +5,16 @@ value and the fix, exit status 2, with command-line advice rather than Python co
   not found in the judged table", naming neither the files nor that compare needs
   the judgments;
 - a semicolon-separated CSV was refused with a Python fix
-  (``pl.read_csv(path, separator=';', decimal_comma=True).write_csv(new_path)``).
+  (``pl.read_csv(path, separator=';', decimal_comma=True).write_csv(new_path)``);
+- a CSV, TSV, JSON lines or Parquet file that judges or lists a document twice named
+  the query and the count, but neither the line (row) nor the document.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from .helpers import irm_in_process
@@ -78,4 +81,60 @@ def test_a_semicolon_separated_file_gets_a_command_line_fix(
     (tmp_path / "qrels.csv").write_text("query_id,doc_id,relevance\nq1,d1,1\n")
     (tmp_path / name).write_text(text)
     done = irm_in_process("evaluate", "run.tsv", "--qrels", "qrels.csv", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")
+
+
+_JUDGED_TWICE = (
+    "query 'q1' judges 1 document(s) more than once (document 'd1' again, first on {first}); "
+    "keep one judgment per query and document: drop or merge the repeated {unit}"
+)
+
+
+def _write_qrels(path: Path) -> None:
+    """q1 judges d1 on its 1st and 3rd rows (rows 0 and 2, lines 2 and 4 of a CSV)."""
+    qrels = pl.DataFrame(
+        {"query_id": ["q1", "q1", "q1"], "doc_id": ["d1", "d2", "d1"], "relevance": [1, 0, 2]}
+    )
+    if path.suffix == ".parquet":
+        qrels.write_parquet(path)
+    elif path.suffix == ".jsonl":
+        qrels.write_ndjson(path)
+    else:
+        qrels.write_csv(path, separator="\t" if path.suffix == ".tsv" else ",")
+
+
+# (judgments file, where the repeat is named): a table's duplicate judgment named the
+# query and the count but neither the line nor the row, as a TREC file's now does
+@pytest.mark.parametrize(
+    ("name", "where", "first", "unit"),
+    [
+        ("qrels.csv", "line 4", "line 2", "line"),  # header line 1, rows from line 2
+        ("qrels.tsv", "line 4", "line 2", "line"),
+        ("qrels.jsonl", "line 3", "line 1", "line"),  # no header: row r is line r + 1
+        ("qrels.parquet", "row 2 (counted from 0)", "row 0", "row"),
+    ],
+)
+def test_a_table_judging_a_document_twice_names_its_line_or_row(
+    tmp_path: Path, name: str, where: str, first: str, unit: str
+) -> None:
+    (tmp_path / "run.csv").write_text("query_id,doc_id,score\nq1,d1,1.0\nq1,d2,0.5\n")
+    _write_qrels(tmp_path / name)
+    done = irm_in_process("evaluate", "run.csv", "--qrels", name, "-m", "ndcg@10", cwd=tmp_path)
+    message = f"{name}, {where}: " + _JUDGED_TWICE.format(first=first, unit=unit)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")
+
+
+def test_a_csv_run_listing_a_document_twice_names_its_line_with_renamed_columns(
+    tmp_path: Path,
+) -> None:
+    # qid/docno named by --query-id/--doc-id; d1 on lines 2 and 4 of query 'q1'
+    (tmp_path / "run.csv").write_text("qid,docno,score\nq1,d1,3\nq1,d2,2\nq1,d1,1\n")
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
+    args = ("--query-id", "qid", "--doc-id", "docno", "-m", "ndcg@10")
+    done = irm_in_process("evaluate", "run.csv", "--qrels", "qrels.txt", *args, cwd=tmp_path)
+    message = (
+        "run.csv, line 4: query 'q1' lists 1 document(s) more than once (document 'd1' "
+        "again, first on line 2); each (query, document) pair may appear once (trec_eval "
+        "refuses such runs too): drop the repeated line"
+    )
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")

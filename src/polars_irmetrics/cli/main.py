@@ -1174,20 +1174,25 @@ def _repeated(message: str, args: argparse.Namespace) -> str | None:
     if not isinstance(source, str):
         return None
     query = found["text"] if found["text"] is not None else found["number"]
-    where = repeated_line(source, query)
+    columns = {
+        "query_id": getattr(args, "query_id", None) or "query_id",
+        "doc_id": getattr(args, "doc_id", None) or "doc_id",
+    }
+    where = repeated_line(source, query, **columns)
     if where is None:
         return None
-    line, first, doc = where
+    line, first, doc, unit = where
     fix = (
-        "keep one judgment per query and document: drop or merge the repeated line"
+        f"keep one judgment per query and document: drop or merge the repeated {unit}"
         if found["side"] == "judgments"
         else "each (query, document) pair may appear once (trec_eval refuses such runs "
-        "too): drop the repeated line"
+        f"too): drop the repeated {unit}"
     )
     shown = repr(query) if found["text"] is not None else query
+    counted = " (counted from 0)" if unit == "row" else ""
     return (
-        f"{display_name(source)}, line {line}: query {shown}{found['said']} (document "
-        f"{doc!r} again, first on line {first}); {fix}"
+        f"{display_name(source)}, {unit} {line}{counted}: query {shown}{found['said']} "
+        f"(document {doc!r} again, first on {unit} {first}); {fix}"
     )
 
 

@@ -1366,28 +1366,73 @@ def ragged_error(source: str, what: str = _RUN, *, fmt: str | None = None) -> Fi
 
 
 def repeated_line(
-    source: str | os.PathLike[str], query: str | None = None
-) -> tuple[int, int, str] | None:
-    """Where a TREC text file repeats a document of a query (of ``query`` where one is
-    given): ``(line, earlier line, doc_id)``, lines from 1 (:func:`repeated_pair`), for
-    a duplicate the checks refused (their message names the query and the count, not
-    the file nor the line); None for a table, a glob, standard input or a URL, or
-    where no line repeats one. An error path only.
+    source: str | os.PathLike[str],
+    query: str | None = None,
+    *,
+    query_id: str = "query_id",
+    doc_id: str = "doc_id",
+) -> tuple[int, int, str, str] | None:
+    """Where one file repeats a document of a query (of ``query`` where one is given):
+    ``(line, earlier line, doc_id, unit)``, for a duplicate the checks refused (their
+    message names the query and the count, not the file nor the line). A TREC text
+    file's lines count from 1 as the file's (:func:`repeated_pair`); a CSV/TSV file's
+    too, its header line 1; a JSON lines file's as :class:`LogLines` counts them; a
+    Parquet file's rows from 0 (``unit`` ``'row'``, else ``'line'``); ``query_id`` and
+    ``doc_id`` name a table's columns. None for a glob, a folder, standard input or a
+    URL, or where no line repeats one. An error path only.
 
     >>> import pathlib, tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     path = pathlib.Path(tmp) / "qrels.txt"
     ...     _ = path.write_text("q1 0 d1 1\\nq1 0 d2 0\\nq1 0 d1 2\\n")
-    ...     repeated_line(path, "q1")
-    (3, 1, 'd1')
+    ...     table = pathlib.Path(tmp) / "qrels.csv"
+    ...     _ = table.write_text("query_id,doc_id,relevance\\nq1,d1,1\\nq1,d1,0\\n")
+    ...     repeated_line(path, "q1"), repeated_line(table, "q1")
+    ((3, 1, 'd1', 'line'), (3, 2, 'd1', 'line'))
     """
     text = os.fspath(source)
     if text == STDIN or is_glob(text) or "://" in text or not Path(text).is_file():
         return None
     try:
-        return repeated_pair(text, query) if detect_format(text) == "trec" else None
+        fmt = detect_format(text)
+        if fmt == "trec":
+            found = repeated_pair(text, query)
+            return None if found is None else (*found, "line")
+        return _repeated_row(text, fmt, query, query_id, doc_id)
     except (IrmError, OSError, pl.exceptions.PolarsError):
         return None
+
+
+def _repeated_row(
+    source: str, fmt: str, query: str | None, query_id: str, doc_id: str
+) -> tuple[int, int, str, str] | None:
+    """:func:`repeated_line` of one table file (CSV, TSV, JSON lines, Parquet)."""
+    if fmt == "parquet":
+        table = pl.scan_parquet(source)
+    elif fmt == "jsonl":
+        data = open_text(source, _RUN).data
+        table = pl.scan_ndjson(literal_path(data), infer_schema_length=None)
+    else:
+        data = open_text(source, _RUN).data
+        separator = "," if fmt == "csv" else "\t"
+        table = pl.scan_csv(data, separator=separator, infer_schema=False, glob=False)
+    ids = [pl.col(query_id).cast(pl.String).alias("q"), pl.col(doc_id).cast(pl.String)]
+    rows = table.select(*ids[:1], ids[1].alias("d")).with_row_index("n")
+    if query is not None:
+        rows = rows.filter(pl.col("q") == query)
+    first = pl.col("n").min().over("q", "d").alias("first")
+    found = rows.with_columns(first).filter(pl.col("n") > pl.col("first")).sort("n").head(1)
+    collected = found.collect()
+    if not collected.height:
+        return None
+    row, _, doc, earlier = collected.row(0)
+    if fmt == "parquet":
+        return int(row), int(earlier), str(doc), "row"
+    if fmt == "jsonl":
+        lines = LogLines(json=source)
+        line, before = lines.line(int(row)), lines.line(int(earlier))
+        return None if line is None or before is None else (line, before, str(doc), "line")
+    return int(row) + 2, int(earlier) + 2, str(doc), "line"  # the header is line 1
 
 
 def located_error(
