@@ -7,7 +7,9 @@ value and the fix, exit status 2, with command-line advice rather than Python co
 - a semicolon-separated CSV was refused with a Python fix
   (``pl.read_csv(path, separator=';', decimal_comma=True).write_csv(new_path)``);
 - a CSV, TSV, JSON lines or Parquet file that judges or lists a document twice named
-  the query and the count, but neither the line (row) nor the document.
+  the query and the count, but neither the line (row) nor the document;
+- a Parquet or JSON lines log whose click column held floats 0.0/1.0 was refused with
+  a Python fix (``pl.col('clicked').cast(pl.Boolean)``).
 """
 
 from __future__ import annotations
@@ -136,5 +138,42 @@ def test_a_csv_run_listing_a_document_twice_names_its_line_with_renamed_columns(
         "run.csv, line 4: query 'q1' lists 1 document(s) more than once (document 'd1' "
         "again, first on line 2); each (query, document) pair may appear once (trec_eval "
         "refuses such runs too): drop the repeated line"
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")
+
+
+# (command's args, log file): a float click column (0.0/1.0, which the library refuses
+# as clicks) was refused with the Python fix "cast it, e.g. pl.col('clicked')
+# .cast(pl.Boolean)"; the command line's fix is the file written again
+@pytest.mark.parametrize(
+    ("args", "name"),
+    [
+        (("ab",), "log.parquet"),
+        (("ab",), "log.jsonl"),
+        (("evaluate", "-m", "ctr@10", "--query-id", "session_id", "--rank", "position"),
+         "log.parquet"),
+    ],
+)  # fmt: skip
+def test_a_float_click_column_gets_a_command_line_fix(
+    tmp_path: Path, args: tuple[str, ...], name: str
+) -> None:
+    log = pl.DataFrame(
+        {
+            "user_id": ["u1", "u2", "u3", "u4"],
+            "session_id": ["s1", "s2", "s3", "s4"],
+            "arm": ["A", "B", "A", "B"],
+            "position": [1, 1, 1, 1],
+            "clicked": [1.0, 0.0, 1.0, 1.0],
+        }
+    )
+    if name.endswith(".parquet"):
+        log.write_parquet(tmp_path / name)
+    else:
+        log.write_ndjson(tmp_path / name)
+    done = irm_in_process(*args[:1], name, *args[1:], cwd=tmp_path)
+    message = (
+        f"{name}: column 'clicked' of the log has dtype Float64; a click must be Boolean or "
+        "integers 0/1: write the log again with column 'clicked' as true/false or as "
+        "integers 0/1 (not Float64)"
     )
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")

@@ -1376,6 +1376,7 @@ def _in_words(
         message = _ID_CAST.sub(as_flag, message)
     message = message.replace(_LIST_METRICS, "'irm metrics'")
     message = _SEMICOLON_FIX.sub(_SEMICOLON_WORDS, message)
+    message = _FLAG_CAST.sub(_flag_words, message)
     message = _EVALUATE_CALL.sub(_evaluate_command, message)
     message = _FUSE_CALL.sub(_fuse_command, message)
     if "norm" in flags:  # irm fuse --norm: its value, and 'none' as typed, not None
@@ -1399,6 +1400,31 @@ _SEMICOLON_WORDS = (
     "save the file again so (e.g. export it from the spreadsheet with that field "
     "separator and '.' as the decimal separator)"
 )
+
+
+#: The Python fix of a click (conversion) column of another type than Boolean or
+#: integers 0/1 (online.sessions, online.interleaving): a Parquet or JSON lines log's
+#: floats 0.0/1.0, which the library refuses as clicks.
+_FLAG_CAST = re.compile(
+    r"(?P<said>column '(?P<column>[^']*)' of the log has dtype (?P<dtype>[^;]+); [^;]* must "
+    r"be Boolean or integers 0/1): cast it, e\.g\. pl\.col\('[^']*'\)\.cast\(pl\.Boolean\)"
+)
+
+
+def _flag_words(found: re.Match[str]) -> str:
+    """:data:`_FLAG_CAST`'s fix as a command line's user makes it: the file saved again.
+
+    >>> print(_FLAG_CAST.sub(_flag_words, "log.parquet: column 'clicked' of the log has "
+    ...     "dtype Float64; a click must be Boolean or integers 0/1: cast it, e.g. "
+    ...     "pl.col('clicked').cast(pl.Boolean)"))  # doctest: +NORMALIZE_WHITESPACE
+    log.parquet: column 'clicked' of the log has dtype Float64; a click must be Boolean
+    or integers 0/1: write the log again with column 'clicked' as true/false or as
+    integers 0/1 (not Float64)
+    """
+    return (
+        f"{found['said']}: write the log again with column {found['column']!r} as "
+        f"true/false or as integers 0/1 (not {found['dtype']})"
+    )
 
 
 #: irm.fuse's refusal of an unknown normalisation, which offers the keyword's None:
