@@ -215,7 +215,7 @@ _LOG_FAULTS = [
         lambda text: text + text.splitlines(keepends=True)[1],
         "column 'position' of the log: session 'su0' shows 1 impression(s) at a position "
         "another impression holds; each position shows one item: keep one row per "
-        "position, e.g. .unique(['session_id', 'position'])",
+        "position: drop or merge the repeated rows",
     ),
 ]
 

@@ -9,7 +9,9 @@ value and the fix, exit status 2, with command-line advice rather than Python co
 - a CSV, TSV, JSON lines or Parquet file that judges or lists a document twice named
   the query and the count, but neither the line (row) nor the document;
 - a Parquet or JSON lines log whose click column held floats 0.0/1.0 was refused with
-  a Python fix (``pl.col('clicked').cast(pl.Boolean)``).
+  a Python fix (``pl.col('clicked').cast(pl.Boolean)``);
+- a duplicate the checks refused where no line could be named (the run's own checks
+  off, a log's position held twice) gave the Python fix ``.unique([...])``.
 """
 
 from __future__ import annotations
@@ -175,5 +177,22 @@ def test_a_float_click_column_gets_a_command_line_fix(
         f"{name}: column 'clicked' of the log has dtype Float64; a click must be Boolean or "
         "integers 0/1: write the log again with column 'clicked' as true/false or as "
         "integers 0/1 (not Float64)"
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")
+
+
+def test_duplicates_with_the_checks_off_get_a_command_line_fix(tmp_path: Path) -> None:
+    # d1 twice in the run (lines 2 and 4) and twice in the judgments, the run's own
+    # duplicate checks off: the joined check refused it with ".unique(['query_id',
+    # 'doc_id'])", a Python fix
+    (tmp_path / "run.csv").write_text("query_id,doc_id,score\nq1,d1,3\nq1,d2,2\nq1,d1,1\n")
+    (tmp_path / "qrels.csv").write_text("query_id,doc_id,relevance\nq1,d1,1\nq1,d1,0\n")
+    args = ("--qrels", "qrels.csv", "-m", "ndcg@10", "--no-duplicate-check")
+    done = irm_in_process("evaluate", "run.csv", *args, cwd=tmp_path)
+    message = (
+        "run.csv, qrels.csv: column 'doc_id': query 'q1' has 3 judged document(s) listed "
+        "more than once, in the run or in the judgments (the run's own duplicate checks "
+        "are off: --no-duplicate-check); keep one row per document: drop or merge the "
+        "repeated rows"
     )
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")

@@ -92,8 +92,8 @@ def test_ab_a_session_place_is_kept_and_its_keys_named(tmp_path: Path) -> None:
         2,
         "irm: error: log.csv: column 'position' of the log: session 's0_0' (format='B', "
         "user_id='u0') shows 1 impression(s) at a position another impression holds; each "
-        "position shows one item: keep one row per position, e.g. "
-        ".unique(['format', 'user_id', 'session_id', 'position'])\n",
+        "position shows one item: keep one row per position: drop or merge the repeated "
+        "rows\n",
     )
 
 

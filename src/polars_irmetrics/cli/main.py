@@ -1377,6 +1377,7 @@ def _in_words(
     message = message.replace(_LIST_METRICS, "'irm metrics'")
     message = _SEMICOLON_FIX.sub(_SEMICOLON_WORDS, message)
     message = _FLAG_CAST.sub(_flag_words, message)
+    message = _UNIQUE_CALL.sub(": drop or merge the repeated rows", message)
     message = _EVALUATE_CALL.sub(_evaluate_command, message)
     message = _FUSE_CALL.sub(_fuse_command, message)
     if "norm" in flags:  # irm fuse --norm: its value, and 'none' as typed, not None
@@ -1400,6 +1401,11 @@ _SEMICOLON_WORDS = (
     "save the file again so (e.g. export it from the spreadsheet with that field "
     "separator and '.' as the decimal separator)"
 )
+
+
+#: The Python fix of a duplicate (``keep one row per document, e.g. .unique(['query_id',
+#: 'doc_id'])``): on a command line, the file's rows to drop or merge.
+_UNIQUE_CALL = re.compile(r", e\.g\. \.unique\(\[[^\]]*\]\)")
 
 
 #: The Python fix of a click (conversion) column of another type than Boolean or
