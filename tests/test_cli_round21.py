@@ -196,3 +196,19 @@ def test_duplicates_with_the_checks_off_get_a_command_line_fix(tmp_path: Path) -
         "repeated rows"
     )
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")
+
+
+def test_a_log_without_rank_gets_flags_only(tmp_path: Path) -> None:
+    # the hint ended "(irm.evaluate_online(log, metrics, session_id=..., position=...)
+    # for the first two)", a Python call after the flags
+    log = pl.DataFrame({"session_id": ["s1"], "position": [1], "clicked": [True]})
+    log.write_parquet(tmp_path / "log.parquet")
+    done = irm_in_process(
+        "evaluate", "log.parquet", "-m", "ctr@10", "--query-id", "session_id", cwd=tmp_path
+    )
+    message = (
+        "log.parquet: column 'rank' not found in the log (its columns: 'session_id', "
+        "'position', 'clicked'); an impression log's sessions are the queries: name your "
+        "columns, e.g. --query-id session_id, --rank position, --clicked click"
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")

@@ -182,8 +182,7 @@ def test_a_by_that_is_no_column_name_is_refused_as_evaluate_refuses_it(
 HINT = (
     "column 'rank' not found in the log (its columns: 'arm', 'user_id', 'session_id', "
     "'pos', 'clicked', 'dwell'); an impression log's sessions are the queries: name your "
-    "columns, e.g. {query_id}, {rank}, {clicked} (irm.evaluate_online(log, metrics, "
-    "session_id=..., position=...) for the first two)"
+    "columns, e.g. {query_id}, {rank}, {clicked}"
 )
 
 
@@ -200,6 +199,6 @@ def test_the_missing_rank_hint_names_real_flags(tmp_path: Path) -> None:
     assert "--position" not in done.stderr
     python = HINT.format(
         query_id="query_id='session_id'", rank="rank='position'", clicked="clicked='click'"
-    )
+    ) + (" (irm.evaluate_online(log, metrics, session_id=..., position=...) for the first two)")
     with pytest.raises(ColumnNotFoundError, match=f"^{re.escape(python)}$"):
         irm.evaluate(log, ["ctr@2"], query_id="session_id")

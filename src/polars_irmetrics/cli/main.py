@@ -1378,6 +1378,7 @@ def _in_words(
     message = _SEMICOLON_FIX.sub(_SEMICOLON_WORDS, message)
     message = _FLAG_CAST.sub(_flag_words, message)
     message = _UNIQUE_CALL.sub(": drop or merge the repeated rows", message)
+    message = _ONLINE_CALL.sub("", message)
     message = _EVALUATE_CALL.sub(_evaluate_command, message)
     message = _FUSE_CALL.sub(_fuse_command, message)
     if "norm" in flags:  # irm fuse --norm: its value, and 'none' as typed, not None
@@ -1406,6 +1407,11 @@ _SEMICOLON_WORDS = (
 #: The Python fix of a duplicate (``keep one row per document, e.g. .unique(['query_id',
 #: 'doc_id'])``): on a command line, the file's rows to drop or merge.
 _UNIQUE_CALL = re.compile(r", e\.g\. \.unique\(\[[^\]]*\]\)")
+
+
+#: irm.evaluate's aside on a log's columns, the Python call that names two of them
+#: otherwise: a command line has only the flags the hint names before it.
+_ONLINE_CALL = re.compile(r" \(irm\.evaluate_online\([^()]*\) for the first two\)")
 
 
 #: The Python fix of a click (conversion) column of another type than Boolean or
