@@ -212,3 +212,27 @@ def test_a_log_without_rank_gets_flags_only(tmp_path: Path) -> None:
         "columns, e.g. --query-id session_id, --rank position, --clicked click"
     )
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")
+
+
+# (run file, where the repeat is named): irm fuse's refusal named the run and the
+# document but no line, and gave the Python fix ".unique(['query_id', 'doc_id'])"
+@pytest.mark.parametrize(
+    ("name", "text", "where", "first", "unit"),
+    [
+        ("a.csv", "query_id,doc_id,score\nq1,d1,3\nq1,d2,2\nq1,d1,1\n", "line 4", "line 2",
+         "line"),
+        ("a.run", "q1 Q0 d1 1 3 a\nq1 Q0 d2 2 2 a\nq1 Q0 d1 3 1 a\n", "line 3", "line 1",
+         "line"),
+    ],
+)  # fmt: skip
+def test_fuse_names_the_line_of_a_document_listed_twice(
+    tmp_path: Path, name: str, text: str, where: str, first: str, unit: str
+) -> None:
+    (tmp_path / name).write_text(text)
+    (tmp_path / "b.run").write_text("q1 Q0 d1 1 3 b\nq1 Q0 d3 2 2 b\n")
+    done = irm_in_process("fuse", name, "b.run", "-o", "fused.parquet", cwd=tmp_path)
+    message = (
+        f"{name}, {where}: query 'q1' lists document 'd1' again (first on {first}); a run "
+        f"may list a document once per query: drop the repeated {unit}"
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")

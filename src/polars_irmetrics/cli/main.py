@@ -1139,6 +1139,39 @@ _DUPLICATE = re.compile(
 _SYSTEM = re.compile(r"\((?:run|system)='([^']*)'")
 
 
+#: irm.fuse's refusal of a run listing a document twice: the run's name (a file given),
+#: the document and the query (text quoted, a number bare).
+_FUSED_TWICE = re.compile(
+    r"^run '(?P<run>[^']*)' lists document '(?P<doc>[^']*)' \d+ times in query "
+    r"(?:'(?P<text>[^']*)'|(?P<number>-?\d+)); "
+)
+
+
+def _fused_twice(found: re.Match[str], args: argparse.Namespace) -> str | None:
+    """:data:`_FUSED_TWICE`'s run file and the line (row) that repeats the document,
+    with a file's fix; None where the run is no one file given or no line repeats."""
+    runs = [r for r in getattr(args, "runs", None) or [] if isinstance(r, str)]
+    sources = [r for r in runs if found["run"] in (r, display_name(r))]
+    if len(sources) != 1:
+        return None
+    query = found["text"] if found["text"] is not None else found["number"]
+    columns = {
+        "query_id": getattr(args, "query_id", None) or "query_id",
+        "doc_id": getattr(args, "doc_id", None) or "doc_id",
+    }
+    where = repeated_line(sources[0], query, **columns)
+    if where is None or where[2] != found["doc"]:
+        return None
+    line, first, doc, unit = where
+    counted = " (counted from 0)" if unit == "row" else ""
+    shown = repr(query) if found["text"] is not None else query
+    return (
+        f"{display_name(sources[0])}, {unit} {line}{counted}: query {shown} lists document "
+        f"{doc!r} again (first on {unit} {first}); a run may list a document once per "
+        f"query: drop the repeated {unit}"
+    )
+
+
 def _repeated(message: str, args: argparse.Namespace) -> str | None:
     """A duplicate the checks refused in a TREC text file the command read (the
     judgments, or the run file of the system it names), as the file and the line that
@@ -1158,6 +1191,9 @@ def _repeated(message: str, args: argparse.Namespace) -> str | None:
     again, first on line 1); keep one judgment per query and document: drop or merge the
     repeated line
     """
+    fused = _FUSED_TWICE.match(message)
+    if fused is not None:
+        return _fused_twice(fused, args)
     found = _DUPLICATE.match(message)
     if found is None:
         return None
