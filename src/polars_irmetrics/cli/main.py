@@ -25,7 +25,7 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TextIO, cast
+from typing import Any, NamedTuple, NoReturn, TextIO, cast
 
 import polars as pl
 
@@ -976,8 +976,7 @@ def _with_source(message: str, args: argparse.Namespace) -> str:
     """
     if _UNREAD.match(message):
         return message
-    given = [*(getattr(args, "runs", None) or []), getattr(args, "run", None)]
-    runs = [r for r in given if isinstance(r, str)]
+    runs = _run_files(args)
     files = {
         "run": runs[0] if len(runs) == 1 else None,
         "qrels": getattr(args, "qrels", None),
@@ -1020,7 +1019,7 @@ def _without_qrels(message: str, args: argparse.Namespace) -> str | None:
     the relevance column to every run (name it with --relevance COL)
     """
     found = _NO_RELEVANCE.match(message)
-    runs = [r for r in getattr(args, "runs", None) or [] if isinstance(r, str)]
+    runs = _run_files(args)
     if found is None or getattr(args, "qrels", None) is not None or len(runs) < 2:
         return None
     columns = f" (their columns: {found['columns']})" if found["columns"] else ""
@@ -1150,26 +1149,58 @@ _FUSED_TWICE = re.compile(
 def _fused_twice(found: re.Match[str], args: argparse.Namespace) -> str | None:
     """:data:`_FUSED_TWICE`'s run file and the line (row) that repeats the document,
     with a file's fix; None where the run is no one file given or no line repeats."""
-    runs = [r for r in getattr(args, "runs", None) or [] if isinstance(r, str)]
-    sources = [r for r in runs if found["run"] in (r, display_name(r))]
+    sources = [r for r in _run_files(args) if found["run"] in (r, display_name(r))]
     if len(sources) != 1:
         return None
+    repeat = _repeat_in(sources[0], found, args)
+    if repeat is None or repeat.doc != found["doc"]:
+        return None
+    return (
+        f"{repeat.place}: query {repeat.query} lists document {repeat.doc!r} again (first "
+        f"on {repeat.first}); a run may list a document once per query: drop the repeated "
+        f"{repeat.unit}"
+    )
+
+
+class _Repeat(NamedTuple):
+    """Where one file repeats a query's document (:func:`_repeat_in`), as messages say
+    it: the file and line (or row), the query (text quoted, a number bare), the
+    document, the line (row) of its first listing, and the unit (``line``, ``row``)."""
+
+    place: str
+    query: str
+    doc: str
+    first: str
+    unit: str
+
+
+def _repeat_in(source: str, found: re.Match[str], args: argparse.Namespace) -> _Repeat | None:
+    """The line (row) of ``source`` that repeats a document of the query ``found``
+    names (its ``text`` or ``number`` group), read with the command's id columns
+    (:func:`~polars_irmetrics.io.files.repeated_line`); None where none repeats."""
     query = found["text"] if found["text"] is not None else found["number"]
     columns = {
         "query_id": getattr(args, "query_id", None) or "query_id",
         "doc_id": getattr(args, "doc_id", None) or "doc_id",
     }
-    where = repeated_line(sources[0], query, **columns)
-    if where is None or where[2] != found["doc"]:
+    where = repeated_line(source, query, **columns)
+    if where is None:
         return None
     line, first, doc, unit = where
     counted = " (counted from 0)" if unit == "row" else ""
-    shown = repr(query) if found["text"] is not None else query
-    return (
-        f"{display_name(sources[0])}, {unit} {line}{counted}: query {shown} lists document "
-        f"{doc!r} again (first on {unit} {first}); a run may list a document once per "
-        f"query: drop the repeated {unit}"
+    return _Repeat(
+        place=f"{display_name(source)}, {unit} {line}{counted}",
+        query=repr(query) if found["text"] is not None else query,
+        doc=doc,
+        first=f"{unit} {first}",
+        unit=unit,
     )
+
+
+def _run_files(args: argparse.Namespace) -> list[str]:
+    """The run files a command was given (``runs``, or trec-eval's one ``run``)."""
+    given = [*(getattr(args, "runs", None) or []), getattr(args, "run", None)]
+    return [r for r in given if isinstance(r, str)]
 
 
 def _repeated(message: str, args: argparse.Namespace) -> str | None:
@@ -1197,8 +1228,7 @@ def _repeated(message: str, args: argparse.Namespace) -> str | None:
     found = _DUPLICATE.match(message)
     if found is None:
         return None
-    given = [*(getattr(args, "runs", None) or []), getattr(args, "run", None)]
-    runs = [r for r in given if isinstance(r, str)]
+    runs = _run_files(args)
     source = getattr(args, "qrels", None) if found["side"] == "judgments" else None
     if found["side"] == "run" and len(runs) == 1:
         source = runs[0]
@@ -1209,26 +1239,18 @@ def _repeated(message: str, args: argparse.Namespace) -> str | None:
         source = runs[names.index(system[1])] if system[1] in names else None
     if not isinstance(source, str):
         return None
-    query = found["text"] if found["text"] is not None else found["number"]
-    columns = {
-        "query_id": getattr(args, "query_id", None) or "query_id",
-        "doc_id": getattr(args, "doc_id", None) or "doc_id",
-    }
-    where = repeated_line(source, query, **columns)
-    if where is None:
+    repeat = _repeat_in(source, found, args)
+    if repeat is None:
         return None
-    line, first, doc, unit = where
     fix = (
-        f"keep one judgment per query and document: drop or merge the repeated {unit}"
+        f"keep one judgment per query and document: drop or merge the repeated {repeat.unit}"
         if found["side"] == "judgments"
         else "each (query, document) pair may appear once (trec_eval refuses such runs "
-        f"too): drop the repeated {unit}"
+        f"too): drop the repeated {repeat.unit}"
     )
-    shown = repr(query) if found["text"] is not None else query
-    counted = " (counted from 0)" if unit == "row" else ""
     return (
-        f"{display_name(source)}, {unit} {line}{counted}: query {shown}{found['said']} "
-        f"(document {doc!r} again, first on {unit} {first}); {fix}"
+        f"{repeat.place}: query {repeat.query}{found['said']} (document {repeat.doc!r} "
+        f"again, first on {repeat.first}); {fix}"
     )
 
 
