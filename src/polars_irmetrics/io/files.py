@@ -56,6 +56,7 @@ from polars_irmetrics.io.sources import (
     whole_text,
 )
 from polars_irmetrics.io.trec import (
+    first_repeat,
     read_trec_eval_qrels,
     read_trec_qrels,
     repeated_pair,
@@ -1081,6 +1082,17 @@ def log_lines(sources: Sequence[str | os.PathLike[str]]) -> LogLines:
     return LogLines(first=2) if fmt in ("csv", "tsv") else LogLines()
 
 
+def _text_fits(column: str, *, flag: bool) -> pl.Expr:
+    """Whether each value of the text ``column`` reads as a click (``flag``: true/false
+    or 1/0, any case, spaces around) or as a number; read beside ``is_not_null()``
+    (a null value is no bad value here: :func:`refuse_log_text` refuses an empty click
+    apart)."""
+    value = pl.col(column).str.strip_chars()
+    if flag:
+        return value.str.to_lowercase().is_in(_FLAGS)
+    return value.cast(pl.Float64, strict=False).is_not_null()
+
+
 def refuse_log_text(
     log: pl.LazyFrame,
     source: str,
@@ -1112,12 +1124,7 @@ def refuse_log_text(
     for column, flag in dict(kinds).items():
         dtype = schema.get(column)
         if dtype == pl.String:
-            value = pl.col(column).str.strip_chars()
-            ok = (
-                value.str.to_lowercase().is_in(_FLAGS)
-                if flag
-                else value.cast(pl.Float64, strict=False).is_not_null()
-            )
+            ok = _text_fits(column, flag=flag)
         elif flag and dtype is not None and dtype.is_numeric():
             # clicks as numbers (a Parquet file's, a CSV's): 0 or 1, as the text's (a
             # float column of 0.0/1.0 only is refused by its type, where it is read)
@@ -1221,13 +1228,9 @@ def _refuse_other_value(
     ...
     polars_irmetrics.errors.FileFormatError: b.csv, line 3: column 'clicked' holds 'yes', ...
     """
-    value = pl.col(column).str.strip_chars()
-    if dtype == pl.Boolean:
-        fits = value.str.to_lowercase().is_in(_FLAGS)
-    elif dtype.is_numeric():
-        fits = value.cast(pl.Float64, strict=False).is_not_null()
-    else:
+    if dtype != pl.Boolean and not dtype.is_numeric():
         return
+    fits = _text_fits(column, flag=dtype == pl.Boolean)
     bad = pl.col(column).is_not_null() & fits.not_()
     rows = frame.select(column).with_row_index("row")
     found = rows.filter(bad).head(1).collect()
@@ -1416,23 +1419,18 @@ def _repeated_row(
         data = open_text(source, _RUN).data
         separator = "," if fmt == "csv" else "\t"
         table = pl.scan_csv(data, separator=separator, infer_schema=False, glob=False)
-    ids = [pl.col(query_id).cast(pl.String).alias("q"), pl.col(doc_id).cast(pl.String)]
-    rows = table.select(*ids[:1], ids[1].alias("d")).with_row_index("n")
-    if query is not None:
-        rows = rows.filter(pl.col("q") == query)
-    first = pl.col("n").min().over("q", "d").alias("first")
-    found = rows.with_columns(first).filter(pl.col("n") > pl.col("first")).sort("n").head(1)
-    collected = found.collect()
-    if not collected.height:
+    ids = [pl.col(c).cast(pl.String).alias(a) for c, a in ((query_id, "q"), (doc_id, "d"))]
+    found = first_repeat(table.select(ids).with_row_index("n"), query)
+    if found is None:
         return None
-    row, _, doc, earlier = collected.row(0)
+    row, earlier, doc = found
     if fmt == "parquet":
-        return int(row), int(earlier), str(doc), "row"
+        return row, earlier, doc, "row"
     if fmt == "jsonl":
         lines = LogLines(json=source)
-        line, before = lines.line(int(row)), lines.line(int(earlier))
-        return None if line is None or before is None else (line, before, str(doc), "line")
-    return int(row) + 2, int(earlier) + 2, str(doc), "line"  # the header is line 1
+        line, before = lines.line(row), lines.line(earlier)
+        return None if line is None or before is None else (line, before, doc, "line")
+    return row + 2, earlier + 2, doc, "line"  # the header is line 1
 
 
 def located_error(

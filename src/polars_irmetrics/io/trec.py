@@ -405,16 +405,33 @@ def repeated_pair(source: Source, query: str | None = None) -> tuple[int, int, s
     ((4, 1, 'd1'), (5, 3, 'd2'))
     """
     lines = _fields(_path(source)).select(_LN, _field(0).alias("q"), _field(2).alias("d"))
+    return first_repeat(lines, query)
+
+
+def first_repeat(rows: pl.LazyFrame, query: str | None = None) -> tuple[int, int, str] | None:
+    """The first row of ``rows`` (its columns: an increasing position, then ``q`` and
+    ``d``, the query and document as text) whose (query, document) an earlier row holds
+    too, of query ``query`` where one is given: ``(position, earlier position, d)``;
+    None where no pair repeats (:func:`repeated_pair`'s, and a table file's). An error
+    path only.
+
+    >>> rows = pl.LazyFrame({"n": [0, 1, 2], "q": ["q1", "q1", "q1"], "d": ["a", "b", "a"]})
+    >>> first_repeat(rows), first_repeat(rows, "q2")
+    ((2, 0, 'a'), None)
+    """
+    position = rows.collect_schema().names()[0]
     if query is not None:
-        lines = lines.filter(pl.col("q") == query)
-    first = pl.col(_LN).min().over("q", "d").alias("first")
+        rows = rows.filter(pl.col("q") == query)
+    first = pl.col(position).min().over("q", "d").alias("first")
     found = (
-        lines.with_columns(first).filter(pl.col(_LN) > pl.col("first")).sort(_LN).head(1)
-    ).collect()
+        (rows.with_columns(first).filter(pl.col(position) > pl.col("first")).sort(position))
+        .head(1)
+        .collect()
+    )
     if not found.height:
         return None
-    line, _, doc, earlier = found.row(0)
-    return int(line), int(earlier), str(doc)
+    at, _, doc, earlier = found.row(0)
+    return int(at), int(earlier), str(doc)
 
 
 def _field(index: int) -> pl.Expr:
