@@ -19,6 +19,7 @@ from polars_irmetrics.exposure.rnd import AWRF, SEGREGATION
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
+    lacks_most,
     systems_named,
     systems_tally,
     warn_from_plan,
@@ -77,8 +78,13 @@ def reads_relevant_groups(requests: Requests, target: object | None) -> bool:
     :data:`~polars_irmetrics.metrics.fairness.EXPECTED_EXPOSURE`), and awrf and
     awrf_ndcg without ``target`` (their default target is the relevant documents' group
     distribution)."""
-    names = {r.metric.name for _, r in requests}
-    return bool(names & EXPECTED_EXPOSURE) or (target is None and bool(names & AWRF_MEASURES))
+    return any(_reads_their_groups(r.metric.name, target is not None) for _, r in requests)
+
+
+def _reads_their_groups(name: str, targeted: bool) -> bool:
+    """Whether the measure ``name`` reads the groups of the relevant judged documents
+    (``targeted``: target= is given, which awrf and awrf_ndcg then read instead)."""
+    return name in EXPECTED_EXPOSURE or (not targeted and name in AWRF_MEASURES)
 
 
 def _tally(
@@ -292,11 +298,7 @@ def _warn_on_lost(
     (``row``'s counts, however few): the measures that read their groups (the
     expected-exposure measures; awrf and awrf_ndcg where target= is not ``targeted``)
     named."""
-    readers = [
-        label
-        for label, r in requests
-        if r.metric.name in EXPECTED_EXPOSURE or (not targeted and r.metric.name in AWRF_MEASURES)
-    ]
+    readers = [label for label, r in requests if _reads_their_groups(r.metric.name, targeted)]
     named = ", ".join(readers) if readers else "the expected-exposure measures"
     queries = row[_LOST_QUERIES]
     warn_from_plan(
@@ -351,9 +353,9 @@ def _warn_on_group_row(
         )
     # a few relevant documents without a group, where the warnings above are silent
     # (they speak of groups= lacking most documents: the same cause, said once)
-    run_said = bool(row[_DOCS]) and 2 * row[_GROUPED] < row[_DOCS]
+    run_said = lacks_most(row[_GROUPED], row[_DOCS])
     run_said = run_said or bool(systems_named(row, _GROUPED, systems))
-    if row.get(_LOST) and not run_said and 2 * row[_RELEVANT_GROUPED] >= row[_RELEVANT]:
+    if row.get(_LOST) and not run_said and not lacks_most(row[_RELEVANT_GROUPED], row[_RELEVANT]):
         _warn_on_lost(row, requests, targeted=_GROUPS in row)
     if _GROUPS in row:
         warn_on_joint(

@@ -50,6 +50,7 @@ __all__ = [
     "is_text",
     "judged_tally",
     "kind_of",
+    "lacks_most",
     "merge_counts",
     "null_ids_count",
     "null_ids_error",
@@ -1490,6 +1491,16 @@ def warn_on_joint(
         )
 
 
+def lacks_most(matched: int, total: int) -> bool:
+    """Whether a table holds fewer than half of ``total`` ids (``matched`` of them; none
+    of none lacks nothing): where :func:`warn_on_joint` speaks.
+
+    >>> lacks_most(1, 3), lacks_most(2, 4), lacks_most(0, 0)
+    (True, False, False)
+    """
+    return bool(total) and 2 * matched < total
+
+
 def _say_joint(
     table: str,
     column: str,
@@ -1500,7 +1511,7 @@ def _say_joint(
     effect: str | Callable[[int, int], str],
 ) -> bool:
     """:func:`warn_on_joint`'s one warning; whether it was given."""
-    if not total or 2 * matched >= total:
+    if not lacks_most(matched, total):
         return False
     held = "none" if matched == 0 else f"only {matched}"
     fate = effect(matched, total) if callable(effect) else effect
