@@ -359,6 +359,22 @@ def segregation_values(
     return values
 
 
+def _say(text: str, emit: Callable[[str], None] | None) -> None:
+    """``text`` warned as an :class:`~polars_irmetrics.errors.IrmWarning` from the plan,
+    or handed to ``emit`` (an engine's relay) where one is given."""
+    if emit is None:
+        warn_from_plan(text, IrmWarning)
+    else:
+        emit(text)
+
+
+def _first_place(rows: pl.DataFrame, keys: list[str], query_id: str) -> str:
+    """The keys and query of the first of ``rows`` (``a='x', query_id='q1'``), as the
+    warnings name the first query they count."""
+    first = rows.row(0, named=True)
+    return ", ".join(f"{k}={first[k]!r}" for k in [*keys, query_id])
+
+
 def _warn_nan(
     frame: pl.DataFrame,
     labels: list[str],
@@ -376,8 +392,7 @@ def _warn_nan(
     if not nan:
         return
     undefined = frame.filter(pl.any_horizontal(pl.col(nan).is_nan()))
-    first = undefined.row(0, named=True)
-    place = ", ".join(f"{k}={first[k]!r}" for k in [*keys, query_id])
+    place = _first_place(undefined, keys, query_id)
     named = ", ".join(repr(label) for label in nan)
     verb = "is" if len(nan) == 1 else "are"
     counted = frame.height if total is None else total
@@ -385,10 +400,7 @@ def _warn_nan(
         f"{named} {verb} NaN on {undefined.height} of the {counted} queries (first: "
         f"{place}): {cause}"
     )
-    if emit is None:
-        warn_from_plan(text, IrmWarning)
-    else:
-        emit(text)
+    _say(text, emit)
 
 
 def warn_undefined(
@@ -592,10 +604,7 @@ def warn_unscored(
         "queries and documents (same id spelling), and that groups= holds the relevant "
         "documents"
     )
-    if emit is None:
-        warn_from_plan(text, IrmWarning)
-    else:
-        emit(text)
+    _say(text, emit)
 
 
 def left_out_labels(requests: Requests) -> list[str]:
@@ -646,8 +655,7 @@ def warn_left_out(
     if not fewer:
         return
     out = frame.filter(pl.any_horizontal(pl.col(fewer).is_null()))
-    first = out.row(0, named=True)
-    place = ", ".join(f"{k}={first[k]!r}" for k in [*keys, query_id])
+    place = _first_place(out, keys, query_id)
     named = ", ".join(repr(label) for label in fewer)
     others = ", ".join(
         repr(label) for label, r in requests if r.metric.name not in EXPECTED_EXPOSURE
@@ -676,7 +684,4 @@ def warn_left_out(
             f"{named} in a call of {'their' if plural else 'its'} own for the count of the "
             "queries it is over (or give those relevant documents a group)"
         )
-    if emit is None:
-        warn_from_plan(text, IrmWarning)
-    else:
-        emit(text)
+    _say(text, emit)
