@@ -38,15 +38,11 @@ from polars_irmetrics.exposure.coverage import (
     warn_on_groups,
 )
 from polars_irmetrics.exposure.rnd import (
-    AWRF,
     SEGREGATION,
     judged_labels,
     left_out_labels,
     segregation_values,
-    warn_left_out,
-    warn_undefined,
-    warn_ungrouped,
-    warn_unscored,
+    warn_values,
 )
 from polars_irmetrics.ground.facts import (
     BELOW,
@@ -105,27 +101,20 @@ def warned_undefined(
     *,
     summary: bool = True,
 ) -> pl.LazyFrame:
-    """``values`` (every per-query row of the run) that warn, when collected, where a
-    ``rnd``/``rkl``/``rrd`` asked for is NaN on a query
-    (:func:`~polars_irmetrics.exposure.rnd.warn_undefined`), and, where ``summary`` (the
-    means asked for), where an expected-exposure measure leaves out a query the measures
-    beside score (:func:`~polars_irmetrics.exposure.rnd.warn_left_out`): the one plan's
-    and the buckets' (over every bucket's rows, so the counts are the whole run's)."""
+    """``values`` (every per-query row of the run) that warn, when collected, of the
+    measures' undefined or unscored queries
+    (:func:`~polars_irmetrics.exposure.rnd.warn_values`; ``summary``: the means asked
+    for, where an expected-exposure measure leaving out a query the measures beside
+    score is said too): the one plan's and the buckets' (over every bucket's rows, so
+    the counts are the whole run's)."""
     labels = [label for label, r in requests if r.metric.name in _SEGREGATION]
-    fair = [label for label, r in requests if r.metric.name in AWRF]
     left = summary and bool(left_out_labels(requests))
     judged = bool(judged_labels(requests))
     if not labels and not left and not judged:
         return values
 
     def undefined(frame: pl.DataFrame) -> pl.DataFrame:
-        warn_unscored(frame, requests)
-        if fair:
-            warn_ungrouped(frame, fair, list(keys), query_id)
-        if labels:
-            warn_undefined(frame, labels, list(keys), query_id)
-        if left:
-            warn_left_out(frame, requests, list(keys), query_id)
+        warn_values(frame, requests, list(keys), query_id, summary=left)
         return frame
 
     return values.map_batches(undefined, schema=values.collect_schema())

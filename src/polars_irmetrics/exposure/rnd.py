@@ -41,6 +41,7 @@ __all__ = [
     "warn_left_out",
     "warn_undefined",
     "warn_undefined_parts",
+    "warn_values",
 ]
 
 Requests = list[tuple[str, MetricRequest]]
@@ -481,7 +482,6 @@ def warn_undefined_parts(
     ``summary``: the means asked for, not the per-query values), from the parts of an
     engine's per-query values (:func:`undefined_part` each): the parts' rows in the
     keys' order, over the whole run's count of queries."""
-    labels = [label for label, r in requests if r.metric.name in SEGREGATION]
     found = [rows for rows, _ in parts if rows.height]
     total = sum(count for _, count in parts)
     if not found:  # no row undefined or left out; none at all: no query scored
@@ -489,14 +489,35 @@ def warn_undefined_parts(
             warn_unscored(pl.DataFrame(), requests, total=0, emit=emit)
         return
     rows = pl.concat(found, how="vertical_relaxed").sort([*keys, query_id])
-    warn_unscored(rows, requests, total=total, emit=emit)
-    if labels:
-        warn_undefined(rows, labels, keys, query_id, total=total, emit=emit)
+    warn_values(rows, requests, keys, query_id, total=total, emit=emit, summary=summary)
+
+
+def warn_values(
+    frame: pl.DataFrame,
+    requests: Requests,
+    keys: list[str],
+    query_id: str,
+    *,
+    total: int | None = None,
+    emit: Callable[[str], None] | None = None,
+    summary: bool = True,
+) -> None:
+    """The warnings of the exposure measures' per-query ``frame``, in one order on every
+    path (the one plan's, the buckets', an engine's parts'): a measure that reads the
+    judgments scoring no query (:func:`warn_unscored`), awrf NaN
+    (:func:`warn_ungrouped`), rND/rKL/rRD NaN (:func:`warn_undefined`) and, where
+    ``summary`` (the means asked for), an expected-exposure measure leaving out a query
+    the measures beside score (:func:`warn_left_out`). ``total`` and ``emit`` as
+    :func:`warn_undefined`'s."""
+    warn_unscored(frame, requests, total=total, emit=emit)
     fair = [label for label, r in requests if r.metric.name in AWRF]
     if fair:
-        warn_ungrouped(rows, fair, keys, query_id, total=total, emit=emit)
+        warn_ungrouped(frame, fair, keys, query_id, total=total, emit=emit)
+    labels = [label for label, r in requests if r.metric.name in SEGREGATION]
+    if labels:
+        warn_undefined(frame, labels, keys, query_id, total=total, emit=emit)
     if summary:
-        warn_left_out(rows, requests, keys, query_id, total=total, emit=emit)
+        warn_left_out(frame, requests, keys, query_id, total=total, emit=emit)
 
 
 #: awrf and awrf_ndcg: NaN on a ranking with no document in groups=
