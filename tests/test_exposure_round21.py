@@ -11,6 +11,8 @@ import pytest
 
 import polars_irmetrics as irm
 
+from .helpers import engine_io
+
 # q1 ranks a (relevant, group x), b (relevant, no group), c (group y); q2 ranks a, d
 # (relevant, group y): groups= gives 3 of the run's 4 documents a group and 2 of the 3
 # relevant documents one, too many for the warning of groups= lacking most of them
@@ -268,3 +270,53 @@ def test_awrf_nan_of_an_empty_target_names_its_cause() -> None:
     said = [str(w.message) for w in caught if "NaN on" in str(w.message)]
     assert len(said) == 1
     assert "or (without target=) none of the query's relevant documents has one" in said[0]
+
+
+# ---------------------------------- the value warnings in one order on every path
+# q1 ranks x, y, z, none of which groups= holds: awrf is NaN there (no group
+# distribution) and so is rnd (3 documents, no cut-off 10); q2 ranks d0..d11, half of
+# them in each group, 12 documents: both defined. Two warnings, awrf's before rnd's.
+_DOCS = [f"d{i}" for i in range(12)]
+ORDER_RUN = pl.DataFrame(
+    {
+        "query_id": ["q1"] * 3 + ["q2"] * 12,
+        "doc_id": ["x", "y", "z", *_DOCS],
+        "score": [3.0, 2.0, 1.0] + [float(12 - i) for i in range(12)],
+    }
+)
+ORDER_QRELS = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["d0", "d1"], "relevance": [1, 1]})
+ORDER_GROUPS = pl.DataFrame({"doc_id": _DOCS, "group": ["a", "b"] * 6})
+
+
+def _value_warnings(caught: list[warnings.WarningMessage]) -> list[str]:
+    return [str(w.message) for w in caught if " is NaN on " in str(w.message)]
+
+
+@pytest.mark.parametrize("engine", ["one", "buckets", "spark", "dask"])
+def test_the_value_warnings_come_in_one_order_on_every_path(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    tables = {"qrels": ORDER_QRELS, "groups": ORDER_GROUPS}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        irm.evaluate(ORDER_RUN, ["awrf", "rnd"], **tables, per_query=True)
+    expected = _value_warnings(caught)
+    assert [text.split(" is NaN")[0] for text in expected] == ["'awrf'", "'rnd'"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if engine in ("one", "buckets"):
+            extra = {"buckets": 2} if engine == "buckets" else {}
+            irm.evaluate(ORDER_RUN, ["awrf", "rnd"], **tables, per_query=True, **extra)
+        else:
+            evaluate, frame, back = engine_io(engine, request)
+            back(
+                evaluate(
+                    frame(ORDER_RUN),
+                    ["awrf", "rnd"],
+                    qrels=frame(ORDER_QRELS),
+                    groups=frame(ORDER_GROUPS),
+                    per_query=True,
+                    partitions=2,
+                )
+            )
+    assert _value_warnings(caught) == expected
