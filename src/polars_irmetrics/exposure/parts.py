@@ -142,11 +142,9 @@ def exposure_in_buckets(
         schema=schema,
         progress=options.progress,
     ).sort([*keys, options.query_id])
-    if warn:  # rnd, rkl, rrd undefined on a query: the whole run's count, as one plan's
-        values = warned_undefined(
-            values, list(requests), keys, options.query_id, summary=not options.per_query
-        )
-    if groups is not None and warn:  # how groups= lines up with the whole run's documents
+    # how groups= lines up with the whole run's documents: said before the values'
+    # warnings, as the one plan says it
+    if groups is not None and warn:
         relevant = (
             None
             if qrels is None
@@ -165,6 +163,10 @@ def exposure_in_buckets(
         )
         values = with_tally(
             values, tally, lambda row: warn_on_groups(row, options, clustered, list(requests))
+        )
+    if warn:  # rnd, rkl, rrd undefined on a query: the whole run's count, as one plan's
+        values = warned_undefined(
+            values, list(requests), keys, options.query_id, summary=not options.per_query
         )
     if options.per_query:
         return values

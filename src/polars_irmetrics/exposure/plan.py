@@ -19,7 +19,6 @@ from polars_irmetrics.errors import (
     ColumnTypeError,
     DuplicateError,
     InvalidValueError,
-    IrmWarning,
     MetricParameterError,
 )
 from polars_irmetrics.exposure.awrf import (
@@ -42,6 +41,7 @@ from polars_irmetrics.exposure.rnd import (
     judged_labels,
     left_out_labels,
     segregation_values,
+    warn_unscored_groups,
     warn_values,
 )
 from polars_irmetrics.ground.facts import (
@@ -75,7 +75,6 @@ from polars_irmetrics.ground.validate import (
     raise_unplaced,
     require_columns,
     unplaced_query_error,
-    warn_from_plan,
     with_common_ids,
     with_tally,
 )
@@ -499,24 +498,9 @@ def exposure_means(
 
 
 def _warn_unscored_groups(frame: pl.DataFrame, keys: list[str], labels: list[str]) -> pl.DataFrame:
-    """``frame`` (the summaries of each group of the ``by``/``systems`` keys), unchanged;
-    an :class:`~polars_irmetrics.errors.IrmWarning` where some groups, not all (all:
-    the measures' own warnings say it), hold no query the exposure measures score:
-    ``num_q`` 0 and null values there, named rather than silent."""
-    none = frame.filter(pl.col("num_q") == 0)
-    if none.height == 0 or none.height == frame.height:
-        return frame
-    first = none.row(0, named=True)
-    place = ", ".join(f"{k}={first[k]!r}" for k in keys)
-    warn_from_plan(
-        f"{', '.join(repr(label) for label in labels)} "
-        f"score{'' if len(labels) > 1 else 's'} no query in {none.height} of "
-        f"the {frame.height} groups of {', '.join(repr(k) for k in keys)} (first: "
-        f"{place}): num_q is 0 and the values are null there (the group's queries have "
-        "no relevant judgment the measures read, or it retrieved no judged query). Check "
-        "that group's judgments (and their groups in groups=), or filter it out of the run",
-        IrmWarning,
-    )
+    """``frame`` (the summaries of each group of the ``by``/``systems`` keys), unchanged,
+    with :func:`~polars_irmetrics.exposure.rnd.warn_unscored_groups`'s warning."""
+    warn_unscored_groups(frame, keys, labels)
     return frame
 
 

@@ -41,6 +41,7 @@ __all__ = [
     "warn_left_out",
     "warn_undefined",
     "warn_undefined_parts",
+    "warn_unscored_groups",
     "warn_values",
 ]
 
@@ -626,6 +627,43 @@ def warn_unscored(
         "documents"
     )
     _say(text, emit)
+
+
+def warn_unscored_groups(
+    frame: pl.DataFrame,
+    keys: list[str],
+    labels: list[str],
+    emit: Callable[[str], None] | None = None,
+) -> None:
+    """An :class:`~polars_irmetrics.errors.IrmWarning` where some groups of ``frame``
+    (the summaries of each group of the ``by``/``systems`` ``keys``, in their order),
+    not all (all: the measures' own warnings say it), hold no query the exposure
+    measures (``labels``) score: ``num_q`` 0 and null values there, named rather than
+    silent. One text for the one plan, the buckets and an engine's means; ``emit`` as
+    :func:`warn_undefined`'s.
+
+    >>> import warnings
+    >>> frame = pl.DataFrame({"seg": ["s", "t"], "num_q": [1, 0]})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_unscored_groups(frame, ["seg"], ["ee_loss"])
+    >>> str(caught[0].message)[:60]
+    "'ee_loss' scores no query in 1 of the 2 groups of 'seg' (fir"
+    """
+    none = frame.filter(pl.col("num_q") == 0)
+    if none.height == 0 or none.height == frame.height:
+        return
+    first = none.row(0, named=True)
+    place = ", ".join(f"{k}={first[k]!r}" for k in keys)
+    _say(
+        f"{', '.join(repr(label) for label in labels)} "
+        f"score{'' if len(labels) > 1 else 's'} no query in {none.height} of "
+        f"the {frame.height} groups of {', '.join(repr(k) for k in keys)} (first: "
+        f"{place}): num_q is 0 and the values are null there (the group's queries have "
+        "no relevant judgment the measures read, or it retrieved no judged query). Check "
+        "that group's judgments (and their groups in groups=), or filter it out of the run",
+        emit,
+    )
 
 
 def left_out_labels(requests: Requests) -> list[str]:
