@@ -24,14 +24,16 @@ import pandas as pd
 import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
-from dask.delayed import delayed
+from dask.delayed import Delayed, delayed
 
 from polars_irmetrics.engines._dask_frames import meta, to_pandas, to_table
 from polars_irmetrics.engines._partition import (
     Job,
     Relay,
     arrow_schema,
+    as_polars_frame,
     summarize_part,
+    summarized_segments,
     values_tally,
     warn_coverage,
     warn_on_values,
@@ -74,29 +76,47 @@ def _split(frame: pd.DataFrame) -> tuple[pa.Table, list[Coverage]]:
     return values, found
 
 
-def summarized(values: dd.DataFrame, job: Job) -> dd.DataFrame:
-    """The means, in one partition, whose task warns first."""
+def summarized(
+    values: dd.DataFrame,
+    job: Job,
+    segments: Delayed | None = None,
+    before: Delayed | None = None,
+) -> dd.DataFrame:
+    """The means, in one partition, whose task warns first (after ``before``, a task
+    whose warnings one machine gives first: groups='s ids); with ``segments`` (the
+    run's distinct ``by`` keys, where the exposure measures are asked alone), a row
+    for each group they score no query of too
+    (:func:`~polars_irmetrics.engines._partition.summarized_segments`)."""
     return values.repartition(npartitions=1).map_partitions(
-        _summarize, job, meta=meta(job.means_schema), enforce_metadata=False
+        _summarize, job, segments, before, meta=meta(job.means_schema), enforce_metadata=False
     )
 
 
-def released(values: dd.DataFrame, job: Job) -> dd.DataFrame:
+def released(values: dd.DataFrame, job: Job, before: Delayed | None = None) -> dd.DataFrame:
     """The per-query values, each partition released once the coverage of every part is
-    added up and warned about (a task that reads the coverage rows only)."""
+    added up and warned about (a task that reads the coverage rows only, run after
+    ``before`` as :func:`summarized`'s)."""
     parts = values.to_delayed()
     # each part's coverage and its undefined rnd/rkl/rrd rows (a few): tallies only
     found = [delayed(_found_in)(p, job) for p in parts]
-    warned = delayed(_warn_all)(job, *found)
+    warned = delayed(_warn_all)(job, before, *found)
     kept = [delayed(_values_of)(p, warned) for p in parts]
     return dd.from_delayed(kept, meta=meta(job.per_query_schema), verify_meta=False)
 
 
-def _summarize(values: pd.DataFrame, job: Job) -> pd.DataFrame:
+def _summarize(
+    values: pd.DataFrame, job: Job, segments: pd.DataFrame | None, _before: object
+) -> pd.DataFrame:
     per_query, found = _split(values)
     warn_coverage(job, found, emit=emitter())
     warn_on_values(job, [values_tally(job, per_query)], emit=emitter(IrmWarning), summary=True)
-    return to_pandas(summarize_part(job, per_query))
+    means = summarize_part(job, per_query)
+    if segments is None:
+        return to_pandas(means)
+    whole = summarized_segments(
+        job, as_polars_frame(means), as_polars_frame(to_table(segments)), emitter(IrmWarning)
+    )
+    return to_pandas(whole.to_arrow(compat_level=pl.CompatLevel.oldest()))
 
 
 def _found_in(frame: pd.DataFrame, job: Job) -> tuple[list[Coverage], tuple[pl.DataFrame, int]]:
@@ -104,7 +124,9 @@ def _found_in(frame: pd.DataFrame, job: Job) -> tuple[list[Coverage], tuple[pl.D
     return coverage, values_tally(job, values)
 
 
-def _warn_all(job: Job, *found: tuple[list[Coverage], tuple[pl.DataFrame, int]]) -> bool:
+def _warn_all(
+    job: Job, _before: object, *found: tuple[list[Coverage], tuple[pl.DataFrame, int]]
+) -> bool:
     warn_coverage(job, [c for part, _ in found for c in part], emit=emitter())
     warn_on_values(job, [undefined for _, undefined in found], emit=emitter(IrmWarning))
     return True

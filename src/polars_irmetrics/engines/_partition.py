@@ -49,6 +49,7 @@ from polars_irmetrics.exposure.rnd import (
     judged_labels,
     undefined_part,
     warn_undefined_parts,
+    warn_unscored_groups,
 )
 from polars_irmetrics.ground.lists import long_run
 from polars_irmetrics.ground.options import (
@@ -96,6 +97,8 @@ __all__ = [
     "refuse_split_call",
     "spanning_error",
     "summarize_part",
+    "summarized_segments",
+    "tells_segments",
     "tells_values",
     "values_tally",
     "warn_coverage",
@@ -578,17 +581,64 @@ def summarize_part(job: Job, per_query: pa.Table) -> pa.Table:
       ]
     ]
     """
-    requests = job.requests
     frame = _frame(per_query).sort(list(job.keys))
-    summaries = means(requests)
-    if requests and all(merges_from_users(r, history=True) for _, r in requests):
-        # a recommendation table's means of per-user values, as the one plan takes them
-        summaries = [user_mean(label, r) for label, r in requests]
+    summaries = _summaries(job)
     if job.by:
         out = frame.group_by(list(job.by), maintain_order=True).agg(summaries)
     else:
         out = frame.select(summaries)
     return _to_arrow(out, job.means_schema)
+
+
+def tells_segments(job: Job) -> bool:
+    """Whether the means of ``job`` hold a row for every ``by`` group of the run, those
+    its measures score no query of too (:func:`summarized_segments`): the exposure
+    measures asked alone, with ``by`` keys, as one machine gives them (a query they do
+    not score has no per-query row, so the parts' values lack such a group)."""
+    return bool(job.by) and all(r.route == "exposure" for _, r in job.requests)
+
+
+def summarized_segments(
+    job: Job,
+    means: pl.DataFrame,
+    segments: pl.DataFrame,
+    emit: Callable[[str], None] | None = None,
+) -> pl.DataFrame:
+    """``means`` (one row per ``by`` group the values hold, :func:`summarize_part`'s)
+    and a row for each group of ``segments`` (the run's distinct ``by`` keys) they
+    lack, with the summary of no query (``num_q`` 0), sorted by the keys; the groups
+    scored on no query named, in the one plan's words
+    (:func:`~polars_irmetrics.exposure.rnd.warn_unscored_groups`). ``emit`` as
+    :func:`warn_coverage`'s.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.ground.options import EvalOptions
+    >>> schema = pa.schema([("seg", pa.string()), ("query_id", pa.string()),
+    ...                     ("doc_id", pa.string()), ("score", pa.float64())])
+    >>> groups = pa.table({"doc_id": ["a"], "group": ["x"]})
+    >>> job = prepare(schema, None, ["rnd"], EvalOptions(by="seg"), (("groups", groups),))
+    >>> means = pl.DataFrame({"seg": ["s"], "num_q": [1], "rnd": [0.5]})
+    >>> segments = pl.DataFrame({"seg": ["t", "s"]})
+    >>> whole = summarized_segments(job, means, segments, print)  # doctest: +ELLIPSIS
+    'rnd' scores no query in 1 of the 2 groups of 'seg' (first: seg='t'): num_q is 0 ...
+    >>> whole.rows()
+    [('s', 1, 0.5), ('t', 0, None)]
+    """
+    keys = list(job.by)
+    found = means.select(job.means_schema.names())
+    empty = pl.DataFrame(schema=job.per_query_schema).select(_summaries(job))
+    lacking = (
+        segments.select(keys)
+        .unique()
+        .cast(found.select(keys).schema)
+        .join(found.select(keys), on=keys, how="anti", nulls_equal=True)
+        .join(empty, how="cross")
+    )
+    whole = pl.concat([found, lacking.select(found.columns)], how="vertical_relaxed")
+    whole = whole.sort(keys).cast(found.schema)
+    warn_unscored_groups(whole, keys, [label for label, _ in job.requests], emit)
+    return whole
 
 
 class Covered(Protocol):
@@ -749,6 +799,15 @@ def as_polars_frame(table: pa.Table) -> pl.DataFrame:
     """An Arrow table as a polars DataFrame (typed as one: a Table always converts to a
     DataFrame, where ``pl.from_arrow`` is typed for a Series too)."""
     return cast(pl.DataFrame, pl.from_arrow(table))
+
+
+def _summaries(job: Job) -> list[pl.Expr]:
+    """``num_q`` and each metric's summary of its per-query values."""
+    requests = job.requests
+    if requests and all(merges_from_users(r, history=True) for _, r in requests):
+        # a recommendation table's means of per-user values, as the one plan takes them
+        return [user_mean(label, r) for label, r in requests]
+    return means(requests)
 
 
 def _frame(table: pa.Table) -> pl.DataFrame:

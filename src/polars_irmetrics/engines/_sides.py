@@ -553,14 +553,19 @@ def warn_on_group_ids(
     options: EvalOptions,
     emit: Callable[[str], None] | None = None,
     relevant: pa.Table | None = None,
+    queries: pa.Table | None = None,
 ) -> bool:
-    """The warning one machine gives when ``groups=`` (or ``target=``) mostly lacks the
+    """The warnings one machine gives when ``groups=`` (or ``target=``) mostly lacks the
     run's documents, from the whole run's distinct documents ``docs`` (the parts do
     not warn: each holds some of them), the side tables and the metrics (their
     exposure measures read the groups); ``relevant``: the judgments' relevant documents
-    (their distinct ``doc_id``), whose groups the expected-exposure measures read.
-    ``emit``: where a warning goes from a Dask worker (``distributed.warn``); by
-    default, here. True when done (a task's output).
+    (their distinct ``query_id`` and ``doc_id`` pairs, or ``doc_id`` alone), whose
+    groups the expected-exposure measures read: those without a group in the run's
+    queries (``queries``, the run's distinct ``query_id``) are named however few, as
+    one machine names them
+    (:func:`~polars_irmetrics.exposure.coverage.groups_tally`). ``emit``: where a
+    warning goes from a Dask worker (``distributed.warn``); by default, here. True
+    when done (a task's output).
 
     Examples
     --------
@@ -587,6 +592,7 @@ def warn_on_group_ids(
         exposure,
         options,
         None if relevant is None else as_polars_frame(relevant).lazy(),
+        queries=None if queries is None else as_polars_frame(queries).lazy(),
     )
     row = tally.collect().row(0, named=True)
     return warned_to(lambda: warn_on_groups(row, options, requests=exposure), emit)

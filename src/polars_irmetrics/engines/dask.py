@@ -70,6 +70,7 @@ from polars_irmetrics.engines._partition import (
     evaluate_part,
     prepare,
     refuse_split_call,
+    tells_segments,
 )
 from polars_irmetrics.engines._prediction import prediction_route
 from polars_irmetrics.engines._prediction_dask import prediction_frame
@@ -422,16 +423,26 @@ def evaluate(
         # the whole run's unseen items refused before any part refuses its share
         gated = unseen_gated(run, sides, metrics, built)
         values = _per_query_shuffled(gated, qrels, job, _partitions(run, partitions))
-    # the parts' coverage rows, added up and warned about by compute() (_dask_coverage)
-    values = released(values, job) if built.per_query else summarized(values, job)
+    warned = None
     if any(name == "groups" for name, _ in sides):  # groups= against the whole run's ids
         (docs,) = run[[built.doc_id]].drop_duplicates(split_out=1).to_delayed()
-        relevant = None
+        relevant = queried = None
         if qrels is not None and reads_relevant_group_ids(sides, metrics):  # ee_*, awrf
-            judged = qrels[qrels[built.relevance] > 0][[built.doc_id]]
+            # the relevant (query, document) pairs and the run's queries: those
+            # without a group in the run's queries are named, as one machine names them
+            judged = qrels[qrels[built.relevance] > 0][[built.query_id, built.doc_id]]
             (relevant,) = judged.drop_duplicates(split_out=1).to_delayed()
-        warned = delayed(_warn_on_group_ids)(docs, sides, metrics, built, relevant)
-        values = values.map_partitions(after, warned, meta=values._meta)
+            (queried,) = run[[built.query_id]].drop_duplicates(split_out=1).to_delayed()
+        warned = delayed(_warn_on_group_ids)(docs, sides, metrics, built, relevant, queried)
+    # the parts' coverage rows, added up and warned about by compute() (_dask_coverage),
+    # after groups='s warnings (one machine's order)
+    if built.per_query:
+        values = released(values, job, before=warned)
+    else:
+        segments = None
+        if tells_segments(job):  # by= groups the exposure measures score no query of
+            (segments,) = run[list(job.by)].drop_duplicates(split_out=1).to_delayed()
+        values = summarized(values, job, segments, before=warned)
     values = _after(_after_history(values, run, interactions, sides, metrics, built), placed)
     return persist(values) if built.progress else values
 
@@ -518,10 +529,12 @@ def _warn_on_group_ids(
     metrics: Any,
     options: EvalOptions,
     relevant: pd.DataFrame | None = None,
+    queries: pd.DataFrame | None = None,
 ) -> bool:
     """The task that warns when groups= mostly lacks the run's documents (its distinct
-    ``doc_id`` values) or the judgments' relevant ones, on the client that computes the
-    result."""
+    ``doc_id`` values) or the judgments' relevant ones (their distinct ``query_id`` and
+    ``doc_id`` pairs; ``queries``: the run's distinct ``query_id``), on the client that
+    computes the result."""
     return warn_on_group_ids(
         to_table(docs),
         sides,
@@ -529,6 +542,7 @@ def _warn_on_group_ids(
         options,
         emit=emitter(),
         relevant=None if relevant is None else to_table(relevant),
+        queries=None if queries is None else to_table(queries),
     )
 
 

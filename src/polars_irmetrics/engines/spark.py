@@ -47,6 +47,7 @@ from polars_irmetrics.engines._partition import (
     PART,
     Job,
     arrow_schema,
+    as_polars_frame,
     attribute_columns,
     check_options_read,
     engine_options,
@@ -55,6 +56,8 @@ from polars_irmetrics.engines._partition import (
     raise_carried,
     refuse_split_call,
     summarize_part,
+    summarized_segments,
+    tells_segments,
 )
 from polars_irmetrics.engines._prediction import (
     prediction_route,
@@ -493,22 +496,43 @@ def evaluate(
         result = _means(values, job).toDF(*job.means_schema)
     computed = _computed_whole(result, run, sides, metrics, built, progress, placed)
     warn_parts(job, parts)  # as one machine warns, from the parts' coverage
-    # and what their values tell (rnd undefined, no session, ee_* leaving queries out)
-    warn_values(job, parts, summary=not built.per_query)
     if any(name == "groups" for name, _ in sides):  # groups= against the whole run's ids
-        relevant = None
+        relevant = queried = None
         if qrels is not None and reads_relevant_group_ids(sides, metrics):  # ee_*, awrf
+            # the relevant (query, document) pairs and the run's queries: those
+            # without a group in the run's queries are named, as one machine names them
             judged = qrels.filter(qrels[built.relevance] > 0)
-            relevant = _collect("qrels", judged, (built.doc_id,), True)
+            relevant = _collect("qrels", judged, (built.query_id, built.doc_id), True)
+            queried = _collect("run", run, (built.query_id,), True)
         warn_on_group_ids(
             _collect("run", run, (built.doc_id,), True),
             sides,
             metrics,
             built,
             relevant=relevant,
+            queries=queried,
         )
+    # and what their values tell (rnd undefined, no session, ee_* leaving queries out)
+    warn_values(job, parts, summary=not built.per_query)
+    if not built.per_query and tells_segments(job):  # by= groups scored on no query
+        computed = _with_segments(computed, run, job)
     _warn_on_history(run, interactions, sides, metrics, built)
     return computed
+
+
+def _with_segments(computed: DataFrame, run: DataFrame, job: Job) -> DataFrame:
+    """The exposure measures' means ``computed`` (one row per ``by`` group they score a
+    query of, already computed), with a row for each group of the run they score none
+    of and that said, as one machine gives them
+    (:func:`~polars_irmetrics.engines._partition.summarized_segments`): the means and
+    the run's distinct keys are one row per group, read on the driver."""
+    means = as_polars_frame(computed.toArrow())
+    segments = as_polars_frame(run.select(*job.by).distinct().toArrow())
+    whole = summarized_segments(job, means, segments)
+    if whole.height == means.height:
+        return computed
+    table = whole.to_arrow(compat_level=pl.CompatLevel.oldest())
+    return computed.sparkSession.createDataFrame(table, schema=computed.schema)
 
 
 def _computed_whole(
