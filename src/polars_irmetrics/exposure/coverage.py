@@ -15,7 +15,6 @@ from typing import Any
 import polars as pl
 
 from polars_irmetrics.errors import ColumnNotFoundError
-from polars_irmetrics.exposure.rnd import AWRF, SEGREGATION
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
@@ -26,7 +25,7 @@ from polars_irmetrics.ground.validate import (
     warn_on_joint,
     with_common_ids,
 )
-from polars_irmetrics.metrics.fairness import EXPECTED_EXPOSURE
+from polars_irmetrics.metrics.fairness import AWRF, EXPECTED_EXPOSURE, SEGREGATION
 from polars_irmetrics.metrics.registry import MetricRequest
 
 __all__ = ["AWRF_MEASURES", "dimensions_of", "groups_tally", "warn_on_groups"]
@@ -34,7 +33,7 @@ __all__ = ["AWRF_MEASURES", "dimensions_of", "groups_tally", "warn_on_groups"]
 Requests = list[tuple[str, MetricRequest]]
 
 #: The measures that read intersectional groups (several group columns): awrf and
-#: awrf_ndcg (:data:`~polars_irmetrics.exposure.rnd.AWRF`, declared once).
+#: awrf_ndcg (:data:`~polars_irmetrics.metrics.fairness.AWRF`, declared once).
 AWRF_MEASURES = AWRF
 
 

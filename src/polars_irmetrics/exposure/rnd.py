@@ -29,7 +29,7 @@ from polars_irmetrics.errors import IrmWarning
 from polars_irmetrics.exposure.awrf import exact_mean, exact_sum
 from polars_irmetrics.ground.validate import warn_from_plan
 from polars_irmetrics.metrics._common import divide
-from polars_irmetrics.metrics.fairness import EXPECTED_EXPOSURE
+from polars_irmetrics.metrics.fairness import AWRF, EXPECTED_EXPOSURE, SEGREGATION
 from polars_irmetrics.metrics.registry import MetricRequest
 
 __all__ = [
@@ -49,8 +49,6 @@ Requests = list[tuple[str, MetricRequest]]
 
 #: The paper's cut-offs: every 10 positions.
 CUT = 10
-#: The segregation measures, undefined (NaN) on some rankings (:func:`warn_undefined`).
-SEGREGATION = frozenset({"rnd", "rkl", "rrd"})
 _S, _POS, _G = "__s", "__pos", "__g"
 _I, _K, _N, _P = "__i", "__k", "__n", "__p"
 _NB, _START, _X, _Y, _U = "__nb", "__start", "__x", "__y", "__u"
@@ -519,11 +517,6 @@ def warn_values(
         warn_undefined(frame, labels, keys, query_id, total=total, emit=emit)
     if summary:
         warn_left_out(frame, requests, keys, query_id, total=total, emit=emit)
-
-
-#: awrf and awrf_ndcg: NaN on a ranking with no document in groups=
-#: (:func:`warn_ungrouped`).
-AWRF = frozenset({"awrf", "awrf_ndcg"})
 
 
 def warn_ungrouped(

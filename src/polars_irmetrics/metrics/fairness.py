@@ -43,7 +43,14 @@ from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.metrics.scope import Scope
 from polars_irmetrics.metrics.spec import Input, Metric, Param, Params, ParamValue
 
-__all__ = ["AWRF_LENGTH", "EXPECTED_EXPOSURE", "FAIRNESS_METRICS", "UTILITY"]
+__all__ = [
+    "AWRF",
+    "AWRF_LENGTH",
+    "EXPECTED_EXPOSURE",
+    "FAIRNESS_METRICS",
+    "SEGREGATION",
+    "UTILITY",
+]
 
 _READS: tuple[Input, ...] = ("run", "judgments", "groups")
 #: expeval's ``-r``: the probability a relevant document satisfies the user (gerr).
@@ -52,6 +59,7 @@ _EXPEVAL = "expeval (diazf/expeval @69ab070)"
 _YANG = "Yang & Stoyanovich 2017, Measuring fairness in ranked outputs (SSDBM)"
 _WPTREC = "TREC Fair 2022 (fair-trec/trec2022-fair-public @227e284, wptrec/metrics/awrf.py)"
 _AWRF_READS: tuple[Input, ...] = ("run", "judgments", "groups", "target")
+_SEGREGATION_READS: tuple[Input, ...] = ("run", "groups")
 #: wptrec's ``target_len``: the longest ranking AWRFMetric scores (it refuses longer ones).
 AWRF_LENGTH = 500
 
@@ -193,7 +201,7 @@ FAIRNESS_METRICS: tuple[Metric, ...] = (
             params=(_PROTECTED,),
             higher_is_better=False,
             binary=False,
-            reads=("run", "groups"),
+            reads=_SEGREGATION_READS,
             matches={_YANG: proof},
             latex=latex,
             formula=formula
@@ -246,3 +254,13 @@ FAIRNESS_METRICS: tuple[Metric, ...] = (
 #: declarations above. They score only the queries with a relevant document in groups=,
 #: and a judged query a group did not retrieve.
 EXPECTED_EXPOSURE = frozenset(m.name for m in FAIRNESS_METRICS if m.reads == _READS)
+#: awrf and awrf_ndcg: the measures that read a target group distribution (target=),
+#: NaN on a ranking with no document in groups=
+#: (:func:`~polars_irmetrics.exposure.rnd.warn_ungrouped`), read once from their
+#: declarations above.
+AWRF = frozenset(m.name for m in FAIRNESS_METRICS if m.reads == _AWRF_READS)
+#: The segregation measures (rnd, rkl, rrd): the ones that read the run and the groups
+#: alone (no judgments), undefined (NaN) on some rankings
+#: (:func:`~polars_irmetrics.exposure.rnd.warn_undefined`), read once from their
+#: declarations above.
+SEGREGATION = frozenset(m.name for m in FAIRNESS_METRICS if m.reads == _SEGREGATION_READS)
