@@ -88,6 +88,7 @@ def _metric(
     params: tuple[Param, ...] = (),
     higher_is_better: bool = True,
     whole: str | None = None,
+    histories: bool = False,
 ) -> Metric:
     return Metric(
         name,
@@ -103,6 +104,7 @@ def _metric(
         latex=latex,
         matches={_ELLIOT: matches},
         whole=whole,
+        histories=histories,
     )
 
 
@@ -123,6 +125,7 @@ ELLIOT_METRICS: tuple[Metric, ...] = (
         params=(POP_RATIO,),
         higher_is_better=False,
         whole=_DISPARITY,
+        histories=True,  # each user's training items left out of the denominator
         formula="std(p_SH, p_LT) / mean(p_SH, p_LT) (population std), p_G = sum_u "
         "|top_k(u) & G| / sum_u |G - train(u)| over the users of the recommendations; "
         f"{_HEAD} (Zhu, Wang & Caverlee 2021; Elliot PopRSP)",
@@ -136,6 +139,7 @@ ELLIOT_METRICS: tuple[Metric, ...] = (
         params=(POP_RATIO,),
         higher_is_better=False,
         whole=_DISPARITY,
+        histories=True,  # each user's training items left out of the denominator
         formula="std(p_SH, p_LT) / mean(p_SH, p_LT), p_G = sum_u |top_k(u) & rel(u) & G| / "
         "sum_u |(G & rel(u)) - train(u)| over the users of the recommendations with a "
         f"relevant test item; {_HEAD} (Zhu, Wang & Caverlee 2021; Elliot PopREO)",

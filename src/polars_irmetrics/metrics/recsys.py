@@ -232,6 +232,7 @@ def _metric(
     latex: str = "",
     kinds: Mapping[str, tuple[Route, tuple[Input, ...]]] | None = None,
     check_params: Callable[[str, int | None, Mapping[str, ParamValue]], None] | None = None,
+    histories: bool = False,
 ) -> Metric:
     return Metric(
         name,
@@ -250,6 +251,7 @@ def _metric(
         latex=latex,
         kinds=kinds or {},
         check_params=check_params,
+        histories=histories,
     )
 
 
@@ -310,6 +312,7 @@ RECSYS_METRICS: tuple[Metric, ...] = (
                 "'recommenders': the mean self-information of the recommended items "
                 "(Microsoft Recommenders); 'replay': the share of each user's top k the "
                 "user never interacted with (RePlay's Novelty)",
+                histories=("replay",),
             ),
         ),
         reads=("run", "interactions"),
@@ -372,6 +375,7 @@ RECSYS_METRICS: tuple[Metric, ...] = (
         },
         kinds={"kotkov": ("offline", ("run", "judgments", "interactions"))},
         check_params=_check_serendipity,
+        histories=True,
         latex=(
             r"\operatorname{mean}_{u} \operatorname{mean}_{i \in L_u} \Big(1 -"
             r" \operatorname{mean}_{h \in H_u} \cos(v_i, v_h)\Big)\, \mathrm{rel}_i"

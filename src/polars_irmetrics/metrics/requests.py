@@ -262,11 +262,13 @@ class MetricRequest:
     @property
     def reads_histories(self) -> bool:
         """Whether this request reads each user's own history in the interactions, not
-        only the items' popularity or the catalogue: a recommendation table's metric
-        whose formula asks whether the user saw an item or compares the list with the
-        user's history (RePlay's ``novelty``, ``serendipity``...), RecTools'
-        ``serendipity(kind='kotkov')`` and Elliot's ``pop_rsp`` and ``pop_reo`` (which
-        leave out each user's training items).
+        only the items' popularity or the catalogue: it reads the interactions
+        (:attr:`reads`) and its metric declares it (:attr:`Metric.histories
+        <polars_irmetrics.metrics.spec.Metric.histories>`: RePlay's ``serendipity``,
+        RecTools' ``serendipity(kind='kotkov')``, Elliot's ``pop_rsp`` and ``pop_reo``),
+        or one of its parameter values does (:attr:`Param.histories
+        <polars_irmetrics.metrics.spec.Param.histories>`: RePlay's
+        ``novelty(kind='replay')``).
 
         >>> from polars_irmetrics.metrics.registry import parse_metric
         >>> parse_metric("novelty(kind='replay')@5").reads_histories
@@ -276,13 +278,13 @@ class MetricRequest:
         """
         if "interactions" not in self.reads:
             return False
-        if self.metric.name in ("pop_rsp", "pop_reo"):
+        if self.metric.histories:
             return True
-        if self.metric.collection is None or self.route != "recsys":
-            return self.metric.name == "serendipity"
-        scope = CollectionScope(item=pl.col("item"))
-        self.metric.collection(scope, self.params(1.0))
-        return bool(scope.needs & {"seen", "history", "history_cooc"})
+        options = dict(self.options)
+        return any(
+            param.name in options and options[param.name] in param.histories
+            for param in self.metric.params
+        )
 
     def params(self, default_level: float) -> Params:
         """The :class:`Params` a formula sees, with ``default_level`` filled in."""

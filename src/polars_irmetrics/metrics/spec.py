@@ -236,6 +236,13 @@ class Param:
         by ``min(k, R)``, ``precision(adaptive_k=True)`` by ``min(k, n)``; without a
         cutoff such a value computes what the default does, so the parser refuses it
         (never ignores it) where the request has no ``@k``.
+    histories
+        The values of this parameter that make the metric read each user's own history
+        in the interactions (:attr:`Metric.histories`), where the metric itself does
+        not: ``novelty(kind='replay')`` is the share of each user's top k the user never
+        interacted with, while ``novelty``'s default is the items' popularity
+        (``("replay",)``). :attr:`MetricRequest.reads_histories
+        <polars_irmetrics.metrics.requests.MetricRequest.reads_histories>` reads it.
     """
 
     name: str
@@ -247,6 +254,7 @@ class Param:
     )
     directions: Mapping[str, bool | None] = field(default_factory=dict, compare=False)
     with_cutoff: tuple[ParamValue, ...] = ()
+    histories: tuple[ParamValue, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -395,6 +403,19 @@ class Metric:
         per-query values to summarize (Elliot's ``pop_rsp``, ``pop_reo``, ``item_mad``,
         ``user_mad``); the parser's message gives it. ``None``: the route decides
         (:data:`SUMMARIZED_ROUTES`).
+    histories
+        Whether the metric reads each user's own history in the interactions (whether
+        the user saw an item, the similarity of a list to the user's history, each
+        user's training items left out), not only the items' popularity or the
+        catalogue: RePlay's and Microsoft Recommenders' ``serendipity`` (and RecTools'
+        ``serendipity(kind='kotkov')``), Elliot's ``pop_rsp`` and ``pop_reo``. A
+        parameter value may make a metric read them where the metric does not
+        (:attr:`Param.histories`: ``novelty(kind='replay')``). Read through the request
+        (:attr:`MetricRequest.reads_histories
+        <polars_irmetrics.metrics.requests.MetricRequest.reads_histories>`), whose
+        :attr:`reads` must hold ``"interactions"``: the one warning of a history that
+        lacks the recommendations' users names these metrics
+        (:func:`~polars_irmetrics.ground.validate.warn_on_interactions`).
     check_params
         The parser's check across parameters and the cutoff,
         ``check_params(name, k, options)``: raises ``ValueError`` with the message to
@@ -424,6 +445,7 @@ class Metric:
     kinds: Mapping[str, tuple[Route, tuple[Input, ...]]] = field(default_factory=dict)
     wing: Route | None = None
     whole: str | None = None
+    histories: bool = False
 
     @property
     def level(self) -> Level:
