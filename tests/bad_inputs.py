@@ -200,7 +200,8 @@ BAD_INPUTS = [
         "a document judged twice",
         lambda: (run_frame(), {"qrels": qrels_frame(doc_id=["b", "b", "d"])}),
         DuplicateError,
-        "column 'doc_id' of the judgments: query 'q1' judges 1 document(s) more than once; "
-        "keep one judgment per document, e.g. .unique(['query_id', 'doc_id'])",
+        "column 'doc_id' of the judgments: query 'q1' has 1 repeated judgment(s) (each of a "
+        "document judged before in the query); keep one judgment per document, e.g. "
+        ".unique(['query_id', 'doc_id'])",
     ),
 ]

@@ -280,8 +280,9 @@ CASES = [
         "document judged twice",
         lambda: (_run(), {"qrels": _qrels(query_id=["q1", "q1"])}),
         DuplicateError,
-        "column 'doc_id' of the judgments: query 'q1' judges 1 document(s) more than once; "
-        "keep one judgment per document, e.g. .unique(['query_id', 'doc_id'])",
+        "column 'doc_id' of the judgments: query 'q1' has 1 repeated judgment(s) (each of a "
+        "document judged before in the query); keep one judgment per document, e.g. "
+        ".unique(['query_id', 'doc_id'])",
     ),
     (
         "unjudged query under the error policy",

@@ -175,9 +175,9 @@ _DUPLICATES = [
     (
         "qrels",
         "q1 0 d1 1\nq1 0 d2 0\nq1 0 d1 2\nq2 0 d3 1\n",
-        "qrels.txt, line 3: query 'q1' judges 1 document(s) more than once (document 'd1' "
-        "again, first on line 1); keep one judgment per query and document: drop or merge "
-        "the repeated line",
+        "qrels.txt, line 3: query 'q1' has 1 repeated judgment(s) (document 'd1' again, "
+        "first on line 1); keep one judgment per query and document: drop or merge the "
+        "repeated line",
     ),
     (
         # a comment and a blank line count as the file's lines; the check names query
@@ -185,9 +185,9 @@ _DUPLICATES = [
         # in the file: the line named is the query's the message names
         "qrels",
         "# judged\nq2 0 d3 1\n\nq1 0 d1 1\nq2 0 d3 0\nq1 0 d1 1\n",
-        "qrels.txt, line 6: query 'q1' judges 1 document(s) more than once (document 'd1' "
-        "again, first on line 4); keep one judgment per query and document: drop or merge "
-        "the repeated line",
+        "qrels.txt, line 6: query 'q1' has 1 repeated judgment(s) (document 'd1' again, "
+        "first on line 4); keep one judgment per query and document: drop or merge the "
+        "repeated line",
     ),
     (
         "run",
@@ -226,7 +226,7 @@ def test_a_duplicate_judgment_under_compare_and_fuse_names_its_line(tmp_path: Pa
     done = irm_in_process(
         "fuse", "a.run", "b.run", "--optimize", "--qrels", "qrels.txt", cwd=tmp_path
     )
-    line = f"qrels.txt, line 2: query 'q1' judges 1 document(s) more than once {end}"
+    line = f"qrels.txt, line 2: query 'q1' has 1 repeated judgment(s) {end}"
     assert (done.returncode, done.stderr) == (2, f"irm: error: {line}\n")
 
 

@@ -89,7 +89,7 @@ def test_a_semicolon_separated_file_gets_a_command_line_fix(
 
 
 _JUDGED_TWICE = (
-    "query 'q1' judges 1 document(s) more than once (document 'd1' again, first on {first}); "
+    "query 'q1' has 1 repeated judgment(s) (document 'd1' again, first on {first}); "
     "keep one judgment per query and document: drop or merge the repeated {unit}"
 )
 
@@ -190,10 +190,10 @@ def test_duplicates_with_the_checks_off_get_a_command_line_fix(tmp_path: Path) -
     args = ("--qrels", "qrels.csv", "-m", "ndcg@10", "--no-duplicate-check")
     done = irm_in_process("evaluate", "run.csv", *args, cwd=tmp_path)
     message = (
-        "run.csv, qrels.csv: column 'doc_id': query 'q1' has 3 judged document(s) listed "
-        "more than once, in the run or in the judgments (the run's own duplicate checks "
-        "are off: --no-duplicate-check); keep one row per document: drop or merge the "
-        "repeated rows"
+        "run.csv, qrels.csv: column 'doc_id': query 'q1' has judged document(s) listed "
+        "more than once, in the run or in the judgments: 3 repeated row(s) once its "
+        "judgments are joined to its run rows (the run's own duplicate checks are off: "
+        "--no-duplicate-check); keep one row per document: drop or merge the repeated rows"
     )
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")
 

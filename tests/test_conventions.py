@@ -374,9 +374,10 @@ def test_check_duplicates_off_still_refuses_judged_duplicates(evaluate: Evaluate
     with pytest.raises(
         irm.DuplicateError,
         match=re.escape(
-            "column 'doc_id': query 'q' has 1 judged document(s) listed more than once, in "
-            "the run or in the judgments (the run's own duplicate checks are off: "
-            "check_duplicates=False); keep one row per document"
+            "column 'doc_id': query 'q' has judged document(s) listed more than once, in "
+            "the run or in the judgments: 1 repeated row(s) once its judgments are joined to "
+            "its run rows (the run's own duplicate checks are off: check_duplicates=False); "
+            "keep one row per document"
         ),
     ):
         evaluate(judged_twice, ["map"], qrels=qrels, check_duplicates=False)

@@ -81,8 +81,9 @@ def test_systems_are_each_run_alone(qrels: pl.DataFrame, per_query: bool) -> Non
 def test_a_duplicate_judgment_of_a_system_keeps_the_system_in_the_fix() -> None:
     doubled = pl.concat([PER_SYSTEM, PER_SYSTEM.tail(1)])
     message = (
-        "column 'doc_id' of the judgments: query 'q2' judges 1 document(s) more than once; "
-        "keep one judgment per document, e.g. .unique(['system', 'query_id', 'doc_id'])"
+        "column 'doc_id' of the judgments: query 'q2' has 1 repeated judgment(s) (each of a "
+        "document judged before in the query); keep one judgment per document, e.g. "
+        ".unique(['system', 'query_id', 'doc_id'])"
     )
     with pytest.raises(DuplicateError, match=f"^{re.escape(message)}$"):
         irm.evaluate(RUN, ["ee_loss"], qrels=doubled, groups=GROUPS, systems="system")

@@ -302,8 +302,9 @@ _BAD_LABEL = (
             # internal '__irmf_rank' column
             pl.concat([QRELS, QRELS]),
             DuplicateError,
-            "column 'doc_id' of the judgments: query 'q1' judges 1 document(s) more than "
-            "once; keep one judgment per document, e.g. .unique(['query_id', 'doc_id'])",
+            "column 'doc_id' of the judgments: query 'q1' has 1 repeated judgment(s) (each "
+            "of a document judged before in the query); keep one judgment per document, e.g. "
+            ".unique(['query_id', 'doc_id'])",
         ),
     ],
     ids=["string-label", "nan-label", "inf-label", "null-label", "null-query", "duplicate"],

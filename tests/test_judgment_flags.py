@@ -37,7 +37,10 @@ _BAD_LABEL = (
 )
 _NULL_DOC = "column 'doc_id' of the judgments has {n} null value(s) in query {q}"
 _NULL_LABEL = "column 'relevance' of the judgments has {n} null value(s) in query {q}"
-_TWICE = "column 'doc_id' of the judgments: query {q} judges {n} document(s) more than once"
+_TWICE = (
+    "column 'doc_id' of the judgments: query {q} has {n} repeated judgment(s) (each of a "
+    "document judged before in the query)"
+)
 
 #: (name, judgments (query, doc, label), error, first clause of its message): written
 #: out, not built from RUN_FLAGS' templates.

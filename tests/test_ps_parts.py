@@ -175,7 +175,7 @@ def test_random_runs_in_buckets(queries: int, docs: int, buckets: int, seed: int
             "worked-by-document",
             lambda r, q, p: (r, pl.concat([q, q.tail(2)]), p),
             DuplicateError,
-            "column 'doc_id' of the judgments: query 'q2' judges 1 document(s) more than once",
+            "column 'doc_id' of the judgments: query 'q2' has 1 repeated judgment(s)",
         ),
         (
             "worked-by-position",

@@ -171,7 +171,7 @@ def test_version_9_with_c_and_no_shared_query_is_refused(
             "q",
             "q1 0 a 1\nq1 0 a 0\n",
             RUN,
-            "irm: error: q, line 2: query 'q1' judges 1 document(s) more than once "
+            "irm: error: q, line 2: query 'q1' has 1 repeated judgment(s) "
             "(document 'a' again, first on line 1); keep one judgment per query and "
             "document: drop or merge the repeated line\n",
         ),

@@ -1124,12 +1124,13 @@ def _outputs_not_inputs(args: argparse.Namespace, parser: argparse.ArgumentParse
 
 
 #: A duplicate the checks refused: its table, its query (text quoted, a number bare)
-#: and what it says of it, up to the fix (``column 'doc_id' of the judgments: query
-#: 'q1' judges 1 document(s) more than once; keep one ...``).
+#: and what it says of it, up to the fix or the judgments' note on what is counted
+#: (``column 'doc_id' of the judgments: query 'q1' has 1 repeated judgment(s) (each of
+#: a document judged before in the query); keep one ...``).
 _DUPLICATE = re.compile(
     r"^column '[^']*' of the (?P<side>run|judgments): query "
-    r"(?:'(?P<text>[^']*)'|(?P<number>-?\d+))(?P<said>(?: \([^)]*\))? (?:lists|judges) "
-    r"\d+ document\(s\) more than once)"
+    r"(?:'(?P<text>[^']*)'|(?P<number>-?\d+))(?P<said>(?: \([^)]*\))? (?:lists \d+ "
+    r"document\(s\) more than once|has \d+ repeated judgment\(s\)))"
 )
 
 
@@ -1211,16 +1212,16 @@ def _repeated(message: str, args: argparse.Namespace) -> str | None:
     line of the query repeats one.
 
     >>> import argparse, pathlib, tempfile
-    >>> message = ("column 'doc_id' of the judgments: query 'q1' judges 1 document(s) more "
-    ...     "than once; keep one judgment per document, e.g. .unique(['query_id', 'doc_id'])")
+    >>> message = ("column 'doc_id' of the judgments: query 'q1' has 1 repeated judgment(s) "
+    ...     "(each of a document judged before in the query); keep one judgment per "
+    ...     "document, e.g. .unique(['query_id', 'doc_id'])")
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     path = pathlib.Path(tmp) / "qrels.txt"
     ...     _ = path.write_text("q1 0 d1 1\\nq1 0 d1 0\\n")
     ...     found = _repeated(message, argparse.Namespace(runs=["run.txt"], qrels=str(path)))
     >>> print(found.replace(tmp + "/", ""))  # doctest: +NORMALIZE_WHITESPACE
-    qrels.txt, line 2: query 'q1' judges 1 document(s) more than once (document 'd1'
-    again, first on line 1); keep one judgment per query and document: drop or merge the
-    repeated line
+    qrels.txt, line 2: query 'q1' has 1 repeated judgment(s) (document 'd1' again, first
+    on line 1); keep one judgment per query and document: drop or merge the repeated line
     """
     fused = _FUSED_TWICE.match(message)
     if fused is not None:

@@ -433,8 +433,9 @@ RUN_FLAGS: tuple[tuple[str, type[Exception], str, str], ...] = (
         "q_dup_doc",
         DuplicateError,
         "doc_id",
-        "column {col!r} of the {qframe}: query {query} judges {n} document(s) more than "
-        "once; keep one judgment per document, e.g. .unique({unique!r})",
+        "column {col!r} of the {qframe}: query {query} has {n} repeated judgment(s) (each "
+        "of a document judged before in the query); keep one judgment per document, e.g. "
+        ".unique({unique!r})",
     ),
     (
         "q_big_term",
@@ -447,11 +448,14 @@ RUN_FLAGS: tuple[tuple[str, type[Exception], str, str], ...] = (
     ),
 )
 
-#: With check_duplicates=False a judged document twice in the run also shows here.
+#: With check_duplicates=False a judged document twice in the run also shows here: the
+#: count is of the query's judgments joined to its run rows (a judgment per run row that
+#: lists its document, or alone where none does), each row past its document's first.
 UNCHECKED_DUP_DOC = (
-    "column {col!r}: query {query} has {n} judged document(s) listed more than once, in "
-    "the {frame} or in the {qframe} (the run's own duplicate checks are off: "
-    "check_duplicates=False); keep one row per document, e.g. .unique({unique!r})"
+    "column {col!r}: query {query} has judged document(s) listed more than once, in the "
+    "{frame} or in the {qframe}: {n} repeated row(s) once its judgments are joined to its "
+    "{frame} rows (the run's own duplicate checks are off: check_duplicates=False); keep "
+    "one row per document, e.g. .unique({unique!r})"
 )
 
 

@@ -260,8 +260,10 @@ def judgment_flags(
           refuses (NaN, infinite, of magnitude 2**32 or more or below 2**-30 other
           than 0, or between -1 and 0);
         * ``q_dup_doc``: the judgments of a document judged before in the group: each
-          row past a document's first; a null id is the ``q_null_doc`` check's, never
-          a duplicate (two null ids are not one document judged twice).
+          row past a document's first (the messages' "repeated judgment(s)", not a
+          count of documents, which would need a non-streaming ``is_duplicated``); a
+          null id is the ``q_null_doc`` check's, never a duplicate (two null ids are
+          not one document judged twice).
 
     Examples
     --------
