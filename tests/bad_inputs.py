@@ -192,7 +192,8 @@ BAD_INPUTS = [
         "a document listed twice",
         lambda: (run_frame(doc_id=["a", "b", "a", "a", "d"]), {"qrels": qrels_frame()}),
         DuplicateError,
-        "column 'doc_id' of the run: query 'q1' lists 1 document(s) more than once; each "
+        "column 'doc_id' of the run: query 'q1' has 1 repeated listing(s) "
+        "(each of a document listed before in the query); each "
         "(query, document) pair may appear once (trec_eval refuses such runs too): keep one "
         "row per document, e.g. .unique(['query_id', 'doc_id'])",
     ),

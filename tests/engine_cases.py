@@ -113,7 +113,7 @@ ERRORS: list[
         ["map"],
         {},
         irm.DuplicateError,
-        "lists 1 document(s) more than once",
+        "has 1 repeated listing(s)",
     ),
     (
         "null-query-id",

@@ -322,7 +322,8 @@ DUP_Q1_RANK0_Q2 = pl.DataFrame(
 )
 REF = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "b"], "score": [1.0, 1.0]})
 RUN_DUP = (
-    "column 'doc_id' of the run: query 'q1' lists 1 document(s) more than once; each "
+    "column 'doc_id' of the run: query 'q1' has 1 repeated listing(s) "
+    "(each of a document listed before in the query); each "
     "(query, document) pair may appear once (trec_eval refuses such runs too): keep one "
     "row per document, e.g. .unique(['query_id', 'doc_id'])"
 )

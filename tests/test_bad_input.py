@@ -190,7 +190,8 @@ CASES = [
         "document twice in one query",
         lambda: (_run(doc_id=["a", "a", "a"]), {"qrels": _qrels()}),
         DuplicateError,
-        "column 'doc_id' of the run: query 'q1' lists 1 document(s) more than once; each "
+        "column 'doc_id' of the run: query 'q1' has 1 repeated listing(s) "
+        "(each of a document listed before in the query); each "
         "(query, document) pair may appear once (trec_eval refuses such runs too): keep one "
         "row per document, e.g. .unique(['query_id', 'doc_id'])",
     ),
@@ -201,7 +202,7 @@ CASES = [
             {"qrels": _qrels()},
         ),
         DuplicateError,
-        "column 'doc_id' of the run: query 'q3' lists 1 document(s) more than once",
+        "column 'doc_id' of the run: query 'q3' has 1 repeated listing(s)",
     ),
     (
         "document twice in a query no judgment names, num_ret asked for",
@@ -210,7 +211,7 @@ CASES = [
             {"qrels": _qrels(), "metrics": ["num_ret", "map"]},
         ),
         DuplicateError,
-        "column 'doc_id' of the run: query 'q3' lists 1 document(s) more than once",
+        "column 'doc_id' of the run: query 'q3' has 1 repeated listing(s)",
     ),
     (
         "NaN score in a query no judgment names",
@@ -375,7 +376,9 @@ def test_not_a_frame() -> None:
 
 def test_the_run_is_named_by_its_query_and_by_keys(evaluate: Evaluate) -> None:
     run = _run(system=["x", "x", "y"], doc_id=["a", "a", "a"])
-    with pytest.raises(DuplicateError, match=re.escape("query 'q1' (system='x') lists")):
+    with pytest.raises(
+        DuplicateError, match=re.escape("query 'q1' (system='x') has 1 repeated listing(s)")
+    ):
         evaluate(run, ["map"], qrels=_qrels(), systems="system")
 
 
@@ -438,5 +441,5 @@ def test_the_duplicate_count_reported_is_exact_despite_collisions(
     run = pl.DataFrame(
         {"query_id": ["q1"] * 3, "doc_id": ["a", "b", "a"], "score": [3.0, 2.0, 1.0]}
     )
-    with pytest.raises(DuplicateError, match=re.escape("query 'q1' lists 1 document(s) more")):
+    with pytest.raises(DuplicateError, match=re.escape("query 'q1' has 1 repeated listing(s)")):
         evaluate(run, ["map"], qrels=_qrels())

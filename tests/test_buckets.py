@@ -67,7 +67,7 @@ def test_buckets_raise_the_same_data_errors(evaluate: Evaluate, tmp_path: Path) 
     with pytest.raises(irm.DuplicateError) as split:
         evaluate(run, ["map"], qrels=QRELS, buckets=3, spill_dir=tmp_path)
     assert str(split.value) == str(whole.value)
-    assert "query 'q1' lists 1 document(s) more than once" in str(split.value)
+    assert "query 'q1' has 1 repeated listing(s)" in str(split.value)
     assert list(tmp_path.iterdir()) == []
 
 

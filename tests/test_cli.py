@@ -219,7 +219,7 @@ def test_a_data_error_names_the_file_it_is_in(
         argv = [command, str(qrels), str(run)]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"irm: error: {run}, line 2: query 'q1' lists 1 document(s) more ")
+    assert err.startswith(f"irm: error: {run}, line 2: query 'q1' has 1 repeated listing(s) ")
     assert err.count("\n") == 1
 
 
@@ -357,7 +357,7 @@ def test_no_duplicate_check_flag(tmp_path: Path, capsys: pytest.CaptureFixture[s
     run.write_text("q1 Q0 a 1 3.0 s\nq1 Q0 z 2 2.0 s\nq1 Q0 z 3 1.0 s\n")
     qrels.write_text("q1 0 a 1\n")
     assert main(["evaluate", str(run), "--qrels", str(qrels), "-m", "num_ret"]) == 2
-    assert "lists 1 document(s) more than once" in capsys.readouterr().err
+    assert "has 1 repeated listing(s)" in capsys.readouterr().err
     argv = ["evaluate", str(run), "--qrels", str(qrels), "-m", "num_ret", "--format", "csv"]
     assert main([*argv, "--no-duplicate-check"]) == 0
     assert capsys.readouterr().out == "num_q,num_ret\n1,3.0\n"
@@ -654,11 +654,12 @@ def test_a_quoted_glob_of_systems_is_said_to_be_read_as_one_run(tmp_path: Path) 
     (tmp_path / "qrels.txt").write_text("q1 0 a 1\n")
     done = _irm("evaluate", "runs/*.parquet", "--qrels", "qrels.txt", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (
-        2, "irm: error: column 'doc_id' of the run: query 'q1' lists 2 document(s) more than "
-        "once; each (query, document) pair may appear once (trec_eval refuses such runs too); "
-        "runs/*.parquet names 2 files (runs/bm25.parquet, runs/dense.parquet, ...), read as "
-        "one run: to score each file as a system, name them one by one (an unquoted shell "
-        "glob does), or pass --systems COL with a column that tells them apart\n",
+        2, "irm: error: column 'doc_id' of the run: query 'q1' has 2 repeated listing(s) "
+        "(each of a document listed before in the query); each (query, document) pair may "
+        "appear once (trec_eval refuses such runs too); runs/*.parquet names 2 files "
+        "(runs/bm25.parquet, runs/dense.parquet, ...), read as one run: to score each file "
+        "as a system, name them one by one (an unquoted shell glob does), or pass --systems "
+        "COL with a column that tells them apart\n",
     )  # fmt: skip
     each = _irm(
         "evaluate", "runs/bm25.parquet", "runs/dense.parquet", "--qrels", "qrels.txt",

@@ -192,7 +192,7 @@ _DUPLICATES = [
     (
         "run",
         "q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 1.0 r\nq1 Q0 d1 3 0.5 r\nq2 Q0 d3 1 1.0 r\n",
-        "run.txt, line 3: query 'q1' lists 1 document(s) more than once (document 'd1' "
+        "run.txt, line 3: query 'q1' has 1 repeated listing(s) (document 'd1' "
         "again, first on line 1); each (query, document) pair may appear once (trec_eval "
         "refuses such runs too): drop the repeated line",
     ),
@@ -365,7 +365,7 @@ def test_a_duplicate_in_one_of_several_runs_names_its_file_and_line(
         command, "a.run", "dup.run", "b.run", "--qrels", "qrels.txt", cwd=tmp_path
     )
     line = (
-        f"dup.run, line 4: query 'q2' ({system}) lists 1 document(s) more than once "
+        f"dup.run, line 4: query 'q2' ({system}) has 1 repeated listing(s) "
         "(document 'd3' again, first on line 3); each (query, document) pair may appear "
         "once (trec_eval refuses such runs too): drop the repeated line"
     )

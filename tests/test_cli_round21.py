@@ -137,7 +137,7 @@ def test_a_csv_run_listing_a_document_twice_names_its_line_with_renamed_columns(
     args = ("--query-id", "qid", "--doc-id", "docno", "-m", "ndcg@10")
     done = irm_in_process("evaluate", "run.csv", "--qrels", "qrels.txt", *args, cwd=tmp_path)
     message = (
-        "run.csv, line 4: query 'q1' lists 1 document(s) more than once (document 'd1' "
+        "run.csv, line 4: query 'q1' has 1 repeated listing(s) (document 'd1' "
         "again, first on line 2); each (query, document) pair may appear once (trec_eval "
         "refuses such runs too): drop the repeated line"
     )

@@ -158,7 +158,7 @@ def test_lazy_compare_checks_its_arguments_when_called(
 
 def test_lazy_compare_raises_an_error_of_the_rows_on_collect() -> None:
     doubled = pl.concat([LONG, LONG.head(1)]).lazy().irm.compare("P@1", qrels=None)
-    with pytest.raises(irm.DuplicateError, match="lists 1 document\\(s\\) more than once"):
+    with pytest.raises(irm.DuplicateError, match="has 1 repeated listing\\(s\\)"):
         doubled.collect()
     out = LONG.lazy().irm.compare("P@1", qrels=None)
     assert out.collect_schema() == out.collect().schema

@@ -363,7 +363,7 @@ def test_check_duplicates_off_still_refuses_judged_duplicates(evaluate: Evaluate
     unjudged_twice = pl.DataFrame(
         {"query_id": ["q"] * 3, "doc_id": ["a", "z", "z"], "rank": [1, 2, 3]}
     )
-    with pytest.raises(irm.DuplicateError, match="lists 1 document"):
+    with pytest.raises(irm.DuplicateError, match="has 1 repeated listing"):
         evaluate(unjudged_twice, ["num_ret"], qrels=qrels)
     row = evaluate(
         unjudged_twice, ["num_ret", "P@1"], qrels=qrels, per_query=True, check_duplicates=False

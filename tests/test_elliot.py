@@ -183,7 +183,7 @@ def test_beside_accuracy_metrics(evaluate: Any) -> None:
 def test_checks_still_run_when_only_elliot_is_asked() -> None:
     reco, qrels, train = _tables(ELLIOT.WORKED)
     twice = pl.concat([reco, reco.head(1)])
-    message = "column 'doc_id' of the run: query 1 lists 1 document(s) more than once"
+    message = "column 'doc_id' of the run: query 1 has 1 repeated listing(s)"
     with pytest.raises(DuplicateError, match=re.escape(message)):
         irm.evaluate(twice, ["aclt@3"], qrels=qrels, interactions=train)
 

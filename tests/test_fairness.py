@@ -192,7 +192,8 @@ def test_refusals() -> None:
         ),
         (  # one ranking per query: as the accuracy metrics refuse it
             DuplicateError,
-            "column 'doc_id' of the run: query 'q' lists 3 document(s) more than once; each "
+            "column 'doc_id' of the run: query 'q' has 3 repeated listing(s) "
+            "(each of a document listed before in the query); each "
             "(query, document) pair may appear once (trec_eval refuses such runs too): keep "
             "one row per document, e.g. .unique(['query_id', 'doc_id'])",
             lambda: irm.evaluate(RUN.vstack(RUN), ["ee_loss"], qrels=QRELS),
@@ -279,7 +280,7 @@ def test_sample_id_names_the_column_of_the_sampled_rankings(frame_kind: str) -> 
     )
     out = _evaluate(frame_kind, run, RBP[:1], qrels=QRELS, sample_id="draw")
     assert out.row(0) == pytest.approx((1, 0.25**2))
-    with pytest.raises(DuplicateError, match=re.escape("lists 3 document(s) more than once")):
+    with pytest.raises(DuplicateError, match=re.escape("has 3 repeated listing(s)")):
         _evaluate(frame_kind, run, RBP[:1], qrels=QRELS)
 
 

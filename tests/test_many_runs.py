@@ -62,5 +62,7 @@ def test_a_document_of_two_systems_is_no_duplicate(evaluate: Evaluate) -> None:
         run.filter(pl.col("system") == "x"), ["P@1", "recall@2"], qrels=qrels, systems="system"
     )
     assert clean.to_dicts() == [{"system": "x", "num_q": 1, "P@1": 1.0, "recall@2": 0.5}]
-    with pytest.raises(irm.DuplicateError, match="query 'q1' \\(system='y'\\) lists 1 document"):
+    with pytest.raises(
+        irm.DuplicateError, match="query 'q1' \\(system='y'\\) has 1 repeated listing"
+    ):
         evaluate(run, ["P@1"], qrels=qrels, systems="system")

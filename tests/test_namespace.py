@@ -186,7 +186,8 @@ def test_argument_errors_are_raised_when_called(frame_kind: str) -> None:
 def test_data_errors_of_a_lazyframe_are_raised_when_collected() -> None:
     twice = pl.concat([RUN, RUN])
     message = re.escape(
-        "column 'doc_id' of the run: query 'q1' lists 3 document(s) more than once; each "
+        "column 'doc_id' of the run: query 'q1' has 3 repeated listing(s) "
+        "(each of a document listed before in the query); each "
         "(query, document) pair may appear once (trec_eval refuses such runs too): keep one "
         "row per document, e.g. .unique(['query_id', 'doc_id'])"
     )

@@ -323,7 +323,8 @@ def _evaluate(run: pl.DataFrame, frame_kind: str, **kwargs: object) -> pl.DataFr
 
 
 _DUP = (
-    "column 'doc_id' of the {}: query 'a' lists 2 document(s) more than once; each (query, "
+    "column 'doc_id' of the {}: query 'a' has 2 repeated listing(s) "
+    "(each of a document listed before in the query); each (query, "
     "document) pair may appear once (trec_eval refuses such runs too)"
 )
 _NULL_QUERY = (

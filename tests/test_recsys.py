@@ -430,9 +430,10 @@ ERRORS: list[tuple[list[str], pl.DataFrame, Any, Any, type[Exception], str]] = [
     ),
     (
         ["coverage"], pl.concat([RECS, RECS.head(1)]), HISTORY, None, DuplicateError,
-        "column 'item_id' of the recommendations: query 1 lists 1 document(s) more than "
-        "once; each (query, document) pair may appear once (trec_eval refuses such runs "
-        "too): keep one row per document, e.g. .unique(['user_id', 'item_id'])",
+        "column 'item_id' of the recommendations: query 1 has 1 repeated listing(s) (each "
+        "of a document listed before in the query); each (query, document) pair may "
+        "appear once (trec_eval refuses such runs too): keep one row per document, e.g. "
+        ".unique(['user_id', 'item_id'])",
     ),
     (
         ["coverage@1"], RECS.with_columns(pl.Series("rank", [0, 2])), HISTORY, None,

@@ -149,7 +149,7 @@ ERRORS = [
         {"query_id": ["a", "a", "a", "b"], "doc_id": ["x", "y", "x", "y"], "rank": [1, 2, 7, 5]},
         {"interactions": {"query_id": ["a"], "doc_id": ["x"]}},
         DuplicateError,
-        "column 'doc_id' of the run: query 'a' lists 1 document(s) more than once",
+        "column 'doc_id' of the run: query 'a' has 1 repeated listing(s)",
     ),
     (
         ["sufficient_reco@2"],
@@ -185,11 +185,11 @@ def test_every_row_is_checked(
     [
         # alone, the recommendation-table plan counts the duplicates itself, in the
         # accuracy metrics' words
-        (["catalog_coverage@10"], "column 'doc_id' of the run: query 'u1' lists "
-         "1 document(s) more than once"),
+        (["catalog_coverage@10"], "column 'doc_id' of the run: query 'u1' has "
+         "1 repeated listing(s)"),
         # beside accuracy metrics, theirs is the one count of the same rows
-        (["ndcg@10", "catalog_coverage@10"], "column 'doc_id' of the run: query 'u1' lists "
-         "1 document(s) more than once"),
+        (["ndcg@10", "catalog_coverage@10"], "column 'doc_id' of the run: query 'u1' has "
+         "1 repeated listing(s)"),
     ],
 )  # fmt: skip
 def test_an_item_listed_twice_is_refused_alone_and_beside_accuracy_metrics(

@@ -410,7 +410,8 @@ def test_unrepeated_reco_by_hand() -> None:
 def test_unrepeated_reco_needs_the_duplicates_kept() -> None:
     reco = pl.DataFrame({"query_id": [1, 1], "doc_id": [7, 7], "rank": [1, 2]})
     message = (
-        "column 'doc_id' of the run: query 1 lists 1 document(s) more than once; each "
+        "column 'doc_id' of the run: query 1 has 1 repeated listing(s) "
+        "(each of a document listed before in the query); each "
         "(query, document) pair may appear once (trec_eval refuses such runs too): keep "
         "one row per document, e.g. .unique(['query_id', 'doc_id'])"
     )

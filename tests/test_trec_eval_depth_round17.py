@@ -77,7 +77,7 @@ def test_a_duplicate_within_the_cut_is_refused(
     status = main(["trec-eval", "--trec-eval-version", version, *args, *_files(tmp_path)])
     captured = capsys.readouterr()
     assert (status, captured.out) == (2, "")
-    assert "query 'q1' lists 1 document(s) more than once" in captured.err
+    assert "query 'q1' has 1 repeated listing(s)" in captured.err
 
 
 @pytest.mark.parametrize("version", ["10", "9"])

@@ -163,7 +163,7 @@ def test_version_9_with_c_and_no_shared_query_is_refused(
             "run",
             QRELS,
             "q1 Q0 a 1 3 r\nq1 Q0 a 2 2 r\n",
-            "irm: error: run, line 2: query 'q1' lists 1 document(s) more than once "
+            "irm: error: run, line 2: query 'q1' has 1 repeated listing(s) "
             "(document 'a' again, first on line 1); each (query, document) pair may appear "
             "once (trec_eval refuses such runs too): drop the repeated line\n",
         ),

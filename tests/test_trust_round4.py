@@ -199,7 +199,8 @@ def test_the_duplicate_fix_names_the_users_query_column() -> None:
     run = pl.DataFrame({"qid": ["q1", "q1"], "docno": ["a", "a"], "score": [1.0, 2.0]})
     qrels = pl.DataFrame({"qid": ["q1"], "docno": ["a"], "relevance": [1]})
     message = (
-        "column 'docno' of the run: query 'q1' lists 1 document(s) more than once; each "
+        "column 'docno' of the run: query 'q1' has 1 repeated listing(s) "
+        "(each of a document listed before in the query); each "
         "(query, document) pair may appear once (trec_eval refuses such runs too): keep one "
         "row per document, e.g. .unique(['qid', 'docno'])"
     )

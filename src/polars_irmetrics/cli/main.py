@@ -937,7 +937,7 @@ def _names_file(message: str, name: str) -> bool:
     own. A bare name such as trec_eval's ``run`` is also a word of the messages
     themselves (``column 'doc_id' of the run: ...``), which does not count.
 
-    >>> _names_file("column 'doc_id' of the run: query 'q1' lists 1 document twice", "run")
+    >>> _names_file("column 'doc_id' of the run: query 'q1' has 1 repeated listing(s)", "run")
     False
     >>> _names_file("run, line 3: score 'x' is not a number", "run")
     True
@@ -953,19 +953,19 @@ def _names_file(message: str, name: str) -> bool:
 
 def _with_source(message: str, args: argparse.Namespace) -> str:
     """A data error found while the command ran (``column 'doc_id' of the run: query
-    'q1' lists ...``), led by the file behind the table it names, where the command
+    'q1' has ...``), led by the file behind the table it names, where the command
     read one run file (several: each a system, named by the message) and the message
     does not name the file already.
 
     >>> import argparse
     >>> args = argparse.Namespace(runs=["run.txt"], qrels="qrels.txt")
-    >>> _with_source("column 'doc_id' of the run: query 'q1' lists 1 document twice", args)
-    "run.txt: column 'doc_id' of the run: query 'q1' lists 1 document twice"
+    >>> _with_source("column 'doc_id' of the run: query 'q1' has 1 repeated listing(s)", args)
+    "run.txt: column 'doc_id' of the run: query 'q1' has 1 repeated listing(s)"
     >>> _with_source("column 'q' is Int64 in the run and String in the judgments", args)
     "run.txt, qrels.txt: column 'q' is Int64 in the run and String in the judgments"
-    >>> _with_source("column 'doc_id' of the run: query 'q1' lists 1 document twice",
+    >>> _with_source("column 'doc_id' of the run: query 'q1' has 1 repeated listing(s)",
     ...     argparse.Namespace(run="run", qrels="qrels"))
-    "run: column 'doc_id' of the run: query 'q1' lists 1 document twice"
+    "run: column 'doc_id' of the run: query 'q1' has 1 repeated listing(s)"
     >>> _with_source("unknown metric 'x'", args)
     "unknown metric 'x'"
 
@@ -1124,13 +1124,14 @@ def _outputs_not_inputs(args: argparse.Namespace, parser: argparse.ArgumentParse
 
 
 #: A duplicate the checks refused: its table, its query (text quoted, a number bare)
-#: and what it says of it, up to the fix or the judgments' note on what is counted
-#: (``column 'doc_id' of the judgments: query 'q1' has 1 repeated judgment(s) (each of
-#: a document judged before in the query); keep one ...``).
+#: and what it says of it, up to its note on what is counted (``column 'doc_id' of the
+#: judgments: query 'q1' has 1 repeated judgment(s) (each of a document judged before
+#: in the query); keep one ...``; the run's ``has 1 repeated listing(s) (each of a
+#: document listed before in the query); ...``).
 _DUPLICATE = re.compile(
     r"^column '[^']*' of the (?P<side>run|judgments): query "
-    r"(?:'(?P<text>[^']*)'|(?P<number>-?\d+))(?P<said>(?: \([^)]*\))? (?:lists \d+ "
-    r"document\(s\) more than once|has \d+ repeated judgment\(s\)))"
+    r"(?:'(?P<text>[^']*)'|(?P<number>-?\d+))(?P<said>(?: \([^)]*\))? has \d+ "
+    r"repeated (?:listing|judgment)\(s\))"
 )
 
 
@@ -1222,6 +1223,22 @@ def _repeated(message: str, args: argparse.Namespace) -> str | None:
     >>> print(found.replace(tmp + "/", ""))  # doctest: +NORMALIZE_WHITESPACE
     qrels.txt, line 2: query 'q1' has 1 repeated judgment(s) (document 'd1' again, first
     on line 1); keep one judgment per query and document: drop or merge the repeated line
+
+    The run's, by the line of the query's first repeated listing:
+
+    >>> message = ("column 'doc_id' of the run: query 'q1' has 2 repeated listing(s) (each "
+    ...     "of a document listed before in the query); each (query, document) pair may "
+    ...     "appear once (trec_eval refuses such runs too): keep one row per document, e.g. "
+    ...     ".unique(['query_id', 'doc_id'])")
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "run.txt"
+    ...     _ = path.write_text("q1 Q0 d1 1 3 r\\nq1 Q0 d2 2 2 r\\nq1 Q0 d1 3 1 r\\n"
+    ...         "q1 Q0 d1 4 0 r\\n")
+    ...     found = _repeated(message, argparse.Namespace(runs=[str(path)], qrels=None))
+    >>> print(found.replace(tmp + "/", ""))  # doctest: +NORMALIZE_WHITESPACE
+    run.txt, line 3: query 'q1' has 2 repeated listing(s) (document 'd1' again, first on
+    line 1); each (query, document) pair may appear once (trec_eval refuses such runs
+    too): drop the repeated line
     """
     fused = _FUSED_TWICE.match(message)
     if fused is not None:

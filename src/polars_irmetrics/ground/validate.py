@@ -347,9 +347,10 @@ RUN_FLAGS: tuple[tuple[str, type[Exception], str, str], ...] = (
         "dup_doc",
         DuplicateError,
         "doc_id",
-        "column {col!r} of the {frame}: query {query} lists {n} document(s) more than once; "
-        "each (query, document) pair may appear once (trec_eval refuses such runs too): "
-        "keep one row per document, e.g. .unique({unique!r})",
+        "column {col!r} of the {frame}: query {query} has {n} repeated listing(s) (each of "
+        "a document listed before in the query); each (query, document) pair may appear "
+        "once (trec_eval refuses such runs too): keep one row per document, e.g. "
+        ".unique({unique!r})",
     ),
     (
         "null_rank",
