@@ -12,12 +12,20 @@ judgments are joined to its run rows". A count of the distinct documents judged 
 (``is_duplicated`` in the aggregation) would make polars' streaming group-by fall back
 to its non-partitioned hash aggregation (measured: "not partitionable" in its log).
 The command line still names the file's line that repeats the judgment.
+
+The run's duplicate check had the same fault: it counts, per query, the rows past a
+document's first listing (``pl.len() - n_unique()``, or the tally's rows less its
+documents), but said the query "lists N document(s) more than once": one document
+listed three times read "lists 2 document(s)". It now says "has N repeated listing(s)
+(each of a document listed before in the query)", on every route (one template,
+``RUN_FLAGS``' ``dup_doc``), and the command line still names the line that repeats one.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -163,4 +171,143 @@ def test_the_command_line_with_the_checks_off_says_what_it_counts(tmp_path: Path
         "joined to its run rows (the run's own duplicate checks are off: "
         "--no-duplicate-check); keep one row per document: drop or merge the repeated rows"
     )
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")
+
+
+# -- the run's duplicates ---------------------------------------------------------------
+
+
+def _listed(docs: list[str]) -> pl.DataFrame:
+    """Query q1's run listing ``docs`` in that order, scored from the top."""
+    return pl.DataFrame(
+        {
+            "query_id": ["q1"] * len(docs),
+            "doc_id": docs,
+            "score": [float(len(docs) - i) for i in range(len(docs))],
+        }
+    )
+
+
+def _listing(n: int, frame: str = "run", unique: str = "['query_id', 'doc_id']") -> str:
+    column = "item_id" if frame == "recommendations" else "doc_id"
+    query = "1" if frame == "recommendations" else "'q1'"
+    return (
+        f"column {column!r} of the {frame}: query {query} has {n} repeated listing(s) (each "
+        "of a document listed before in the query); each (query, document) pair may appear "
+        f"once (trec_eval refuses such runs too): keep one row per document, e.g. "
+        f".unique({unique})"
+    )
+
+
+#: (id, q1's listed documents, repeated listings): counted by hand.
+LISTED: list[tuple[str, list[str], int]] = [
+    # d1 listed three times: two repeats (it read "lists 2 document(s)")
+    ("d1 listed 3 times", ["d1", "d2", "d1", "d1"], 2),
+    # d1 and d2 listed twice each: one repeat each
+    ("d1 and d2 listed twice", ["d1", "d2", "d1", "d2"], 2),
+    ("d1 listed twice", ["d1", "d2", "d1"], 1),
+]
+_LISTED_IDS = [case[0] for case in LISTED]
+_LISTED_ARGS = [case[1:] for case in LISTED]
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])
+@pytest.mark.parametrize(("docs", "n"), _LISTED_ARGS, ids=_LISTED_IDS)
+def test_the_run_says_what_it_counts(docs: list[str], n: int, lazy: bool) -> None:
+    with pytest.raises(DuplicateError, match=f"^{re.escape(_listing(n))}$"):
+        _evaluate(_listed(docs), _judged(["d1", "d2"]), True, lazy)
+
+
+def _exposure(run: pl.DataFrame, lazy: bool) -> object:
+    """ee_loss (the exposure measures' plan), whose checks count the tally's rows."""
+    qrels = _judged(["d1", "d2"])
+    if not lazy:
+        return irm.evaluate(run, ["ee_loss"], qrels=qrels)
+    return irm.evaluate(run.lazy(), ["ee_loss"], qrels=qrels.lazy()).collect()
+
+
+def _catalog(run: pl.DataFrame, lazy: bool) -> object:
+    """catalog_coverage alone (the recommendation-table plan counts the rows itself)."""
+    ranked = run.drop("score").with_row_index("rank", offset=1)
+    history = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["d1", "d3"]})
+    if not lazy:
+        return irm.evaluate(ranked, ["catalog_coverage@10"], interactions=history)
+    plan = irm.evaluate(ranked.lazy(), ["catalog_coverage@10"], interactions=history.lazy())
+    return plan.collect()
+
+
+def _coverage(run: pl.DataFrame, lazy: bool) -> object:
+    """irm.beyond_accuracy's coverage on users' recommendations (its own checks)."""
+    recs = pl.DataFrame(
+        {
+            "user_id": [1] * run.height,
+            "item_id": run["doc_id"],
+            "rank": range(1, run.height + 1),
+        }
+    )
+    history = pl.DataFrame({"user_id": [1, 2], "item_id": ["d1", "d3"]})
+    if not lazy:
+        return irm.beyond_accuracy(recs, ["coverage"], interactions=history)
+    return irm.beyond_accuracy(recs.lazy(), ["coverage"], interactions=history.lazy()).collect()
+
+
+#: (id, the route, the frame its message names, its fix's columns).
+ROUTES = [
+    ("exposure", _exposure, "run", "['query_id', 'doc_id']"),
+    ("catalog_coverage", _catalog, "run", "['query_id', 'doc_id']"),
+    ("beyond_accuracy", _coverage, "recommendations", "['user_id', 'item_id']"),
+]
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])
+@pytest.mark.parametrize(("docs", "n"), _LISTED_ARGS, ids=_LISTED_IDS)
+@pytest.mark.parametrize(
+    ("route", "frame", "unique"), [r[1:] for r in ROUTES], ids=[r[0] for r in ROUTES]
+)
+def test_the_other_routes_say_it_alike(
+    route: Any, frame: str, unique: str, docs: list[str], n: int, lazy: bool
+) -> None:
+    with pytest.raises(DuplicateError, match=f"^{re.escape(_listing(n, frame, unique))}$"):
+        route(_listed(docs), lazy)
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+@pytest.mark.parametrize(("docs", "n"), _LISTED_ARGS, ids=_LISTED_IDS)
+def test_the_engines_say_the_runs_alike(
+    docs: list[str], n: int, engine: str, request: pytest.FixtureRequest
+) -> None:
+    evaluate, to_engine, from_engine = engine_io(engine, request)
+    run_in, qrels_in = to_engine(_listed(docs)), to_engine(_judged(["d1", "d2"]))
+    with pytest.raises(DuplicateError, match=f"^{re.escape(_listing(n))}$"):
+        from_engine(evaluate(run_in, ["ndcg@3"], qrels=qrels_in))
+
+
+#: (id, the run file, irm's error line): the line named is the query's first repeat.
+TREC_RUNS = [
+    (
+        "d1 listed 3 times",
+        "q1 Q0 d1 1 4.0 r\nq1 Q0 d2 2 3.0 r\nq1 Q0 d1 3 2.0 r\nq1 Q0 d1 4 1.0 r\n",
+        "run.txt, line 3: query 'q1' has 2 repeated listing(s) (document 'd1' again, first "
+        "on line 1); each (query, document) pair may appear once (trec_eval refuses such "
+        "runs too): drop the repeated line",
+    ),
+    (
+        "d1 and d2 listed twice",
+        "q1 Q0 d1 1 4.0 r\nq1 Q0 d2 2 3.0 r\nq1 Q0 d2 3 2.0 r\nq1 Q0 d1 4 1.0 r\n",
+        "run.txt, line 3: query 'q1' has 2 repeated listing(s) (document 'd2' again, first "
+        "on line 2); each (query, document) pair may appear once (trec_eval refuses such "
+        "runs too): drop the repeated line",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("run", "message"), [case[1:] for case in TREC_RUNS], ids=[case[0] for case in TREC_RUNS]
+)
+def test_the_command_line_names_the_runs_repeated_line(
+    tmp_path: Path, run: str, message: str
+) -> None:
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq1 0 d2 0\n")
+    (tmp_path / "run.txt").write_text(run)
+    done = irm_in_process("evaluate", "run.txt", "--qrels", "qrels.txt", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")
