@@ -1189,7 +1189,9 @@ def _repeat_in(source: str, found: re.Match[str], args: argparse.Namespace) -> _
     if where is None:
         return None
     line, first, doc, unit = where
-    counted = " (counted from 0)" if unit == "row" else ""
+    counted = {"row": " (counted from 0)", "record": " (counted from 1 after the header)"}.get(
+        unit, ""
+    )
     return _Repeat(
         place=f"{display_name(source)}, {unit} {line}{counted}",
         query=repr(query) if found["text"] is not None else query,

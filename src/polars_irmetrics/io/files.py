@@ -25,7 +25,7 @@ import glob
 import io
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -735,8 +735,8 @@ def _check_numbers(
     lazy: pl.LazyFrame, source: str, fmt: str, what: str, numbers: Sequence[str] = _NUMBERS
 ) -> pl.LazyFrame:
     """A CSV/TSV column meant to hold numbers (``numbers``) that came out as text: the
-    first line whose value is not a number, named with the file."""
-    name = display_name(source)
+    first line whose value is not a number, named with the file (and the line its
+    record starts on: :func:`_record_of`)."""
     try:
         schema = lazy.collect_schema()
     except pl.exceptions.PolarsError:
@@ -748,14 +748,36 @@ def _check_numbers(
         bad = (
             value.is_not_null() & value.str.strip_chars().cast(pl.Float64, strict=False).is_null()
         )
-        found = lazy.select(value).with_row_index("line", offset=2).filter(bad).head(1).collect()
+        found = lazy.select(value).with_row_index("row").filter(bad).head(1).collect()
         if found.height:
-            line, text = found.row(0)
+            row, text = found.row(0)
             raise FileFormatError(
-                f"{name}, line {line}: column {column!r} holds {excerpt(text)}, not a number; "
-                "fix or drop the line"
+                f"{_record_of(source, fmt, what, row, (column, text))}: column {column!r} "
+                f"holds {excerpt(text)}, not a number; fix or drop the line"
             )
     return lazy
+
+
+def _record_of(
+    source: str, fmt: str, what: str, row: int, value: tuple[str, str] | None = None
+) -> str:
+    """The file and the line where row ``row`` (polars' index, from 0) of a CSV/TSV
+    file starts (:func:`record_where`), where the csv module reads as many records as
+    polars and, given ``value`` (a column and its text), that value there; else its
+    record, counted from 1 after the header. An error path only."""
+    separator = "," if fmt == "csv" else "\t"
+    located = record_lines(open_text(source, what).data, separator, [row])
+    if located is not None and value is not None:
+        header, records = located
+        fields = records[row][1]
+        column, text = value
+        if (
+            column not in header
+            or len(fields) != len(header)
+            or fields[header.index(column)] != text
+        ):
+            located = None
+    return record_where(display_name(source), None if located is None else located[1][row], row)
 
 
 def _check_json_numbers(
@@ -1021,21 +1043,29 @@ _FLAGS = ("true", "false", "0", "1")
 @dataclass(frozen=True)
 class LogLines:
     """Where an impression log's rows lie in its file (:func:`log_lines`): row ``r``
-    (from 0) of one CSV/TSV file is line ``first + r``; of one JSON lines file
+    (from 0) of one CSV/TSV file (``table``: its path; ``separator``: its field
+    separator) is the line its ``r``-th record starts on, found by reading the file
+    again (a quoted field may hold line breaks: :func:`record_lines`), or, where that
+    reading and polars' disagree, the record counted from 1; of one JSON lines file
     (``json``: its path), the ``r``-th of its lines that are not blank (polars skips
     blank lines), found by reading the file again (an error path only); a row of one
     Parquet file (``rows``) is named by its index, from 0; rows of several files, a
     glob or a folder have no line.
 
-    >>> LogLines(first=2).where("log.csv", 3)
-    'log.csv, line 5'
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "log.csv"
+    ...     _ = path.write_text('user,title\\nu1,"a\\nb"\\nu2,c\\n')
+    ...     LogLines(table=str(path)).where("log.csv", 1)
+    'log.csv, line 4'
     >>> LogLines(rows=True).where("log.parquet", 3)
     'log.parquet, row 3 (counted from 0)'
     >>> LogLines().where("logs/", 3)
     'logs/'
     """
 
-    first: int | None = None
+    table: str | None = None
+    separator: str = ","
     json: str | None = None
     rows: bool = False
 
@@ -1046,8 +1076,10 @@ class LogLines:
 
     def line(self, row: int) -> int | None:
         """The line of row ``row`` (from 0); None where the rows have no line."""
-        if self.first is not None:
-            return row + self.first
+        if self.table is not None:
+            data = open_text(self.table, _LOG).data
+            located = record_lines(data, self.separator, [row])
+            return None if located is None else located[1][row][0]
         if self.json is None:
             return None
         found = -1
@@ -1063,12 +1095,73 @@ class LogLines:
         if self.rows:
             return f"{source}, row {row} (counted from 0)"
         line = self.line(row)
+        if self.table is not None and line is None:
+            return record_where(source, None, row)
         return source if line is None else f"{source}, line {line}"
+
+
+def _table_records(data: str | bytes, separator: str) -> Iterator[tuple[int, list[str]]]:
+    """The records of a CSV/TSV text (:func:`open_text`'s ``data``) as Python's csv
+    module reads them, the header first: each record's first line (from 1; a quoted
+    field may hold line breaks, so a record may span several lines; lines end at line
+    feeds, as the package counts a text file's lines elsewhere) and its fields. A
+    blank line is a record of no field (polars reads it as a row of nulls). An error
+    path only: the text is read again."""
+    whole = io.BytesIO(whole_text(data))
+    lines = (
+        raw.decode("utf-8-sig" if at == 0 else "utf-8", "replace") for at, raw in enumerate(whole)
+    )
+    reader = csv.reader(lines, delimiter=separator)
+    start = 1
+    for fields in reader:
+        yield start, fields
+        start = reader.line_num + 1
+
+
+def record_lines(
+    data: str | bytes, separator: str, rows: Sequence[int]
+) -> tuple[list[str], dict[int, tuple[int, list[str]]]] | None:
+    """The header of a CSV/TSV text (:func:`open_text`'s ``data``) and, for each row
+    of ``rows`` (polars' row index, from 0, the header not counted), the line its record
+    starts on and its fields (:func:`_table_records`); ``None`` where the csv module
+    and polars do not read as many records (a quote one reads and the other does not:
+    no line can be named then), or where the text cannot be read. An error path
+    only: the text is read twice."""
+    wanted = set(rows)
+    header: list[str] | None = None
+    found: dict[int, tuple[int, list[str]]] = {}
+    count = -1
+    try:
+        for count, (line, fields) in enumerate(_table_records(data, separator), start=-1):
+            if count < 0:
+                header = fields
+            elif count in wanted:
+                found[count] = (line, fields)
+        polars = pl.scan_csv(data, separator=separator, infer_schema=False, glob=False)
+        rows_read = polars.select(pl.len()).collect().item()
+    except (csv.Error, OSError, IrmError, pl.exceptions.PolarsError):
+        return None
+    if header is None or rows_read != count + 1 or len(found) != len(wanted):
+        return None
+    return header, found
+
+
+def record_where(source: str, lines: tuple[int, list[str]] | None, row: int) -> str:
+    """``source`` and where row ``row`` (polars' index, from 0) of a CSV/TSV file lies:
+    the line its record starts on where :func:`record_lines` found it, else its record
+    counted from 1 after the header (a line would be a guess).
+
+    >>> record_where("log.csv", (5, ["q1", "d1"]), 2), record_where("log.csv", None, 2)
+    ('log.csv, line 5', 'log.csv, record 3 (counted from 1 after the header)')
+    """
+    if lines is None:
+        return f"{source}, record {row + 1} (counted from 1 after the header)"
+    return f"{source}, line {lines[0]}"
 
 
 def log_lines(sources: Sequence[str | os.PathLike[str]]) -> LogLines:
     """Where a log's rows lie (:class:`LogLines`) where they are one CSV/TSV file's, in
-    order (the header is line 1, so its first row is line 2), or one JSON lines
+    order (the header is line 1; a record may span several lines), or one JSON lines
     file's; the row index of one Parquet file's rows; no line for anything else
     (several files, a glob, a folder, a URL, standard input)."""
     text = os.fspath(sources[0]) if len(sources) == 1 else ""
@@ -1079,7 +1172,9 @@ def log_lines(sources: Sequence[str | os.PathLike[str]]) -> LogLines:
         return LogLines(json=text)
     if fmt == "parquet":
         return LogLines(rows=True)
-    return LogLines(first=2) if fmt in ("csv", "tsv") else LogLines()
+    if fmt in ("csv", "tsv"):
+        return LogLines(table=text, separator="," if fmt == "csv" else "\t")
+    return LogLines()
 
 
 def _text_fits(column: str, *, flag: bool) -> pl.Expr:
@@ -1111,10 +1206,10 @@ def refuse_log_text(
     --------
     >>> log = pl.LazyFrame({"clicked": ["1", "0", "yes"]})
     >>> try:
-    ...     refuse_log_text(log, "log.csv", LogLines(first=2), flags=["clicked"])
+    ...     refuse_log_text(log, "log.parquet", LogLines(rows=True), flags=["clicked"])
     ... except InvalidValueError as error:
     ...     print(error)  # doctest: +ELLIPSIS
-    log.csv, line 4: column 'clicked' holds 'yes', not a click, true/false or 1/0; fix ...
+    log.parquet, row 2 (counted from 0): column 'clicked' holds 'yes', not a click, ...
     """
     try:
         schema = log.collect_schema()
@@ -1223,10 +1318,10 @@ def _refuse_other_value(
     compared as such).
 
     >>> log = pl.LazyFrame({"clicked": ["1", "yes"]})
-    >>> _refuse_other_value(log, ("b.csv", LogLines(first=2)), "clicked", pl.Int64(), "a.csv")
+    >>> _refuse_other_value(log, ("b.parquet", LogLines(rows=True)), "clicked", pl.Int64(), "a")
     Traceback (most recent call last):
     ...
-    polars_irmetrics.errors.FileFormatError: b.csv, line 3: column 'clicked' holds 'yes', ...
+    polars_irmetrics.errors.FileFormatError: b.parquet, row 1 (counted from 0): column ...
     """
     if dtype != pl.Boolean and not dtype.is_numeric():
         return
@@ -1379,7 +1474,10 @@ def repeated_line(
     ``(line, earlier line, doc_id, unit)``, for a duplicate the checks refused (their
     message names the query and the count, not the file nor the line). A TREC text
     file's lines count from 1 as the file's (:func:`repeated_pair`); a CSV/TSV file's
-    too, its header line 1; a JSON lines file's as :class:`LogLines` counts them; a
+    too, its header line 1, each record named by the line it starts on (a quoted field
+    may hold line breaks: :func:`record_lines`), or, where the csv module and polars
+    read its records apart, by its record, counted from 1 after the header (``unit``
+    ``'record'``); a JSON lines file's as :class:`LogLines` counts them; a
     Parquet file's rows from 0 (``unit`` ``'row'``, else ``'line'``); ``query_id`` and
     ``doc_id`` name a table's columns. None for a glob, a folder, standard input or a
     URL, or where no line repeats one. An error path only.
@@ -1430,7 +1528,25 @@ def _repeated_row(
         lines = LogLines(json=source)
         line, before = lines.line(row), lines.line(earlier)
         return None if line is None or before is None else (line, before, doc, "line")
-    return row + 2, earlier + 2, doc, "line"  # the header is line 1
+    # a quoted field may hold line breaks: the lines the two records start on, where
+    # the csv module reads the ids polars read there (else the records, counted from 1)
+    located = record_lines(data, separator, [earlier, row])
+    if located is not None and query_id in located[0] and doc_id in located[0]:
+        header, records = located
+        at = (header.index(query_id), header.index(doc_id))
+        read = [
+            (fields[at[0]], fields[at[1]])
+            for fields in (records[earlier][1], records[row][1])
+            if len(fields) == len(header)
+        ]
+        if (
+            len(read) == 2
+            and read[0] == read[1]
+            and read[0][1] == doc
+            and query in (None, read[0][0])
+        ):
+            return records[row][0], records[earlier][0], doc, "line"
+    return row + 1, earlier + 1, doc, "record"
 
 
 def located_error(
