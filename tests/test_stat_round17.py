@@ -107,12 +107,17 @@ def test_nan_per_query_value_is_refused_with_its_cause() -> None:
     flipped = run.with_columns(rank=pl.col("rank").reverse().over("query_id"))
     with pytest.raises(irm.InvalidValueError) as info:
         irm.compare({"a": run, "b": flipped}, "rnd", groups=GROUPS, baseline="a")
+    # the measure's own why and fix (irm.evaluate's warning of it), said once: round 22
     assert str(info.value) == (
-        "per-query value of 'rnd' for system 'a' on query 'q1' is NaN: the metric is "
-        "undefined there, as irm.evaluate(..., per_query=True) shows (its formula: "
-        "'NaN with 10 documents or fewer or no or only protected ones'); NaN cannot be "
-        "paired: drop that query from every system's run, e.g. "
-        "run.filter(pl.col('query_id') != 'q1'), or compare a metric defined there"
+        "per-query value of 'rnd' for system 'a' on query 'q1' is NaN: Yang & "
+        "Stoyanovich's sum runs over the cut-offs 10, 20, ... up to the ranking's length "
+        "and is divided by its largest value, so a ranking of 10 documents or fewer, or "
+        "with no or only protected documents, has none (0 / 0), and the mean over the "
+        "queries is NaN too (ir_measures' rND, rKL and rRD sum at every position and give "
+        "0 where the largest value is 0: another definition); NaN cannot be paired: rank "
+        "more than 10 documents of both groups, or leave those queries out (the short "
+        "rankings: run.filter(pl.len().over('query_id') > 10)), in every system's run, or "
+        "compare a metric defined there"
     )
 
 

@@ -45,6 +45,7 @@ from polars_irmetrics.errors import (
     MetricParameterError,
     QuerySetError,
 )
+from polars_irmetrics.exposure.rnd import nan_cause
 from polars_irmetrics.ground.inputs import FrameInput
 from polars_irmetrics.ground.options import EvalOptions, PlanKwargs, check_read, option_names
 from polars_irmetrics.metrics.registry import (
@@ -473,10 +474,16 @@ def _check_values(values: PerQuery) -> None:
             f" (and on {count - 1} other quer{'y' if count == 2 else 'ies'})" if count > 1 else ""
         )
         column = values.queries.name or "query_id"
+        where = f"per-query value of {label!r} for system {values.systems[s]!r} on query"
+        cause = _nan_cause(label, column)
+        if cause is not None:  # the measure's own why and fix (irm.evaluate's warning)
+            raise InvalidValueError(
+                f"{where} {query!r} is NaN{others}: {cause[0]}; NaN cannot be paired: "
+                f"{cause[1]}, in every system's run, or compare a metric defined there"
+            )
         raise InvalidValueError(
-            f"per-query value of {label!r} for system {values.systems[s]!r} on query "
-            f"{query!r} is NaN{others}: {_undefined_where(label)}; NaN cannot be paired: "
-            f"drop that query from every system's run, e.g. "
+            f"{where} {query!r} is NaN{others}: {_undefined_where(label)}; NaN cannot be "
+            f"paired: drop that query from every system's run, e.g. "
             f"run.filter(pl.col({column!r}) != {query!r}), or compare a metric defined "
             "there"
         )
@@ -492,6 +499,17 @@ def _check_values(values: PerQuery) -> None:
             "an error metric scales with them), or compare a metric whose values float64 "
             "holds"
         )
+
+
+def _nan_cause(label: str, query_id: str) -> tuple[str, str] | None:
+    """Why ``label``'s exposure measure is NaN on a query and the fix, as
+    :func:`~polars_irmetrics.exposure.rnd.nan_cause` says them (``rnd``: a ranking of
+    10 documents or fewer); ``None`` for another metric, or a label that is none."""
+    try:
+        name = parse_metric(label).metric.name
+    except IrmError:  # values built by hand, under a label that is no metric
+        return None
+    return nan_cause(name, query_id)
 
 
 def _undefined_where(label: str) -> str:

@@ -22,6 +22,7 @@ The collected frame is scattered into a ``metrics × queries × systems`` array
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Union
@@ -42,7 +43,7 @@ from polars_irmetrics.errors import (
     MetricParameterError,
     QuerySetError,
 )
-from polars_irmetrics.exposure.rnd import warn_left_out
+from polars_irmetrics.exposure.rnd import nan_cause, warn_left_out
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lists import long_judgments, long_run
 from polars_irmetrics.ground.options import (
@@ -318,6 +319,74 @@ def _check_query_kinds(stacked: Stacked, query_id: str) -> None:
 
 
 def per_query_values(
+    runs: Runs,
+    metrics: str | Iterable[str] | Parsed,
+    qrels: FrameInput | None,
+    *,
+    system: str,
+    query_set: QuerySet,
+    options: EvalOptions,
+    groups: FrameInput | None = None,
+    target: FrameInput | None = None,
+    calls: str = "irm.compare",
+) -> PerQuery:
+    """Evaluate every system in one plan and pair their per-query values
+    (:func:`_paired_values`), its warnings given once the values are paired: where
+    ``rnd`` (``rkl``, ``rrd``, ``awrf``...) is NaN on a paired query, the comparison
+    refuses it with the measure's cause and fix (``_check_values``), so the plan's
+    warning of the same NaN (:func:`~polars_irmetrics.exposure.rnd.nan_cause`) is not
+    given too; every other warning is, in order, as it was given."""
+    requests = metrics.requests if isinstance(metrics, Parsed) else parse_metric_list(metrics)
+    values: PerQuery | None = None
+    held: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            held = caught
+            values = _paired_values(
+                runs,
+                Parsed(requests),
+                qrels,
+                system=system,
+                query_set=query_set,
+                options=options,
+                groups=groups,
+                target=target,
+                calls=calls,
+            )
+        return values
+    finally:  # an error raised after a warning: the warning given too, before it
+        causes = _refused_causes(values, requests, options.query_id)
+        for warning in held:
+            if not any(str(warning.message).endswith(cause) for cause in causes):
+                warnings.warn_explicit(
+                    warning.message,
+                    warning.category,
+                    warning.filename,
+                    warning.lineno,
+                    source=warning.source,
+                )
+
+
+def _refused_causes(
+    values: PerQuery | None, requests: list[tuple[str, MetricRequest]], query_id: str
+) -> list[str]:
+    """The texts ending the warnings of a measure NaN on a paired query, which the
+    comparison refuses (``_check_values``: two paired queries or more, a NaN among
+    them) with the same cause: not warned too. None where ``values`` is none (an
+    error raised first)."""
+    if values is None or values.values.shape[1] < 2:
+        return []
+    names = dict(requests)
+    causes = []
+    for m, label in enumerate(values.metrics):
+        cause = nan_cause(names[label].metric.name, query_id) if label in names else None
+        if cause is not None and np.isnan(values.values[m]).any():
+            causes.append(f"{cause[0]}; {cause[1]}")
+    return causes
+
+
+def _paired_values(
     runs: Runs,
     metrics: str | Iterable[str] | Parsed,
     qrels: FrameInput | None,

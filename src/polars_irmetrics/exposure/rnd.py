@@ -35,6 +35,7 @@ from polars_irmetrics.metrics.registry import MetricRequest
 __all__ = [
     "CUT",
     "SEGREGATION",
+    "nan_cause",
     "rrd_normaliser",
     "segregation_values",
     "undefined_part",
@@ -429,23 +430,44 @@ def warn_undefined(
     >>> str(caught[0].message)[:53]
     "'rnd' is NaN on 1 of the 2 queries (first: query_id='"
     """
-    _warn_nan(
-        frame,
-        labels,
-        keys,
-        query_id,
-        (
+    why, fix = nan_cause("rnd", query_id) or ("", "")
+    _warn_nan(frame, labels, keys, query_id, f"{why}; {fix}", total=total, emit=emit)
+
+
+def nan_cause(name: str, query_id: str = "query_id") -> tuple[str, str] | None:
+    """Why the exposure measure ``name`` is NaN on a query, and the fix, as
+    :func:`warn_undefined` (``rnd``, ``rkl``, ``rrd``) and :func:`warn_ungrouped`
+    (``awrf``, ``awrf_ndcg``) say them (their warning is ``why; fix``) and
+    :func:`~polars_irmetrics.compare` refuses the NaN it cannot pair; ``None`` for
+    another metric.
+
+    >>> nan_cause("rkl")[1]
+    "rank more than 10 documents of both groups, or leave those queries out (the short rankings: run.filter(pl.len().over('query_id') > 10))"
+    >>> nan_cause("ndcg") is None
+    True
+    """  # noqa: E501
+    if name in SEGREGATION:
+        return (
             "Yang & Stoyanovich's sum runs over the cut-offs 10, 20, ... up to "
             "the ranking's length and is divided by its largest value, so a ranking of 10 "
             "documents or fewer, or with no or only protected documents, has none (0 / 0), "
             "and the mean over the queries is NaN too (ir_measures' rND, rKL and rRD sum at "
-            "every position and give 0 where the largest value is 0: another definition); "
+            "every position and give 0 where the largest value is 0: another definition)",
             "rank more than 10 documents of both groups, or leave those queries out (the "
-            f"short rankings: run.filter(pl.len().over({query_id!r}) > 10))"
-        ),
-        total=total,
-        emit=emit,
-    )
+            f"short rankings: run.filter(pl.len().over({query_id!r}) > 10))",
+        )
+    if name in AWRF:
+        return (
+            "none of the ranking's documents has a group in groups=, so the "
+            "ranking has no group distribution to compare with the target, or (without "
+            "target=) none of the query's relevant documents has one, so the target has "
+            "none (wptrec drops the pages without an alignment and gives NaN too), and the "
+            "mean over the queries is NaN with it",
+            "give the run's documents and the relevant "
+            "judged ones their groups in groups= (ids spelt as the run spells them), or leave "
+            "those queries out",
+        )
+    return None
 
 
 def undefined_part(
@@ -543,23 +565,8 @@ def warn_ungrouped(
     >>> str(caught[0].message)[:54]
     "'awrf' is NaN on 1 of the 2 queries (first: query_id='"
     """
-    _warn_nan(
-        frame,
-        labels,
-        keys,
-        query_id,
-        (
-            "none of the ranking's documents has a group in groups=, so the "
-            "ranking has no group distribution to compare with the target, or (without "
-            "target=) none of the query's relevant documents has one, so the target has "
-            "none (wptrec drops the pages without an alignment and gives NaN too), and the "
-            "mean over the queries is NaN with it; give the run's documents and the relevant "
-            "judged ones their groups in groups= (ids spelt as the run spells them), or leave "
-            "those queries out"
-        ),
-        total=total,
-        emit=emit,
-    )
+    why, fix = nan_cause("awrf") or ("", "")
+    _warn_nan(frame, labels, keys, query_id, f"{why}; {fix}", total=total, emit=emit)
 
 
 #: The exposure measures that read the judgments: they score only the queries with a
