@@ -15,14 +15,29 @@ descending as text: trec_eval's rule); the run is sorted the same way. The run t
 evaluates the same whether ranked by its ``rank`` or by its ``score``.
 
 Precision (each score is the metric of the vectors as given, computed so that the
-magnitude of the vectors does not matter):
+magnitude of the vectors does not matter). Under ``"cosine"`` and ``"l2"`` the matrix
+product only pre-selects: every document whose score could be among a query's top
+``k`` (the product's error bounded per query, a margin of candidates kept around the
+``k``-th) has its score recomputed directly from the vectors as given, in float64,
+rounded once to the output dtype, and the top ``k`` is taken from those. A vector and
+an identical one (a query found in the corpus, two identical documents) therefore score
+exactly 0.0 under ``"l2"`` and 1.0 under ``"cosine"``, identical documents tie, and
+near-duplicates keep their order:
 
-* ``"cosine"``: each vector is divided by its largest magnitude before its norm (no
-  square overflows or underflows: vectors of 3e19 in float32 or 1e-300 in float64 are
-  fine); the cosine is exact to about the dtype's epsilon (1e-7 in float32, 1e-16 in
-  float64), absolute, and clipped to ``[-1, 1]`` before the top ``k`` is taken (a
-  vector and itself gave 1.0000000000000004, float32 1.0000001: the clip only brings
-  such a score nearer the true one, and the run is ranked as it reports).
+* ``"cosine"``: ``1 - |u - v|² / 2`` for the unit vectors ``u``, ``v`` (each vector
+  scaled by a power of two, then divided by its norm: no square overflows or
+  underflows, 3e19 in float32 and 1e-300 in float64 are fine), clipped to ``[-1, 1]``;
+  exact to about float64's epsilon, absolute, and the cosine distance ``1 - score`` to
+  about epsilon times ``|u - v|`` (a near-duplicate's too), then rounded to the
+  output dtype. The product alone put
+  a vector and itself at 0.9999999999999997 (float32: 0.99999988).
+* ``"l2"``: ``sqrt(sum((q - c)²))`` in float64 (a float32 difference is exact; a
+  float64 one rounded once), scaled by a power of two where a square could overflow or
+  underflow: exact to about float64's epsilon of the distance itself, whatever the
+  offset or magnitude of the vectors. The product (``|q|² - 2 q·c + |c|²`` on vectors
+  centred on the queries' mean, in float64 where a float32 row would cancel near its
+  ``k``-th distance) put a vector and itself at up to 0.35 from itself (float32, values
+  of spread 37 around 5, 384 dimensions).
 * ``"dot"``: exact to about ``epsilon × d × max|q| × max|c|``, absolute; where a product
   could overflow or underflow the dtype, the vectors are scaled by powers of two and the
   scores computed in float64. A score beyond the output dtype (3.4e38 for float32
@@ -34,15 +49,8 @@ magnitude of the vectors does not matter):
   call is refused with :class:`InvalidValueError` (float32: cast to Float64, where no
   product of float32 values underflows; float64: scale both sides up by a power of
   two). Products that are exact there (0, a subnormal number) are returned.
-* ``"l2"``: ``|q - c|²`` is expanded as ``|q|² - 2 q·c + |c|²`` on vectors centred on the
-  queries' mean (a common offset does not cancel: offset 100 with spread 0.01 in float32
-  is exact), scaled by a power of two where a square could overflow or underflow. A
-  float32 row whose centred reach ``(|q| + max |c|)²`` exceeds 256 times its ``k``-th
-  squared distance is computed in float64, so that the rounding stays below 6e-5 of the
-  ``k``-th squared distance: the neighbours are exact up to relative differences of
-  about 3e-5 in distance near the ``k``-th, and a nearer distance is exact to about 1e-2
-  of the ``k``-th (float64: 1e-6, and 2e-8 of the farthest distance). A distance beyond
-  the output dtype is refused.
+
+A ``"l2"`` distance beyond the output dtype is refused, as a ``"dot"`` score.
 """
 
 from __future__ import annotations
@@ -161,9 +169,9 @@ def knn(
         its ties. The scores have the same bits whatever the block size (each is
         computed by a product of one shape, 256 queries by 4,096 documents, in
         float64; float32 scores are its value rounded once).
-        Queries split over several calls get the same bits under ``"cosine"`` and
-        ``"dot"``; under ``"l2"`` each call centres on its own queries, which can
-        move the last bit.
+        Queries split over several calls get the same bits too (``"cosine"`` and
+        ``"l2"`` scores are recomputed pair by pair from the vectors as given: see the
+        module's *Precision*).
 
     Returns
     -------
@@ -253,6 +261,23 @@ def knn(
     >>> run["doc_id"].to_list(), [round(score, 4) for score in run["score"]]
     ([1, 0], [-0.01, -0.02])
 
+    A query found in the corpus is at distance exactly 0.0 from itself under ``"l2"``
+    (cosine exactly 1.0), and an identical copy of it ties there, ranked by id as text
+    (``"3"`` before ``"12"``): the scores of the top ``k`` are recomputed from the
+    vectors, where the matrix product alone put these self-matches up to 0.35 away (its
+    expansion ``|q|² - 2 q·c + |c|²`` cancels) and their cosines at 0.99999988:
+
+    >>> vectors = np.random.default_rng(0).standard_normal((20, 384)) * 37 + 5
+    >>> vectors = vectors.astype(np.float32)
+    >>> vectors[12] = vectors[3]
+    >>> run = irm.knn(vectors[:8], vectors, k=2, metric="l2")
+    >>> run.filter(pl.col("rank") == 1)["score"].to_list()
+    [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    >>> run.filter(pl.col("query_id") == 3).rows()
+    [(3, 3, 0.0, 1), (3, 12, 0.0, 2)]
+    >>> irm.knn(vectors[:8], vectors, k=1)["score"].to_list()
+    [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+
     A corpus in Parquet files is passed by its path, and read in blocks; the run is
     the in-memory call's:
 
@@ -313,7 +338,13 @@ def knn(
             block_scores = scorer.scores(docs, start, stop, floor[start:stop], k)
             if self_pos is not None:
                 _mask_self(block_scores, block.ids, self_pos, start, stop, doc_id)
-            top_s, top = _block_top(block_scores, k, floor[start:stop], block_rank)
+            if metric == "dot":
+                top_s, top = _block_top(block_scores, k, floor[start:stop], block_rank)
+            else:  # the candidates' scores recomputed from the vectors, then the top k
+                packed, columns = scorer.refine(block_scores, docs, start, floor[start:stop], k)
+                chosen = _top_k(packed, k, _ranks_in(block_rank, columns))
+                top_s = np.take_along_axis(packed, chosen, axis=1)
+                top = np.take_along_axis(columns, chosen, axis=1)
             parts_s.append(top_s.astype(np.float64, copy=False))
             parts_i.append(ids[top])
         cand_s = _hstack_rows(best_s, parts_s, -np.inf)
@@ -592,6 +623,11 @@ class _Scorer:
         self.q_sq: Matrix = np.zeros(0, dtype=self.dtype)
         self.c_max = 0.0  # the largest magnitude of the corpus read so far (dot, l2)
         self.lost = False  # dot: a score rounded below the smallest normal lost a bit
+        # l2: the bound of the product's squared distances (per row of the last call,
+        # in units of 2**(2 * power)), read by refine
+        self.slack: npt.NDArray[np.float64] = np.zeros(0)
+        self.power = 0
+        self.units: Matrix | None = None  # cosine: the queries' unit vectors in float64
 
     def corpus(self, docs: Matrix, ids: pl.Series, embedding: str) -> _Docs:
         """A corpus block made ready for :meth:`scores`."""
@@ -642,6 +678,90 @@ class _Scorer:
         if self.metric == "dot":
             return self._dot(queries, docs)
         return self._l2(queries, docs, start, stop, floor, k)
+
+    def refine(
+        self, scores: npt.NDArray[Any], docs: _Docs, start: int, floor: npt.NDArray[Any], k: int
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.intp]]:
+        """The candidates of each row of ``scores`` (queries ``start:``) for the top ``k``,
+        their scores recomputed from the vectors (:meth:`_exact`): packed to the left
+        (``-inf`` beyond a row's candidates), with their columns.
+
+        ``scores`` (the matrix product) are within a slack of the recomputed ones
+        (:meth:`_lower`); every document whose recomputed score could reach both the
+        running ``k``-th (``floor``, recomputed) and the block's ``k``-th is a
+        candidate, so that the top ``k`` of the candidates' recomputed scores is the top
+        ``k`` of all. The block's ``k``-th is first bounded by that of its first
+        columns (one comparison drops most scores), then taken among those left.
+        """
+        n, width = scores.shape
+        head = min(width, max(8 * k, 2048))
+        lower = self._lower(_kth_largest(scores[:, :head], k), floor)
+        mask = (scores >= _at_most(lower, scores.dtype)[:, None]) & (scores > -np.inf)
+        rows, cols = _sparse_nonzero(mask)
+        fast = scores[rows, cols]
+        if len(rows):  # the block's own k-th among the candidates: fewer to recompute
+            packed = _packed(rows, fast, n, -np.inf)
+            lower = self._lower(_kth_largest(packed, k).astype(np.float64), floor)
+            keep = fast >= _at_most(lower, scores.dtype)[rows]
+            rows, cols = rows[keep], cols[keep]
+        exact = self._exact(rows + start, cols, docs)
+        return _packed(rows, exact, n, -np.inf), _packed(rows, cols, n, 0)
+
+    def _lower(self, kth: npt.NDArray[Any], floor: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
+        """The lowest product score of each row whose recomputed score could be among
+        its top ``k``, given the recomputed running ``k``-th (``floor``) and the
+        product's ``k``-th of the block (``kth``, or a bound of it from below)."""
+        kth = kth.astype(np.float64)
+        if self.metric == "cosine":  # the products are within slack of 1 - |u - v|² / 2
+            slack = (self.dim + 8) * (2 * float(self.info.eps) + 4 * _EPS64)
+            lower: npt.NDArray[np.float64] = np.maximum(floor - slack, kth - 2 * slack)
+            return lower
+        # l2, in squared distances (units of 2**(2 * power)): a recomputed distance e and
+        # the product's f satisfy |e² - f²| <= slack, so a document whose recomputed
+        # distance is within min(running k-th, block's k-th) has f² below
+        # min(floor², kth² + slack) + slack
+        slack, power = self.slack, self.power
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            near = np.ldexp(-floor, -power) ** 2
+            block = np.ldexp(-kth, -power) ** 2 + slack
+            reach = np.sqrt(np.minimum(near, block) + slack)
+            lower = -np.ldexp(reach, power)
+        return np.where(np.isnan(lower), -np.inf, lower)
+
+    def _units(self) -> Matrix:
+        """The queries as given divided by their lengths in float64 (:func:`_unit`),
+        computed once; a document is divided by the same function, so that a document
+        equal to a query gives the same vector, bit for bit."""
+        if self.units is None:
+            self.units = _unit(self.raw.astype(np.float64))
+        return self.units
+
+    def _exact(self, rows: npt.NDArray[Any], cols: npt.NDArray[Any], docs: _Docs) -> Matrix:
+        """The scores of the pairs (query ``rows``, document ``cols`` of ``docs``)
+        computed directly from the vectors as given, in float64 (a float32 vector
+        widened exactly), rounded once to the output dtype: ``l2``, ``-sqrt(sum((q -
+        c)²))`` (0 for identical vectors, exactly); ``cosine``, ``1 - |u - v|² / 2`` for
+        the unit vectors ``u``, ``v`` (1 for identical vectors, exactly). The pairs are
+        taken in chunks of about :data:`CELLS` values."""
+        out = np.empty(len(rows), dtype=np.float64)
+        step = max(1, CELLS // (4 * self.dim))
+        for first in range(0, len(rows), step):
+            at = slice(first, first + step)
+            c = docs.raw[cols[at]].astype(np.float64)
+            if self.metric == "cosine":
+                diff = self._units()[rows[at]] - _unit(c)
+                score = 1 - np.einsum("ij,ij->i", diff, diff) / 2
+                np.clip(score, -1, 1, out=score)
+            else:
+                with np.errstate(over="ignore", invalid="ignore"):
+                    diff = self.raw[rows[at]] - c
+                score = -_length(diff)
+            out[at] = score
+        if self.dtype == np.float32:  # rounded once to float32; beyond its range kept
+            with np.errstate(over="ignore"):
+                rounded = out.astype(np.float32).astype(np.float64)
+            out = np.where(np.isfinite(rounded), rounded, out)
+        return out
 
     def _risky(self, exponent: int, wide: bool) -> bool:
         """Whether values of magnitude below ``2**exponent`` could overflow or underflow
@@ -710,6 +830,7 @@ class _Scorer:
             self._refuse_inf(scaled, docs)
             return scaled
         d_sq = np.einsum("ij,ij->i", docs.vectors, docs.vectors)
+        self._set_slack(self.q_sq[start:stop], d_sq, 0, np.result_type(queries, docs.vectors))
         squared = self.q_sq[start:stop, None] - 2 * _product(queries, docs.vectors) + d_sq[None, :]
         if squared.dtype == np.float32 and squared.size:
             # rows whose squared norms dwarf the k-th squared distance would cancel in
@@ -728,6 +849,7 @@ class _Scorer:
             cancel = np.flatnonzero(reach**2 > _CANCEL * reference**2)
             if cancel.size:
                 squared = squared.astype(np.float64)
+                self.slack[cancel] *= _EPS64 / float(self.info.eps)
                 squared[cancel] = _squared_l2(
                     self.raw[start:stop][cancel].astype(np.float64) - self.centre,
                     docs.raw.astype(np.float64) - self.centre,
@@ -736,9 +858,29 @@ class _Scorer:
         distance: npt.NDArray[Any] = -np.sqrt(squared)
         return distance
 
+    def _set_slack(
+        self, q_sq: npt.NDArray[Any], d_sq: npt.NDArray[Any], power: int, dtype: np.dtype[Any]
+    ) -> None:
+        """``l2``: the bound on the difference of the squared distances of the product
+        and of :meth:`_exact`, per query row, in units of ``2**(2 * power)``: the
+        expansion computed in ``dtype`` rounds by at most about ``(d + 4) × epsilon ×
+        reach²`` (``reach = |q| + max |c|``, centred), taken twice."""
+        with np.errstate(over="ignore"):
+            top = np.sqrt(float(d_sq.max())) if d_sq.size else 0.0
+            reach = np.sqrt(q_sq.astype(np.float64)) + top
+            eps = float(np.finfo(dtype).eps)
+            self.slack = 2 * (self.dim + 8) * eps * reach**2
+        self.power = power
+
     def _l2_scaled(self, queries: Matrix, docs: Matrix, exponent: int) -> npt.NDArray[Any]:
         q = np.ldexp(queries, -exponent)
         d = np.ldexp(docs, -exponent)
+        self._set_slack(
+            np.einsum("ij,ij->i", q, q),
+            np.einsum("ij,ij->i", d, d),
+            exponent,
+            np.result_type(q, d),
+        )
         squared = _squared_l2(q, d)
         with np.errstate(over="ignore"):
             distance: npt.NDArray[Any] = -np.ldexp(np.sqrt(squared.astype(np.float64)), exponent)
@@ -821,6 +963,31 @@ class _Docs:
 #: than this times its k-th squared distance: float32's rounding of the expansion (about
 #: 4 × 2**-24 of that reach) stays below 2**-14 (6e-5) of the k-th squared distance.
 _CANCEL = 256.0
+
+
+#: float64's machine epsilon.
+_EPS64 = float(np.finfo(np.float64).eps)
+
+
+def _length(vectors: Matrix) -> npt.NDArray[np.float64]:
+    """Each row's Euclidean length in float64 (0 for a zero row, exactly); a row whose
+    squares could overflow or underflow is scaled by a power of two first (exact)."""
+    length: npt.NDArray[np.float64] = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))
+    redo = np.flatnonzero(~(length >= 2.0**-450) | ~np.isfinite(length))
+    if redo.size:
+        rows = vectors[redo]
+        power = np.frexp(np.abs(rows).max(axis=1))[1]
+        scaled = np.ldexp(rows, -power[:, None])
+        length[redo] = np.ldexp(np.sqrt(np.einsum("ij,ij->i", scaled, scaled)), power)
+    return length
+
+
+def _unit(vectors: Matrix) -> Matrix:
+    """Each row divided by its length (float64; no row is zero under ``cosine``)."""
+    top = np.abs(vectors).max(axis=1)
+    scaled = np.ldexp(vectors, -np.frexp(top)[1][:, None])
+    unit: Matrix = scaled / np.sqrt(np.einsum("ij,ij->i", scaled, scaled))[:, None]
+    return unit
 
 
 def _centre(queries: Matrix) -> Matrix:
@@ -997,6 +1164,13 @@ class _LazyRank:
         return self.rank
 
 
+def _ranks_in(
+    rank: _LazyRank, columns: npt.NDArray[np.intp]
+) -> Callable[[npt.NDArray[np.intp]], npt.NDArray[Any]]:
+    """The text places of the block's ``columns`` of the rows asked for."""
+    return lambda rows: rank()[columns[rows]]
+
+
 def _ranks_of(ids: npt.NDArray[Any]) -> Callable[[npt.NDArray[np.intp]], npt.NDArray[Any]]:
     """The text places of the candidates ``ids`` of the rows asked for."""
     return lambda rows: _text_rank(ids[rows])
@@ -1081,6 +1255,17 @@ def _block_top(
             )
     top = _top_k(scores, k, lambda tied: np.broadcast_to(rank(), (len(tied), width)))
     return np.take_along_axis(scores, top, axis=1), top
+
+
+def _packed(rows: npt.NDArray[Any], values: npt.NDArray[Any], n: int, fill: object) -> Any:
+    """``values`` of the sorted ``rows`` packed to the left of an ``n``-row matrix, as
+    wide as the most values of a row (``fill`` beyond a row's values)."""
+    counts = np.bincount(rows, minlength=n)
+    most = int(counts.max()) if n and len(rows) else 0
+    place = np.arange(len(rows)) - (np.cumsum(counts) - counts)[rows]
+    packed = np.full((n, most), fill, dtype=values.dtype)
+    packed[rows, place] = values
+    return packed
 
 
 def _at_most(floor: npt.NDArray[Any], dtype: np.dtype[Any]) -> npt.NDArray[Any]:
