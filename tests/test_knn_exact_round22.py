@@ -139,3 +139,18 @@ def test_the_top_k_equals_a_float64_brute_force(
     mine = np.take_along_axis(brute, got_ids, axis=1)
     np.testing.assert_allclose(got, mine, rtol=rtol, atol=atol)
     np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("metric", ["l2", "cosine"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_queries_split_over_calls_get_the_same_bits(metric: str, dtype: type) -> None:
+    # each call centres l2's product on its own queries; the recomputed scores do not
+    # depend on it
+    corpus = _corpus(dtype, 37.3, 5.0)
+    queries = corpus[:60] + np.asarray(0.01, dtype)
+    whole = irm.knn(queries, corpus, k=5, metric=metric)
+    halves = [irm.knn(queries[:17], corpus, k=5, metric=metric)]
+    halves.append(
+        irm.knn(queries[17:], corpus, k=5, metric=metric).with_columns(pl.col("query_id") + 17)
+    )
+    assert whole.equals(pl.concat(halves))
