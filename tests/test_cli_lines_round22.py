@@ -21,12 +21,12 @@ from .helpers import irm_in_process
 _QRELS = "query_id,doc_id,relevance\nq1,d1,1\nq1,d2,0\n"
 
 _RUN_TWICE = (
-    "query 'q1' lists 1 document(s) more than once (document 'd1' again, first on {first}); "
+    "query 'q1' has 1 repeated listing(s) (document 'd1' again, first on {first}); "
     "each (query, document) pair may appear once (trec_eval refuses such runs too): drop "
     "the repeated {unit}"
 )
 _JUDGED_TWICE = (
-    "query 'q1' judges 1 document(s) more than once (document 'd1' again, first on {first}); "
+    "query 'q1' has 1 repeated judgment(s) (document 'd1' again, first on {first}); "
     "keep one judgment per query and document: drop or merge the repeated line"
 )
 _RECORD = "record {} (counted from 1 after the header)"
