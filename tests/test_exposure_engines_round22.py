@@ -14,39 +14,21 @@ import polars_irmetrics as irm
 
 from .helpers import engine_io
 
-# q1 ranks a (relevant, group x), b (relevant, no group), c (group y); q2 ranks a, d
-# (relevant, group y); q9's zz is judged but not ranked: b is the one relevant document
-# of the run's queries groups= gives no group to
-RUN = pl.DataFrame(
-    {
-        "query_id": ["q1", "q1", "q1", "q2", "q2"],
-        "doc_id": ["a", "b", "c", "a", "d"],
-        "score": [3.0, 2.0, 1.0, 2.0, 1.0],
-    }
+# the tables of round 21's tests: q1 ranks a (relevant, group x), b (relevant, no
+# group), c (group y); q2 ranks a, d (relevant, group y); q9's zz is judged but not
+# ranked: b is the one relevant document of the run's queries groups= gives no group to.
+# Segment t's one query (q2) has no relevant judgment: the exposure measures score no
+# query of it.
+from .test_exposure_round21 import (
+    GROUPS,
+    QRELS,
+    RUN,
+    SEGMENT_GROUPS,
+    SEGMENT_QRELS,
+    SEGMENT_RUN,
+    TARGET,
 )
-QRELS = pl.DataFrame(
-    {
-        "query_id": ["q1", "q1", "q2", "q9"],
-        "doc_id": ["a", "b", "d", "zz"],
-        "relevance": [1, 1, 1, 1],
-    }
-)
-GROUPS = pl.DataFrame({"doc_id": ["a", "c", "d"], "group": ["x", "y", "y"]})
-TARGET = pl.DataFrame({"group": ["x", "y"], "target": [0.5, 0.5]})
-# segment t's one query (q2) has no relevant judgment: the exposure measures score no
-# query of it
-SEGMENT_RUN = pl.DataFrame(
-    {
-        "seg": ["s", "s", "t", "t"],
-        "query_id": ["q1", "q1", "q2", "q2"],
-        "doc_id": ["a", "b", "e", "f"],
-        "score": [2.0, 1.0, 2.0, 1.0],
-    }
-)
-SEGMENT_QRELS = pl.DataFrame(
-    {"seg": ["s", "t"], "query_id": ["q1", "q2"], "doc_id": ["a", "e"], "relevance": [1, 0]}
-)
-SEGMENT_GROUPS = pl.DataFrame({"doc_id": ["a", "b", "e", "f"], "group": ["x", "y", "x", "y"]})
+
 # q1 ranks c and d, neither in groups=: awrf and awrf_ndcg are NaN there
 UNGROUPED_RUN = pl.DataFrame(
     {"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["c", "d", "a", "b"], "score": [2.0, 1, 2, 1]}
