@@ -51,6 +51,7 @@ from polars_irmetrics.io.sources import (
     literal_path,
     open_text,
     raw_bytes,
+    text_lines,
     undecodable_error,
     unreadable,
     whole_text,
@@ -1369,13 +1370,7 @@ def ragged_line(
         return None
     if fmt not in ("csv", "tsv"):
         return None
-    raw = data if isinstance(data, bytes) else None
-    handle = (
-        io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8-sig", errors="replace", newline="")
-        if raw is not None
-        else open(data, encoding="utf-8-sig", errors="replace", newline="")  # noqa: SIM115
-    )
-    with handle:
+    with text_lines(data, newline="") as handle:
         reader = csv.reader(handle, delimiter="," if fmt == "csv" else "\t")
         header = next(reader, None)
         if header is None:
@@ -1412,13 +1407,7 @@ def damaged_json_line(source: str, what: str = _RUN) -> FileFormatError | None:
         data = open_text(text, what).data
     except (IrmError, OSError):
         return None
-    raw = data if isinstance(data, bytes) else None
-    handle = (
-        io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8-sig", errors="replace")
-        if raw is not None
-        else open(data, encoding="utf-8-sig", errors="replace")  # noqa: SIM115
-    )
-    with handle:
+    with text_lines(data) as handle:
         for number, line in enumerate(handle, start=1):
             stripped = line.strip()
             if not stripped:

@@ -20,6 +20,7 @@ import io
 import lzma
 import os
 import sys
+import typing
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,7 @@ __all__ = [
     "open_text",
     "raw_bytes",
     "stream_bytes",
+    "text_lines",
     "undecodable_error",
     "unreadable",
     "whole_text",
@@ -345,6 +347,40 @@ def _check_line_endings(name: str, head: bytes, what: str, error: type[FileForma
         f"the whole file would read as one line, starting {excerpt(first)}; expected "
         f"{what}: convert the line endings to \\n (e.g. tr '\\r' '\\n' < old > new)"
     )
+
+
+def text_lines(data: str | bytes, newline: str | None = None) -> io.TextIOWrapper:
+    """:func:`open_text`'s ``data`` as text to read line by line (UTF-8, a byte-order
+    mark dropped, undecodable bytes replaced): a local path decompressed as it is read
+    where it holds gzip or zstd (polars reads those itself, so ``data`` is the path),
+    bytes as they are. For the error paths that name a line; the caller closes it.
+    ``newline`` is :class:`io.TextIOWrapper`'s (``""`` for the csv module).
+
+    >>> import gzip, pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "run.csv.gz"
+    ...     _ = path.write_bytes(gzip.compress("\\ufeffa,b\\n1,2\\n".encode()))
+    ...     with text_lines(str(path)) as lines:
+    ...         list(lines)
+    ['a,b\\n', '1,2\\n']
+    """
+    if isinstance(data, bytes):
+        text = io.BytesIO(gzip.decompress(data) if data.startswith(_GZIP) else data)
+        return io.TextIOWrapper(text, encoding="utf-8-sig", errors="replace", newline=newline)
+    with open(data, "rb") as probe:
+        magic = probe.read(4)
+    if magic.startswith(_ZSTD):
+        import pyarrow as pa  # a dependency; imported only for zstd files
+
+        # a pyarrow stream reads as a binary file does (the wrapper's typing says not)
+        stream: io.BufferedReader | gzip.GzipFile = typing.cast(
+            "io.BufferedReader", pa.CompressedInputStream(pa.OSFile(data), "zstd")
+        )
+    elif magic.startswith(_GZIP):
+        stream = gzip.GzipFile(data, "rb")
+    else:
+        stream = open(data, "rb")  # noqa: SIM115
+    return io.TextIOWrapper(stream, encoding="utf-8-sig", errors="replace", newline=newline)
 
 
 def whole_text(data: str | bytes) -> bytes:
