@@ -51,6 +51,11 @@ _SEGREGATION_FIX = (
     "rank more than 10 documents of both groups, or leave those queries out (the short "
     "rankings: run.filter(pl.len().over('query_id') > 10))"
 )
+#: The same fix as the command line says it (the rows to leave out of the run files)
+_SEGREGATION_CLI_FIX = (
+    "rank more than 10 documents of both groups, or leave those queries out (the queries "
+    "ranking 10 documents or fewer: their rows in the run files)"
+)
 _AWRF_WHY = (
     "none of the ranking's documents has a group in groups=, so the ranking has no group "
     "distribution to compare with the target, or (without target=) none of the query's "
@@ -184,7 +189,7 @@ def test_compare_cli_says_the_nan_once(tmp_path: Path) -> None:
     assert re.fullmatch(
         re.escape("irm: error: per-query value of 'rnd' for system 'a' on query 'q1' is NaN ")
         + r".*"
-        + re.escape(f"NaN cannot be paired: {_SEGREGATION_FIX}, in every system's run, ")
+        + re.escape(f"NaN cannot be paired: {_SEGREGATION_CLI_FIX}, in every system's run, ")
         + re.escape("or compare a metric defined there"),
         lines[0],
     )

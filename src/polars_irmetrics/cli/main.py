@@ -1457,6 +1457,7 @@ def _in_words(
     message = _FLAG_CAST.sub(_flag_words, message)
     message = _UNIQUE_CALL.sub(": drop or merge the repeated rows", message)
     message = _ONLINE_CALL.sub("", message)
+    message = _SHORT_RANKINGS.sub(_SHORT_WORDS, message)
     message = _EVALUATE_CALL.sub(_evaluate_command, message)
     message = _FUSE_CALL.sub(_fuse_command, message)
     if "norm" in flags:  # irm fuse --norm: its value, and 'none' as typed, not None
@@ -1485,6 +1486,14 @@ _SEMICOLON_WORDS = (
 #: The Python fix of a duplicate (``keep one row per document, e.g. .unique(['query_id',
 #: 'doc_id'])``): on a command line, the file's rows to drop or merge.
 _UNIQUE_CALL = re.compile(r", e\.g\. \.unique\(\[[^\]]*\]\)")
+
+
+#: The Python filter rND/rKL/rRD's NaN names (exposure.rnd.nan_cause): on a command
+#: line, the rows of those queries to leave out of the run files.
+_SHORT_RANKINGS = re.compile(
+    r"\(the short rankings: run\.filter\(pl\.len\(\)\.over\([^()]*\) > (?P<depth>\d+)\)\)"
+)
+_SHORT_WORDS = r"(the queries ranking \g<depth> documents or fewer: their rows in the run files)"
 
 
 #: irm.evaluate's aside on a log's columns, the Python call that names two of them
