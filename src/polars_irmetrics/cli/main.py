@@ -53,8 +53,10 @@ from polars_irmetrics.ground.lists import long_run
 from polars_irmetrics.ground.options import EvalKwargs
 from polars_irmetrics.io.files import (
     FORMATS,
+    Flag,
     check_not_empty,
     detect_format,
+    flagged_line,
     located_error,
     log_lines,
     look_swapped,
@@ -1274,6 +1276,82 @@ def _repeated(message: str, args: argparse.Namespace) -> str | None:
     )
 
 
+#: The checks' refusal of a value of one query (ground.validate.RUN_FLAGS: a null id,
+#: rank, score or label, a NaN score, a rank below 1), whose fix is Python's.
+_FLAGGED = re.compile(
+    r"^(?P<said>column '(?P<column>[^']*)' of the (?P<side>run|judgments) has \d+ "
+    r"(?:(?P<kind>null|NaN) value\(s\)|rank\(s\) below 1) in query "
+    r"(?:'(?P<text>[^']*)'|(?P<number>-?\d+))(?P<system> \([^)]*\))?); "
+    r"(?P<why>[^:]*): (?P<fix>.*)$"
+)
+#: The same refusal of a null query id (ground.validate.null_key_error).
+_NULL_KEY = re.compile(
+    r"^(?P<said>column '(?P<column>[^']*)' of the (?P<side>run) has null values); "
+    r"(?P<why>[^:]*): (?P<fix>.*)$"
+)
+#: What :func:`~polars_irmetrics.io.files.flagged_line` looks for, by the refusal.
+_FLAG_OF: dict[str, Flag] = {"null": "null", "NaN": "nan", "below": "below"}
+#: Each refusal's fix as a file's user makes it (the library's is Python's).
+_FLAG_FIXES = {
+    "null": "fill it in or drop the line",
+    "NaN": "write a number there (-inf ranks the document last) or drop the line",
+    "below": "number the ranks from 1 (add 1 to 0-based ranks)",
+}
+
+
+def _flagged_message(message: str, args: argparse.Namespace) -> str | None:
+    """A value of one query the checks refused in a file the command read (a null id,
+    rank, score or label, a NaN score, a rank below 1), as the file and the first line
+    holding one (:func:`~polars_irmetrics.io.files.flagged_line`), with the fix as a
+    file's (not the library's Python); None where the file is not known or no line
+    holds one.
+
+    >>> import argparse, pathlib, tempfile
+    >>> message = ("column 'score' of the run has 1 NaN value(s) in query 'q1'; NaN cannot "
+    ...     "be ranked: replace them, e.g. pl.col('score').fill_nan(float('-inf'))")
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "run.csv"
+    ...     _ = path.write_text("query_id,doc_id,score\\nq1,d1,1\\nq1,d2,NaN\\n")
+    ...     found = _flagged_message(message, argparse.Namespace(runs=[str(path)]))
+    >>> print(found.replace(tmp + "/", ""))  # doctest: +NORMALIZE_WHITESPACE
+    run.csv, line 3: column 'score' of the run has 1 NaN value(s) in query 'q1'; NaN
+    cannot be ranked: write a number there (-inf ranks the document last) or drop the line
+    """
+    found = _FLAGGED.match(message)
+    match = found or _NULL_KEY.match(message)
+    if match is None:
+        return None
+    column, side = match["column"], match["side"]
+    runs = _run_files(args)
+    source = getattr(args, "qrels", None) if side == "judgments" else None
+    if side == "run" and len(runs) == 1:
+        source = runs[0]
+    system = None if found is None else _SYSTEM.search(found["system"] or "")
+    if side == "run" and len(runs) > 1 and system is not None:
+        names = _run_names(runs)
+        source = runs[names.index(system[1])] if system[1] in names else None
+    if not isinstance(source, str):
+        return None
+    kind = "null" if found is None else found["kind"] or "below"
+    query = None
+    if found is not None:
+        query = found["text"] if found["text"] is not None else found["number"]
+    where = flagged_line(
+        source,
+        column,
+        _FLAG_OF[kind],
+        query,
+        query_id=getattr(args, "query_id", None) or "query_id",
+        trec_field=4 if side == "run" and column == "score" else None,
+    )
+    if where is None:
+        return None
+    line, unit = where
+    counted = {"row": " (counted from 0)", "record": " (counted from 1 after the header)"}
+    place = f"{display_name(source)}, {unit} {line}{counted.get(unit, '')}"
+    return f"{place}: {match['said']}; {match['why']}: {_FLAG_FIXES[kind]}"
+
+
 def _located(args: argparse.Namespace) -> str | None:
     """The file and line behind polars' error about a line it could not decode or with
     more fields than its header, or the file and column of a Parquet page it could not
@@ -1659,7 +1737,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(error, DuplicateError):
             message = _repeated(message, args) or message
         if isinstance(error, IrmError):
-            message = _without_qrels(message, args) or _with_source(message, args)
+            message = (
+                _flagged_message(message, args)
+                or _without_qrels(message, args)
+                or _with_source(message, args)
+            )
         message = _in_words(_key_flag_hint(message, args), parser, args.command, _keys(args))
         print(f"irm: error: {message}", file=sys.stderr)
         return 2

@@ -66,9 +66,11 @@ from polars_irmetrics.io.trec import (
 
 __all__ = [
     "FileFormat",
+    "Flag",
     "check_not_empty",
     "damaged_json_line",
     "detect_format",
+    "flagged_line",
     "located_error",
     "look_swapped",
     "parquet_files",
@@ -591,7 +593,12 @@ def _refuse_other_columns(
 
 
 def _scan_table(
-    source: str, fmt: str, ids: Sequence[str], what: str, numbers: Sequence[str] = ()
+    source: str,
+    fmt: str,
+    ids: Sequence[str],
+    what: str,
+    numbers: Sequence[str] = (),
+    rank: str | None = None,
 ) -> pl.LazyFrame:
     """One table file (or a folder or pattern of them), the ids as text where the format
     types its own; ``numbers``: the columns that must hold numbers, under the names the
@@ -630,13 +637,18 @@ def _scan_table(
     separator = "," if fmt == "csv" else "\t"
     if is_glob(source):  # polars expands the pattern; every file is typed as a whole
         first: tuple[str, pl.Schema] | None = None
+        casts: dict[str, pl.DataType] = {}  # the columns some file holds as numbers in text
+        floats: set[str] = set()  # the columns some file holds as floats
         for path in source_files(source, what):  # each file's faults named as a file's are
             text = open_text(path, what)
             data = text.data
             _check_header(path, text.head, separator)
             _check_fields(path, data, fmt, what)
             check_not_empty(path, fmt, what)
-            lazy = _check_numbers(_scan_text(data, separator, ids), path, fmt, what, numbers)
+            lazy = _scan_text(data, separator, ids)
+            for column, dtype in _number_casts(lazy, path, fmt, what, numbers, rank).items():
+                casts[column] = pl.Float64() if casts.get(column) == pl.Float64 else dtype
+            floats.update(c for c, dtype in lazy.collect_schema().items() if dtype.is_float())
             # the files' headers alike, in one order (polars' own error names no file);
             # their types are polars' to unify (a bad value is named where it is read)
             names = lazy.collect_schema().names()
@@ -652,17 +664,22 @@ def _scan_table(
                     f"({', '.join(first[1].names())}); every file of a pattern needs the "
                     "columns in one order: write them again in one order"
                 )
-        return pl.scan_csv(
+        # a column some file holds as floats is Float64 (a rank is whole: checked)
+        casts = {
+            c: pl.Float64() if c in floats and c != rank else dtype for c, dtype in casts.items()
+        }
+        table = pl.scan_csv(
             source,
             separator=separator,
-            schema_overrides=dict.fromkeys(ids, pl.String),
+            schema_overrides={**dict.fromkeys(ids, pl.String), **dict.fromkeys(casts, pl.String)},
             infer_schema_length=None,
         )
+        return table.with_columns(_as_numbers(casts)) if casts else table
     text = open_text(source, what)
     data = text.data
     _check_header(source, text.head, separator)
     _check_fields(source, data, fmt, what)
-    return _check_numbers(_scan_text(data, separator, ids), source, fmt, what, numbers)
+    return _check_numbers(_scan_text(data, separator, ids), source, fmt, what, numbers, rank)
 
 
 def _scan_text(data: str | bytes, separator: str, ids: Sequence[str]) -> pl.LazyFrame:
@@ -733,30 +750,110 @@ _NUMBERS = ("rank", "score", "relevance")
 
 
 def _check_numbers(
-    lazy: pl.LazyFrame, source: str, fmt: str, what: str, numbers: Sequence[str] = _NUMBERS
+    lazy: pl.LazyFrame,
+    source: str,
+    fmt: str,
+    what: str,
+    numbers: Sequence[str] = _NUMBERS,
+    rank: str | None = None,
 ) -> pl.LazyFrame:
     """A CSV/TSV column meant to hold numbers (``numbers``) that came out as text: the
     first line whose value is not a number, named with the file (and the line its
-    record starts on: :func:`_record_of`)."""
+    record starts on: :func:`_record_of`); where every value is one that polars'
+    reader leaves as text (``nan``, ``Infinity``, `` 1.5``, ``+2``), the column read as
+    those numbers (:func:`_number_casts`)."""
+    casts = _number_casts(lazy, source, fmt, what, numbers, rank)
+    return lazy.with_columns(_as_numbers(casts)) if casts else lazy
+
+
+def _as_numbers(casts: Mapping[str, pl.DataType]) -> list[pl.Expr]:
+    """The text columns of ``casts`` read as their numbers (spaces around them left
+    out), exactly: polars parses text to a number as its CSV reader does."""
+    exprs = []
+    for column, dtype in casts.items():
+        text = pl.col(column).cast(pl.String).str.strip_chars()
+        if dtype == pl.Int64:  # a rank written 3.0 too: whole, checked where read
+            exprs.append(
+                pl.coalesce(
+                    text.cast(pl.Int64, strict=False), text.cast(pl.Float64).cast(pl.Int64)
+                ).alias(column)
+            )
+        else:
+            exprs.append(text.cast(dtype))
+    return exprs
+
+
+def _number_casts(
+    lazy: pl.LazyFrame,
+    source: str,
+    fmt: str,
+    what: str,
+    numbers: Sequence[str] = _NUMBERS,
+    rank: str | None = None,
+) -> dict[str, pl.DataType]:
+    """:func:`_check_numbers`' refusal of a value that is no number, or the dtype each
+    text column of ``numbers`` holding only numbers is read as: Int64 where every
+    value is a whole number written as one (``+2``, `` 3``), else Float64 (``nan``,
+    ``Infinity``, `` 1.5``). The ``rank`` column (a run's, where given) is Int64 too
+    where its whole numbers are written as floats (``3.0``: a spreadsheet's or
+    pandas' export of a column with a gap); a rank that is no whole number (``2.5``,
+    ``NaN``) is refused naming its line.
+
+    >>> import polars as pl
+    >>> lazy = pl.LazyFrame({"rank": [" 1", "+2"], "score": ["nan", "Infinity"]})
+    >>> casts = _number_casts(lazy, "run.csv", "csv", "a run")
+    >>> casts, lazy.with_columns(_as_numbers(casts)).collect().rows()
+    ({'rank': Int64, 'score': Float64}, [(1, nan), (2, inf)])
+    >>> floats = pl.LazyFrame({"rank": [1.0, 2.0]})
+    >>> casts = _number_casts(floats, "run.csv", "csv", "a run", rank="rank")
+    >>> casts, floats.with_columns(_as_numbers(casts)).collect()["rank"].to_list()
+    ({'rank': Int64}, [1, 2])
+    """
     try:
         schema = lazy.collect_schema()
     except pl.exceptions.PolarsError:
         raise ragged_error(source, what, fmt=fmt) from None
+    casts: dict[str, pl.DataType] = {}
     for column in numbers:
         if column not in schema or schema[column] != pl.String:
             continue
         value = pl.col(column)
-        bad = (
-            value.is_not_null() & value.str.strip_chars().cast(pl.Float64, strict=False).is_null()
-        )
+        text = value.str.strip_chars()
+        bad = value.is_not_null() & text.cast(pl.Float64, strict=False).is_null()
         found = lazy.select(value).with_row_index("row").filter(bad).head(1).collect()
         if found.height:
-            row, text = found.row(0)
+            row, shown = found.row(0)
             raise FileFormatError(
-                f"{_record_of(source, fmt, what, row, (column, text))}: column {column!r} "
-                f"holds {excerpt(text)}, not a number; fix or drop the line"
+                f"{_record_of(source, fmt, what, row, (column, shown))}: column {column!r} "
+                f"holds {excerpt(shown)}, not a number; fix or drop the line"
             )
-    return lazy
+        fraction = (value.is_not_null() & text.cast(pl.Int64, strict=False).is_null()).any()
+        casts[column] = pl.Float64() if lazy.select(fraction).collect().item() else pl.Int64()
+    if (
+        rank is not None
+        and rank in schema
+        and (schema[rank].is_float() or casts.get(rank) == pl.Float64)
+    ):
+        # ranks written as floats (3.0: a spreadsheet's or pandas' export of a column
+        # with a gap): whole numbers read as the integers they are, any other refused
+        value = pl.col(rank).cast(pl.String).str.strip_chars().cast(pl.Float64)
+        bad = value.is_not_null() & ~((value == value.floor()) & (value.abs() < 2.0**63))
+        found = (
+            lazy.select(pl.col(rank).cast(pl.String))
+            .with_row_index("row")
+            .filter(bad)
+            .head(1)
+            .collect()
+        )
+        if found.height:
+            row, shown = found.row(0)
+            raise FileFormatError(
+                f"{_record_of(source, fmt, what, row, (rank, shown))}: column {rank!r} "
+                f"holds {excerpt(shown)}, not a whole number; a rank is a position 1, 2, "
+                "3, ... in its query's list: fix or drop the line"
+            )
+        casts[rank] = pl.Int64()
+    return casts
 
 
 def _record_of(
@@ -970,7 +1067,7 @@ def scan_run(
     if resolved == "trec":
         frame = scan_trec_run(text)
         return frame.rename({"query_id": query_id, "doc_id": doc_id})
-    table = _scan_table(text, resolved, (query_id, doc_id), what, (rank, score, *numbers))
+    table = _scan_table(text, resolved, (query_id, doc_id), what, (rank, score, *numbers), rank)
     needed = {"query_id": query_id, "doc_id": doc_id} if required is None else dict(required)
     return _with_columns(table, text, needed)
 
@@ -1536,6 +1633,110 @@ def _repeated_row(
         ):
             return records[row][0], records[earlier][0], doc, "line"
     return row + 1, earlier + 1, doc, "record"
+
+
+#: What :func:`flagged_line` looks for in a column: its value read as text.
+Flag = Literal["null", "nan", "below"]
+
+
+def _flagged(value: pl.Expr, flag: Flag) -> pl.Expr:
+    """Whether ``value`` (a column as text) is empty, NaN, or a number below 1."""
+    if flag == "null":
+        return value.is_null()
+    number = value.str.strip_chars().cast(pl.Float64, strict=False)
+    return number.is_nan() if flag == "nan" else number < 1
+
+
+def flagged_line(
+    source: str | os.PathLike[str],
+    column: str,
+    flag: Flag,
+    query: str | None = None,
+    *,
+    query_id: str = "query_id",
+    trec_field: int | None = None,
+) -> tuple[int, str] | None:
+    """Where one file holds the first value of ``column`` that the checks refused
+    (``flag``: ``'null'``, ``'nan'`` or ``'below'``, a number below 1), in ``query``
+    where one is given: ``(line, unit)``, counted as :func:`repeated_line` counts (a
+    CSV/TSV file's physical line, its header line 1, or its record counted from 1
+    after the header, ``unit`` ``'record'``; a JSON lines file's line; a Parquet
+    file's row from 0, ``unit`` ``'row'``). A TREC text file's line where
+    ``trec_field`` (the field, from 0, that holds the column) is given. None for a
+    glob, a folder, standard input or a URL, or where no line has one. An error path
+    only: the file is read again.
+
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     table = pathlib.Path(tmp) / "run.csv"
+    ...     _ = table.write_text('query_id,doc_id,score\\nq1,d1,1\\nq2,,nan\\nq2,d3,NaN\\n')
+    ...     trec = pathlib.Path(tmp) / "run.txt"
+    ...     _ = trec.write_text("q1 Q0 d1 1 2.5 r\\nq1 Q0 d2 2 nan r\\n")
+    ...     (flagged_line(table, "doc_id", "null", "q2"), flagged_line(table, "score", "nan"),
+    ...      flagged_line(trec, "score", "nan", "q1", trec_field=4))
+    ((3, 'line'), (3, 'line'), (2, 'line'))
+    """
+    text = os.fspath(source)
+    if text == STDIN or is_glob(text) or "://" in text or not Path(text).is_file():
+        return None
+    try:
+        fmt = detect_format(text)
+        if fmt == "trec":
+            return None if trec_field is None else _flagged_trec(text, trec_field, flag, query)
+        return _flagged_row(text, fmt, column, flag, query, query_id)
+    except (IrmError, OSError, pl.exceptions.PolarsError):
+        return None
+
+
+def _flagged_trec(
+    source: str, field: int, flag: Flag, query: str | None
+) -> tuple[int, str] | None:
+    """:func:`flagged_line` of a TREC text file (whitespace-separated fields)."""
+    with text_lines(open_text(source, _RUN).data) as lines:
+        for number, line in enumerate(lines, start=1):
+            fields = line.split()
+            if len(fields) <= field or query not in (None, fields[0]):
+                continue
+            if pl.select(_flagged(pl.lit(fields[field]), flag)).item():
+                return number, "line"
+    return None
+
+
+def _flagged_row(
+    source: str, fmt: str, column: str, flag: Flag, query: str | None, query_id: str
+) -> tuple[int, str] | None:
+    """:func:`flagged_line` of one table file (CSV, TSV, JSON lines, Parquet)."""
+    if fmt == "parquet":
+        table = pl.scan_parquet(source)
+    elif fmt == "jsonl":
+        data = open_text(source, _RUN).data
+        table = pl.scan_ndjson(literal_path(data), infer_schema_length=None)
+    else:
+        data = open_text(source, _RUN).data
+        separator = "," if fmt == "csv" else "\t"
+        table = pl.scan_csv(data, separator=separator, infer_schema=False, glob=False)
+    value = pl.col(column).cast(pl.String)
+    hit = _flagged(value, flag)
+    if query is not None:
+        hit = hit & (pl.col(query_id).cast(pl.String) == query)
+    found = table.with_row_index("n").filter(hit).select("n", value).head(1).collect()
+    if not found.height:
+        return None
+    row, shown = found.row(0)
+    if fmt == "parquet":
+        return row, "row"
+    if fmt == "jsonl":
+        line = LogLines(json=source).line(row)
+        return None if line is None else (line, "line")
+    # a quoted field may hold line breaks: the line the record starts on, where the
+    # csv module reads there the value polars read (else the record, counted from 1)
+    located = record_lines(data, separator, [row])
+    if located is not None and column in located[0]:
+        header, records = located
+        fields = records[row][1]
+        if len(fields) == len(header) and (fields[header.index(column)] or None) == shown:
+            return records[row][0], "line"
+    return row + 1, "record"
 
 
 def located_error(
