@@ -165,3 +165,32 @@ def test_a_pattern_of_files_reads_float_ranks_as_integers(tmp_path: Path) -> Non
     assert done.returncode == 0, done.stderr
     assert pl.read_csv(done.stdout.encode()).rows() == [("q1", 1 / pl.Series([3.0]).log(2)[0]),
                                                         ("q2", 1.0)]  # fmt: skip
+
+
+_LABELS = (
+    "column 'relevance' of the judgments has 1 label(s) that are NaN, infinite, of "
+    "magnitude 2**32 or more or below 2**-30 (other than 0), or between -1 and 0 in query "
+    "'q1'; a relevance label must be 0 or a finite number of magnitude in [2**-30, 2**32) "
+    "(what evaluate's exact sums hold), and not between -1 and 0 (unjudged here, judged "
+    "non-relevant by trec_eval, which truncates it to 0): fix or drop the line, or rescale "
+    "the file's labels"
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line"),
+    [
+        ("qrels.csv", "query_id,doc_id,relevance\nq1,d1,1\nq1,d2,-0.5\n", 3),
+        ("qrels.csv", "query_id,doc_id,relevance\nq1,d2,NaN\nq1,d1,1\n", 2),
+        ("qrels.csv", "query_id,doc_id,relevance\nq1,d1,1\nq1,d2,4294967296\n", 3),
+        ("qrels.txt", "q1 0 d1 1\nq1 0 d3 0\nq1 0 d2 -0.25\n", 3),
+    ],
+)
+def test_a_label_out_of_range_is_named_by_its_line(
+    tmp_path: Path, name: str, text: str, line: int
+) -> None:
+    (tmp_path / "run.csv").write_text("query_id,doc_id,score\nq1,d1,2\n")
+    (tmp_path / name).write_text(text)
+    done = irm_in_process("evaluate", "run.csv", "--qrels", name, "-m", "ndcg", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"irm: error: {name}, line {line}: {_LABELS}\n"

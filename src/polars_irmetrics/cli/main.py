@@ -1280,7 +1280,8 @@ def _repeated(message: str, args: argparse.Namespace) -> str | None:
 #: rank, score or label, a NaN score, a rank below 1), whose fix is Python's.
 _FLAGGED = re.compile(
     r"^(?P<said>column '(?P<column>[^']*)' of the (?P<side>run|judgments) has \d+ "
-    r"(?:(?P<kind>null|NaN) value\(s\)|rank\(s\) below 1) in query "
+    r"(?:(?P<kind>null|NaN) value\(s\)|rank\(s\) below 1|(?P<label>label\(s\)) that are "
+    r"NaN, infinite, [^;]*?) in query "
     r"(?:'(?P<text>[^']*)'|(?P<number>-?\d+))(?P<system> \([^)]*\))?); "
     r"(?P<why>[^:]*): (?P<fix>.*)$"
 )
@@ -1290,18 +1291,22 @@ _NULL_KEY = re.compile(
     r"(?P<why>[^:]*): (?P<fix>.*)$"
 )
 #: What :func:`~polars_irmetrics.io.files.flagged_line` looks for, by the refusal.
-_FLAG_OF: dict[str, Flag] = {"null": "null", "NaN": "nan", "below": "below"}
+_FLAG_OF: dict[str, Flag] = {"null": "null", "NaN": "nan", "below": "below", "label(s)": "label"}
+#: The field (from 0) of a TREC run's or qrels' line that holds a column.
+_TREC_FIELDS = {("run", "score"): 4, ("judgments", "relevance"): 3}
 #: Each refusal's fix as a file's user makes it (the library's is Python's).
 _FLAG_FIXES = {
     "null": "fill it in or drop the line",
     "NaN": "write a number there (-inf ranks the document last) or drop the line",
     "below": "number the ranks from 1 (add 1 to 0-based ranks)",
+    "label(s)": "fix or drop the line, or rescale the file's labels",
 }
 
 
 def _flagged_message(message: str, args: argparse.Namespace) -> str | None:
     """A value of one query the checks refused in a file the command read (a null id,
-    rank, score or label, a NaN score, a rank below 1), as the file and the first line
+    rank, score or label, a NaN score, a rank below 1, a label out of range), as the
+    file and the first line
     holding one (:func:`~polars_irmetrics.io.files.flagged_line`), with the fix as a
     file's (not the library's Python); None where the file is not known or no line
     holds one.
@@ -1332,7 +1337,7 @@ def _flagged_message(message: str, args: argparse.Namespace) -> str | None:
         source = runs[names.index(system[1])] if system[1] in names else None
     if not isinstance(source, str):
         return None
-    kind = "null" if found is None else found["kind"] or "below"
+    kind = "null" if found is None else found["kind"] or found["label"] or "below"
     query = None
     if found is not None:
         query = found["text"] if found["text"] is not None else found["number"]
@@ -1342,7 +1347,7 @@ def _flagged_message(message: str, args: argparse.Namespace) -> str | None:
         _FLAG_OF[kind],
         query,
         query_id=getattr(args, "query_id", None) or "query_id",
-        trec_field=4 if side == "run" and column == "score" else None,
+        trec_field=_TREC_FIELDS.get((side, column)),
     )
     if where is None:
         return None

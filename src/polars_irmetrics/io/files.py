@@ -1636,15 +1636,27 @@ def _repeated_row(
 
 
 #: What :func:`flagged_line` looks for in a column: its value read as text.
-Flag = Literal["null", "nan", "below"]
+Flag = Literal["null", "nan", "below", "label"]
 
 
 def _flagged(value: pl.Expr, flag: Flag) -> pl.Expr:
-    """Whether ``value`` (a column as text) is empty, NaN, or a number below 1."""
+    """Whether ``value`` (a column as text) is empty, NaN, a number below 1, or a
+    relevance label the checks refuse (NaN, infinite, of magnitude 2**32 or more or
+    below 2**-30 other than 0, or between -1 and 0: ground.validate's ``q_bad_rel``)."""
     if flag == "null":
         return value.is_null()
     number = value.str.strip_chars().cast(pl.Float64, strict=False)
-    return number.is_nan() if flag == "nan" else number < 1
+    if flag == "nan":
+        return number.is_nan()
+    if flag == "below":
+        return number < 1
+    size = number.abs()
+    return (
+        ~number.is_finite()
+        | (size >= 2.0**32)
+        | ((size < 2.0**-30) & (number != 0))
+        | ((number > -1) & (number < 0))
+    )
 
 
 def flagged_line(
@@ -1657,7 +1669,8 @@ def flagged_line(
     trec_field: int | None = None,
 ) -> tuple[int, str] | None:
     """Where one file holds the first value of ``column`` that the checks refused
-    (``flag``: ``'null'``, ``'nan'`` or ``'below'``, a number below 1), in ``query``
+    (``flag``: ``'null'``, ``'nan'``, ``'below'``, a number below 1, or ``'label'``, a
+    relevance label out of range: :func:`_flagged`), in ``query``
     where one is given: ``(line, unit)``, counted as :func:`repeated_line` counts (a
     CSV/TSV file's physical line, its header line 1, or its record counted from 1
     after the header, ``unit`` ``'record'``; a JSON lines file's line; a Parquet
