@@ -227,6 +227,7 @@ def build_exposure_plan(
         if per_query_target:
             shape = f"{shape} and query ({query_id!r})"
         require_columns(target_schema, [*dimensions, "target"], "target", shape)
+        _refuse_unread_target_columns(target_schema, dimensions, query_id)
         for column in dimensions:
             id_kind(target_schema, column, "target")
         check_numeric(target_schema, "target", "target", integer=False)
@@ -798,6 +799,31 @@ def _same_ids(
     tables = {"run": run, "qrels": qrels, "groups": groups, "target": target}
     cast = with_common_ids({k: t for k, t in tables.items() if t is not None}, columns)
     return cast["run"], cast["qrels"], cast.get("groups"), cast.get("target")
+
+
+def _refuse_unread_target_columns(
+    schema: pl.Schema, dimensions: Sequence[str], query_id: str
+) -> None:
+    """Refuse a column of target= that no measure reads (a weight, a label, a query
+    column named otherwise than the run's): the target is read from its groups'
+    columns (``dimensions``), ``target`` and, for a per-query target, the query id;
+    another column would be dropped without a word.
+
+    >>> _refuse_unread_target_columns(pl.Schema({"group": pl.String, "target": pl.Float64,
+    ...     "qid": pl.String}), ["group"], "query_id")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: column 'qid' of the target (target=) is ...
+    """
+    read = {*dimensions, "target", query_id}
+    unread = [name for name in schema.names() if name not in read]
+    if unread:
+        cells = ", ".join(repr(c) for c in (*dimensions, "target"))
+        raise InvalidValueError(
+            f"column {unread[0]!r} of the target (target=) is not read: a target holds "
+            f"{cells} (and {query_id!r}, the run's query column, for a target per query); "
+            "drop the column, or name a query column as the run names it"
+        )
 
 
 def _same_kind(left: pl.Schema, right: pl.Schema, column: str, what: str) -> None:
