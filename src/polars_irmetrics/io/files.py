@@ -1590,19 +1590,25 @@ def repeated_line(
         return None
 
 
+def _line_table(source: str, fmt: str) -> tuple[pl.LazyFrame, str | bytes, str]:
+    """One table file as the line-naming error paths read it (a CSV/TSV file's fields
+    as text, as written), with the text polars reads (its path, or its bytes) and the
+    CSV/TSV separator (``""`` for Parquet and JSON lines)."""
+    if fmt == "parquet":
+        return pl.scan_parquet(source), source, ""
+    data = open_text(source, _RUN).data
+    if fmt == "jsonl":
+        return pl.scan_ndjson(literal_path(data), infer_schema_length=None), data, ""
+    separator = "," if fmt == "csv" else "\t"
+    table = pl.scan_csv(data, separator=separator, infer_schema=False, glob=False)
+    return table, data, separator
+
+
 def _repeated_row(
     source: str, fmt: str, query: str | None, query_id: str, doc_id: str
 ) -> tuple[int, int, str, str] | None:
     """:func:`repeated_line` of one table file (CSV, TSV, JSON lines, Parquet)."""
-    if fmt == "parquet":
-        table = pl.scan_parquet(source)
-    elif fmt == "jsonl":
-        data = open_text(source, _RUN).data
-        table = pl.scan_ndjson(literal_path(data), infer_schema_length=None)
-    else:
-        data = open_text(source, _RUN).data
-        separator = "," if fmt == "csv" else "\t"
-        table = pl.scan_csv(data, separator=separator, infer_schema=False, glob=False)
+    table, data, separator = _line_table(source, fmt)
     ids = [pl.col(c).cast(pl.String).alias(a) for c, a in ((query_id, "q"), (doc_id, "d"))]
     found = first_repeat(table.select(ids).with_row_index("n"), query)
     if found is None:
@@ -1719,15 +1725,7 @@ def _flagged_row(
     source: str, fmt: str, column: str, flag: Flag, query: str | None, query_id: str
 ) -> tuple[int, str] | None:
     """:func:`flagged_line` of one table file (CSV, TSV, JSON lines, Parquet)."""
-    if fmt == "parquet":
-        table = pl.scan_parquet(source)
-    elif fmt == "jsonl":
-        data = open_text(source, _RUN).data
-        table = pl.scan_ndjson(literal_path(data), infer_schema_length=None)
-    else:
-        data = open_text(source, _RUN).data
-        separator = "," if fmt == "csv" else "\t"
-        table = pl.scan_csv(data, separator=separator, infer_schema=False, glob=False)
+    table, data, separator = _line_table(source, fmt)
     value = pl.col(column).cast(pl.String)
     hit = _flagged(value, flag)
     if query is not None:
