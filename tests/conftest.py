@@ -30,7 +30,9 @@ os.environ.setdefault("NUMBA_DISABLE_JIT", "1")
 # modules). The files land in __pycache__ folders, which git ignores.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
+import inspect
 import io
+import re
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -112,15 +114,35 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item._id = type(item._id).parse(f"{item.nodeid}@{group}")
 
 
+#: a test's own ``request.getfixturevalue("spark")`` / ``engine_io("dask", request)``
+_ASKS = re.compile(r"""(?:getfixturevalue|engine_io)\(\s*["'](spark|client|dask)["']""")
+
+
+def _source(item: pytest.Item) -> str:
+    """The test function's source ("" where it has none, e.g. a doctest)."""
+    try:
+        return inspect.getsource(item.obj)  # type: ignore[attr-defined]
+    except (AttributeError, OSError, TypeError):
+        return ""
+
+
 def _engine_group(item: pytest.Item) -> str | None:
-    """The xdist group of a test that starts an engine: by the fixtures it asks for, or
-    (a test that takes the engine by ``request.getfixturevalue``) by its ``engine``
-    parameter."""
+    """The xdist group of a test that starts an engine: by the fixtures it asks for, by
+    a parameter of its that names the engine ("spark" or "dask", whatever the
+    parameter's name: ``engine``, ``path``...), or by its own
+    ``request.getfixturevalue("spark")`` / ``engine_io("dask", request)`` call. A test
+    missed here starts a second JVM or cluster on another worker (measured: the run had
+    a second Spark session and Dask cluster, from test_by_paths_round12's ``path``
+    parameter, test_samples_round13's and test_engines_round10's own calls)."""
     names = set(getattr(item, "fixturenames", ()))
     callspec = getattr(item, "callspec", None)
-    param = callspec.params.get("engine") if callspec is not None else None
-    spark = "spark" in names or param == "spark"
-    dask = "client" in names or param == "dask"
+    params = [v for v in callspec.params.values() if isinstance(v, str)] if callspec else []
+    # a parameter naming the engine says which branch of the test's source runs
+    asked = set(params) & {"spark", "dask"}
+    if not asked and "request" in names:
+        asked = set(_ASKS.findall(_source(item)))
+    spark = "spark" in names or "spark" in asked
+    dask = "client" in names or bool(asked & {"client", "dask"})
     if spark and dask:
         return ENGINE_GROUP
     if spark:
