@@ -1306,10 +1306,10 @@ _FLAG_FIXES = {
 def _flagged_message(message: str, args: argparse.Namespace) -> str | None:
     """A value of one query the checks refused in a file the command read (a null id,
     rank, score or label, a NaN score, a rank below 1, a label out of range), as the
-    file and the first line
-    holding one (:func:`~polars_irmetrics.io.files.flagged_line`), with the fix as a
-    file's (not the library's Python); None where the file is not known or no line
-    holds one.
+    file and the first line holding one
+    (:func:`~polars_irmetrics.io.files.flagged_line`), with the fix as a file's (not
+    the library's Python); None where the file is not known (a glob, a folder,
+    standard input) or no line holds one: the library's message is kept then.
 
     >>> import argparse, pathlib, tempfile
     >>> message = ("column 'score' of the run has 1 NaN value(s) in query 'q1'; NaN cannot "
