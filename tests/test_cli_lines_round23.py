@@ -194,3 +194,30 @@ def test_a_label_out_of_range_is_named_by_its_line(
     done = irm_in_process("evaluate", "run.csv", "--qrels", name, "-m", "ndcg", cwd=tmp_path)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == f"irm: error: {name}, line {line}: {_LABELS}\n"
+
+
+def test_a_pattern_or_folder_of_files_names_the_file_that_holds_the_value(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "a.csv").write_text("query_id,doc_id,score\nq1,d1,1\nq1,d2,2\n")
+    (tmp_path / "runs" / "b.csv").write_text("query_id,doc_id,score\nq2,d1,1\nq2,d2,NaN\n")
+    done = irm_in_process("evaluate", "runs/*.csv", "--qrels", "qrels.txt", "-m", "ndcg",
+                          cwd=tmp_path)  # fmt: skip
+    assert done.stderr == (
+        "irm: error: runs/b.csv, line 3: column 'score' of the run has 1 NaN value(s) in "
+        f"query 'q2'; NaN cannot be ranked: {NAN_FIX}\n"
+    )
+    (tmp_path / "parts").mkdir()
+    frame = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["d1", "d2"], "score": [1.0, 2.0]})
+    frame.write_parquet(tmp_path / "parts" / "0.parquet")
+    # another query (q3) and q2's second document, with no id: nothing listed twice
+    other = frame.with_columns(query_id=pl.Series(["q3", "q2"]), doc_id=pl.Series(["d1", None]))
+    other.write_parquet(tmp_path / "parts" / "1.parquet")
+    done = irm_in_process("evaluate", "parts", "--qrels", "qrels.txt", "-m", "ndcg",
+                          cwd=tmp_path)  # fmt: skip
+    assert done.stderr == (
+        "irm: error: parts/1.parquet, row 1 (counted from 0): column 'doc_id' of the run has "
+        f"1 null value(s) in query 'q2'; every row needs a document id: {NULL_FIX}\n"
+    )

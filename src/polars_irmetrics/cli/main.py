@@ -1308,8 +1308,9 @@ def _flagged_message(message: str, args: argparse.Namespace) -> str | None:
     rank, score or label, a NaN score, a rank below 1, a label out of range), as the
     file and the first line holding one
     (:func:`~polars_irmetrics.io.files.flagged_line`), with the fix as a file's (not
-    the library's Python); None where the file is not known (a glob, a folder,
-    standard input) or no line holds one: the library's message is kept then.
+    the library's Python), in the first file of a pattern or folder that holds one;
+    None where the file is not known (standard input, a URL) or no line holds one: the
+    library's message is kept then.
 
     >>> import argparse, pathlib, tempfile
     >>> message = ("column 'score' of the run has 1 NaN value(s) in query 'q1'; NaN cannot "
@@ -1341,15 +1342,20 @@ def _flagged_message(message: str, args: argparse.Namespace) -> str | None:
     query = None
     if found is not None:
         query = found["text"] if found["text"] is not None else found["number"]
-    where = flagged_line(
-        source,
-        column,
-        _FLAG_OF[kind],
-        query,
-        query_id=getattr(args, "query_id", None) or "query_id",
-        trec_field=_TREC_FIELDS.get((side, column)),
-    )
-    if where is None:
+    # a pattern or folder of files: the first file (in name order) holding one
+    for path in source_files(source):
+        where = flagged_line(
+            path,
+            column,
+            _FLAG_OF[kind],
+            query,
+            query_id=getattr(args, "query_id", None) or "query_id",
+            trec_field=_TREC_FIELDS.get((side, column)),
+        )
+        if where is not None:
+            source = path
+            break
+    else:
         return None
     line, unit = where
     counted = {"row": " (counted from 0)", "record": " (counted from 1 after the header)"}
