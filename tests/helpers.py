@@ -14,6 +14,7 @@ from types import ModuleType
 from typing import Any
 
 import polars as pl
+import pyarrow as pa
 from hypothesis import HealthCheck, settings
 
 from polars_irmetrics.cli import main as cli_main
@@ -160,3 +161,11 @@ def engine_io(name: str, request: Any) -> tuple[Any, Any, Any]:
         return dd.from_pandas(frame.to_pandas(types_mapper=pd.ArrowDtype), npartitions=2)
 
     return irm_dask.evaluate, to_dask, from_dask
+
+
+def zstd_compress(data: bytes) -> bytes:
+    """``data`` as one zstd frame (pyarrow's codec: the standard library has none)."""
+    sink = pa.BufferOutputStream()
+    with pa.CompressedOutputStream(sink, "zstd") as out:
+        out.write(data)
+    return bytes(sink.getvalue().to_pybytes())

@@ -9,25 +9,17 @@ import gzip
 from collections.abc import Callable
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 
-from .helpers import irm_in_process
+from .helpers import irm_in_process, zstd_compress
 
 QRELS = "q1 0 d1 1\n"
-
-
-def _zstd(data: bytes) -> bytes:
-    sink = pa.BufferOutputStream()
-    with pa.CompressedOutputStream(sink, "zstd") as out:
-        out.write(data)
-    return bytes(sink.getvalue().to_pybytes())
 
 
 PACKINGS: dict[str, Callable[[bytes], bytes]] = {
     "": lambda data: data,
     ".gz": gzip.compress,
-    ".zst": _zstd,
+    ".zst": zstd_compress,
 }
 
 CASES = [

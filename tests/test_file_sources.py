@@ -13,7 +13,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
-import pyarrow as pa
 import pytest
 
 from polars_irmetrics import FileFormatError, MissingFileError, TrecFormatError
@@ -21,6 +20,8 @@ from polars_irmetrics.cli.main import main
 from polars_irmetrics.io import sources
 from polars_irmetrics.io.files import scan_qrels, scan_run
 from polars_irmetrics.io.trec import read_trec_qrels, read_trec_run, scan_trec_run
+
+from .helpers import zstd_compress
 
 #: The fix a file that is not UTF-8 is refused with.
 _REENCODE = (
@@ -35,19 +36,12 @@ CSV_RUN = b"query_id,doc_id,score\n301,d1,2.0\n301,d2,1.0\n302,d1,3.0\n"
 BOM = b"\xef\xbb\xbf"
 
 
-def _zstd(data: bytes) -> bytes:
-    sink = pa.BufferOutputStream()
-    with pa.CompressedOutputStream(sink, "zstd") as out:
-        out.write(data)
-    return bytes(sink.getvalue().to_pybytes())
-
-
 COMPRESSIONS: dict[str, Callable[[bytes], bytes]] = {
     "plain": lambda data: data,
     "gzip": gzip.compress,
     "bzip2": bz2.compress,
     "xz": lzma.compress,
-    "zstd": _zstd,
+    "zstd": zstd_compress,
 }
 
 

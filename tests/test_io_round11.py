@@ -31,13 +31,12 @@ import warnings
 from pathlib import Path
 
 import polars as pl
-import pyarrow as pa
 import pytest
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import FileFormatError
 from polars_irmetrics.io.files import scan_qrels, scan_run
-from tests.helpers import irm_in_process
+from tests.helpers import irm_in_process, zstd_compress
 
 NULL_RUN = pl.DataFrame(
     {
@@ -132,13 +131,6 @@ CSV_TEXT = (
 ).encode()
 
 
-def _zstd(data: bytes) -> bytes:
-    sink = pa.BufferOutputStream()
-    with pa.CompressedOutputStream(sink, "zstd") as out:
-        out.write(data)
-    return bytes(sink.getvalue().to_pybytes())
-
-
 def _cut(data: bytes) -> bytes:
     """The first three quarters of ``data``: more than 64 KiB of text inside."""
     return data[: len(data) * 3 // 4]
@@ -153,14 +145,14 @@ def _zeroed(data: bytes) -> bytes:
 GZIP_END = "Compressed file ended before the end-of-stream marker was reached"
 DAMAGED = [
     ("run.gz", _cut(gzip.compress(TREC_TEXT, mtime=0)), GZIP_END),
-    ("run.zst", _cut(_zstd(TREC_TEXT)), "Truncated compressed stream"),
+    ("run.zst", _cut(zstd_compress(TREC_TEXT)), "Truncated compressed stream"),
     (
         "run.gz",
         _zeroed(TREC_TEXT),
         "Error -3 while decompressing data: invalid distance too far back",
     ),
     ("run.csv.gz", _cut(gzip.compress(CSV_TEXT, mtime=0)), GZIP_END),
-    ("run.csv.zst", _cut(_zstd(CSV_TEXT)), "Truncated compressed stream"),
+    ("run.csv.zst", _cut(zstd_compress(CSV_TEXT)), "Truncated compressed stream"),
 ]
 
 
@@ -192,7 +184,7 @@ def test_damaged_compressed_judgments_are_named(tmp_path: Path) -> None:
 
 def test_a_whole_compressed_stream_reads(tmp_path: Path) -> None:
     path = tmp_path / "run.zst"
-    path.write_bytes(_zstd(TREC_TEXT) * 2)  # two frames: one stream of both
+    path.write_bytes(zstd_compress(TREC_TEXT) * 2)  # two frames: one stream of both
     assert scan_run(str(path)).collect().height == 2 * TREC_TEXT.count(b"\n")
 
 
