@@ -349,12 +349,30 @@ def _check_line_endings(name: str, head: bytes, what: str, error: type[FileForma
     )
 
 
+def _decompressed(data: str | bytes) -> io.BufferedIOBase:
+    """:func:`open_text`'s ``data`` as a binary stream of its text: a local path
+    decompressed as it is read where it holds gzip or zstd (polars reads those itself,
+    so ``data`` is the path), bytes as they are (gzip decompressed). The caller closes
+    it."""
+    if isinstance(data, bytes):
+        return io.BytesIO(gzip.decompress(data) if data.startswith(_GZIP) else data)
+    with open(data, "rb") as probe:
+        magic = probe.read(4)
+    if magic.startswith(_ZSTD):
+        import pyarrow as pa  # a dependency; imported only for zstd files
+
+        # a pyarrow stream reads as a binary file does (the typing says not)
+        return typing.cast("io.BufferedIOBase", pa.CompressedInputStream(pa.OSFile(data), "zstd"))
+    if magic.startswith(_GZIP):
+        return gzip.GzipFile(data, "rb")
+    return open(data, "rb")
+
+
 def text_lines(data: str | bytes, newline: str | None = None) -> io.TextIOWrapper:
     """:func:`open_text`'s ``data`` as text to read line by line (UTF-8, a byte-order
-    mark dropped, undecodable bytes replaced): a local path decompressed as it is read
-    where it holds gzip or zstd (polars reads those itself, so ``data`` is the path),
-    bytes as they are. For the error paths that name a line; the caller closes it.
-    ``newline`` is :class:`io.TextIOWrapper`'s (``""`` for the csv module).
+    mark dropped, undecodable bytes replaced), decompressed (:func:`_decompressed`).
+    For the error paths that name a line; the caller closes it. ``newline`` is
+    :class:`io.TextIOWrapper`'s (``""`` for the csv module).
 
     >>> import gzip, pathlib, tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
@@ -364,47 +382,22 @@ def text_lines(data: str | bytes, newline: str | None = None) -> io.TextIOWrappe
     ...         list(lines)
     ['a,b\\n', '1,2\\n']
     """
-    if isinstance(data, bytes):
-        text = io.BytesIO(gzip.decompress(data) if data.startswith(_GZIP) else data)
-        return io.TextIOWrapper(text, encoding="utf-8-sig", errors="replace", newline=newline)
-    with open(data, "rb") as probe:
-        magic = probe.read(4)
-    if magic.startswith(_ZSTD):
-        import pyarrow as pa  # a dependency; imported only for zstd files
-
-        # a pyarrow stream reads as a binary file does (the wrapper's typing says not)
-        stream: io.BufferedReader | gzip.GzipFile = typing.cast(
-            "io.BufferedReader", pa.CompressedInputStream(pa.OSFile(data), "zstd")
-        )
-    elif magic.startswith(_GZIP):
-        stream = gzip.GzipFile(data, "rb")
-    else:
-        stream = open(data, "rb")  # noqa: SIM115
+    stream = typing.cast("io.BufferedReader", _decompressed(data))
     return io.TextIOWrapper(stream, encoding="utf-8-sig", errors="replace", newline=newline)
 
 
 def whole_text(data: str | bytes) -> bytes:
     """The whole text of :func:`open_text`'s ``data`` (a local path, or the bytes of
-    standard input, a pipe or a bzip2/xz file, decompressed), gzip or zstd decompressed:
-    for the error paths that name a line, which read the file again.
+    standard input, a pipe or a bzip2/xz file, decompressed), gzip or zstd decompressed
+    (:func:`_decompressed`): for the error paths that name a line, which read the file
+    again.
 
     >>> import gzip
     >>> whole_text(gzip.compress(b"q1 Q0 d1 1 2.0 r\\n"))
     b'q1 Q0 d1 1 2.0 r\\n'
     """
-    if isinstance(data, str):
-        with open(data, "rb") as probe:
-            zipped = probe.read(4)
-        if zipped.startswith(_ZSTD):
-            import pyarrow as pa
-
-            with pa.CompressedInputStream(pa.OSFile(data), "zstd") as unzipped:
-                return bytes(unzipped.read())
-        opener = gzip.open if zipped.startswith(_GZIP) else open
-        with opener(data, "rb") as lines:
-            whole: bytes = lines.read()
-            return whole
-    return gzip.decompress(data) if data.startswith(_GZIP) else data
+    with _decompressed(data) as stream:
+        return bytes(stream.read())
 
 
 def first_undecodable_line(source: str) -> tuple[int, bytes] | None:
