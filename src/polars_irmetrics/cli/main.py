@@ -1178,6 +1178,30 @@ class _Repeat(NamedTuple):
     unit: str
 
 
+def _side_file(side: str, said: str, args: argparse.Namespace) -> str | None:
+    """The file behind the table a message names (``side``: ``'run'`` or
+    ``'judgments'``): the judgments file, the one run file, or among several the run
+    file of the system ``said`` names (``(run='bm25')``, by its stem); None where none
+    is known."""
+    runs = _run_files(args)
+    source = getattr(args, "qrels", None) if side == "judgments" else None
+    if side == "run" and len(runs) == 1:
+        source = runs[0]
+    system = _SYSTEM.search(said)
+    if side == "run" and len(runs) > 1 and system is not None:
+        # several run files: the system the message names is a file's (by its stem)
+        names = _run_names(runs)
+        source = runs[names.index(system[1])] if system[1] in names else None
+    return source if isinstance(source, str) else None
+
+
+def _place(source: str, unit: str, number: int) -> str:
+    """Where in ``source`` a message points: ``run.csv, line 3``, ``qrels.parquet, row 2
+    (counted from 0)``, ``run.csv, record 3 (counted from 1 after the header)``."""
+    counted = {"row": " (counted from 0)", "record": " (counted from 1 after the header)"}
+    return f"{display_name(source)}, {unit} {number}{counted.get(unit, '')}"
+
+
 def _repeat_in(source: str, found: re.Match[str], args: argparse.Namespace) -> _Repeat | None:
     """The line (row) of ``source`` that repeats a document of the query ``found``
     names (its ``text`` or ``number`` group), read with the command's id columns
@@ -1191,11 +1215,8 @@ def _repeat_in(source: str, found: re.Match[str], args: argparse.Namespace) -> _
     if where is None:
         return None
     line, first, doc, unit = where
-    counted = {"row": " (counted from 0)", "record": " (counted from 1 after the header)"}.get(
-        unit, ""
-    )
     return _Repeat(
-        place=f"{display_name(source)}, {unit} {line}{counted}",
+        place=_place(source, unit, line),
         query=repr(query) if found["text"] is not None else query,
         doc=doc,
         first=f"{unit} {first}",
@@ -1250,16 +1271,8 @@ def _repeated(message: str, args: argparse.Namespace) -> str | None:
     found = _DUPLICATE.match(message)
     if found is None:
         return None
-    runs = _run_files(args)
-    source = getattr(args, "qrels", None) if found["side"] == "judgments" else None
-    if found["side"] == "run" and len(runs) == 1:
-        source = runs[0]
-    system = _SYSTEM.search(found["said"])
-    if found["side"] == "run" and len(runs) > 1 and system is not None:
-        # several run files: the system the message names is a file's (by its stem)
-        names = _run_names(runs)
-        source = runs[names.index(system[1])] if system[1] in names else None
-    if not isinstance(source, str):
+    source = _side_file(found["side"], found["said"], args)
+    if source is None:
         return None
     repeat = _repeat_in(source, found, args)
     if repeat is None:
@@ -1328,15 +1341,8 @@ def _flagged_message(message: str, args: argparse.Namespace) -> str | None:
     if match is None:
         return None
     column, side = match["column"], match["side"]
-    runs = _run_files(args)
-    source = getattr(args, "qrels", None) if side == "judgments" else None
-    if side == "run" and len(runs) == 1:
-        source = runs[0]
-    system = None if found is None else _SYSTEM.search(found["system"] or "")
-    if side == "run" and len(runs) > 1 and system is not None:
-        names = _run_names(runs)
-        source = runs[names.index(system[1])] if system[1] in names else None
-    if not isinstance(source, str):
+    source = _side_file(side, "" if found is None else found["system"] or "", args)
+    if source is None:
         return None
     kind = "null" if found is None else found["kind"] or found["label"] or "below"
     query = None
@@ -1358,9 +1364,7 @@ def _flagged_message(message: str, args: argparse.Namespace) -> str | None:
     else:
         return None
     line, unit = where
-    counted = {"row": " (counted from 0)", "record": " (counted from 1 after the header)"}
-    place = f"{display_name(source)}, {unit} {line}{counted.get(unit, '')}"
-    return f"{place}: {match['said']}; {match['why']}: {_FLAG_FIXES[kind]}"
+    return f"{_place(source, unit, line)}: {match['said']}; {match['why']}: {_FLAG_FIXES[kind]}"
 
 
 def _located(args: argparse.Namespace) -> str | None:
