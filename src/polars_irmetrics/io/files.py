@@ -637,8 +637,8 @@ def _scan_table(
     separator = "," if fmt == "csv" else "\t"
     if is_glob(source):  # polars expands the pattern; every file is typed as a whole
         first: tuple[str, pl.Schema] | None = None
-        casts: dict[str, pl.DataType] = {}  # the columns some file holds as numbers in text
-        floats: set[str] = set()  # the columns some file holds as floats
+        texts: set[str] = set()  # the columns some file holds as numbers in text
+        floats: set[str] = set()  # the columns some file holds as floats (or in text)
         for path in source_files(source, what):  # each file's faults named as a file's are
             text = open_text(path, what)
             data = text.data
@@ -646,12 +646,13 @@ def _scan_table(
             _check_fields(path, data, fmt, what)
             check_not_empty(path, fmt, what)
             lazy = _scan_text(data, separator, ids)
-            for column, dtype in _number_casts(lazy, path, fmt, what, numbers, rank).items():
-                casts[column] = pl.Float64() if casts.get(column) == pl.Float64 else dtype
-            floats.update(c for c, dtype in lazy.collect_schema().items() if dtype.is_float())
+            casts = _number_casts(lazy, path, fmt, what, numbers, rank)
+            texts.update(casts)
+            read = {**lazy.collect_schema(), **casts}
+            floats.update(c for c, dtype in read.items() if dtype.is_float())
             # the files' headers alike, in one order (polars' own error names no file);
             # their types are polars' to unify (a bad value is named where it is read)
-            names = lazy.collect_schema().names()
+            names = list(read)
             schema = (display_name(path), pl.Schema(dict.fromkeys(names, pl.String)))
             if first is None:
                 first = schema
@@ -665,16 +666,14 @@ def _scan_table(
                     "columns in one order: write them again in one order"
                 )
         # a column some file holds as floats is Float64 (a rank is whole: checked)
-        casts = {
-            c: pl.Float64() if c in floats and c != rank else dtype for c, dtype in casts.items()
-        }
+        whole = {c: pl.Float64() if c in floats and c != rank else pl.Int64() for c in texts}
         table = pl.scan_csv(
             source,
             separator=separator,
-            schema_overrides={**dict.fromkeys(ids, pl.String), **dict.fromkeys(casts, pl.String)},
+            schema_overrides={**dict.fromkeys(ids, pl.String), **dict.fromkeys(whole, pl.String)},
             infer_schema_length=None,
         )
-        return table.with_columns(_as_numbers(casts)) if casts else table
+        return table.with_columns(_as_numbers(whole)) if whole else table
     text = open_text(source, what)
     data = text.data
     _check_header(source, text.head, separator)
