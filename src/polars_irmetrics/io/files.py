@@ -24,6 +24,7 @@ import fnmatch
 import glob
 import io
 import json
+import math
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -621,19 +622,24 @@ def _scan_table(
         # every line types the columns (polars' default reads 100): a bad score after
         # line 100 would fail at the collect with polars' text, naming no file or line
         if is_glob(source):  # polars expands the pattern; each file checked as one is
+            schemas: list[tuple[str, pl.Schema]] = []
             for path in source_files(source, what):
                 check_not_empty(path, fmt, what)
                 data = open_text(path, what).data
-                _check_json_numbers(
-                    pl.scan_ndjson(literal_path(data), infer_schema_length=None),
-                    path,
-                    data,
-                    numbers,
-                )
-            return pl.scan_ndjson(source, infer_schema_length=None)
+                lazy = pl.scan_ndjson(literal_path(data), infer_schema_length=None)
+                lazy = _check_json_numbers(lazy, path, data, numbers)
+                schemas.append((path, _json_schema(lazy, path, what)))
+                _check_json_ranks(lazy, path, data, rank)
+            # polars types a pattern's columns by its first file alone (a score of 2.5
+            # in another file after 1 in the first: "cannot parse '2.5' (f64) as
+            # Int64"); typed here as one file holding every line would be
+            table = pl.scan_ndjson(source, schema=_json_union(schemas), infer_schema_length=None)
+            return _json_whole_ranks(table, rank)
         data = open_text(source, what).data
         lazy = pl.scan_ndjson(literal_path(data), infer_schema_length=None)
-        return _check_json_numbers(lazy, source, data, numbers)
+        lazy = _check_json_numbers(lazy, source, data, numbers)
+        _check_json_ranks(lazy, source, data, rank)
+        return _json_whole_ranks(lazy, rank)
     separator = "," if fmt == "csv" else "\t"
     if is_glob(source):  # polars expands the pattern; every file is typed as a whole
         first: tuple[str, pl.Schema] | None = None
@@ -922,6 +928,121 @@ def _check_json_numbers(
                     f"{excerpt(shown)}, not a number; fix or drop the line"
                 )
     return lazy
+
+
+#: A float rank beyond this is not exact (JSON has no integer type of its own: a
+#: reader holds ``9007199254740993.0`` as ``9007199254740992.0``).
+_EXACT_FLOAT = 2.0**53
+
+
+def _check_json_ranks(
+    lazy: pl.LazyFrame, source: str, data: str | bytes, rank: str | None
+) -> None:
+    """A JSON lines run's ``rank`` column written as floats (``3.0``: pandas'
+    ``to_json`` of an integer column with a gap): the first line whose rank is no
+    whole number (``2.5``), or one beyond 2**53 (not exact as a float), refused with
+    the file and the line; whole ones are read as integers by
+    :func:`_json_whole_ranks`, as a CSV file's are. An error path reads the lines.
+
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = str(pathlib.Path(tmp) / "run.jsonl")
+    ...     _ = pathlib.Path(path).write_text('{"rank": 1.0}\\n{"rank": 2.5}\\n')
+    ...     try:
+    ...         _check_json_ranks(pl.scan_ndjson(path), path, path, "rank")
+    ...     except FileFormatError as error:
+    ...         print(str(error).replace(path, "run.jsonl"))
+    run.jsonl, line 2: column 'rank' holds 2.5, not a whole number; a rank is a \
+position 1, 2, 3, ... in its query's list: fix or drop the line
+    """
+    if rank is None or not _json_dtype(lazy, rank).is_float():
+        return
+    value = pl.col(rank)
+    whole = (value == value.floor()) & (value.abs() < _EXACT_FLOAT)
+    if not lazy.select((value.is_not_null() & ~whole).any()).collect().item():
+        return
+    for number, line in enumerate(io.BytesIO(whole_text(data)), start=1):
+        row = json.loads(line.decode("utf-8-sig", errors="replace")) if line.strip() else {}
+        held = row.get(rank) if isinstance(row, dict) else None
+        if not isinstance(held, float):
+            continue
+        if not math.isfinite(held) or not held.is_integer():
+            raise FileFormatError(
+                f"{display_name(source)}, line {number}: column {rank!r} holds "
+                f"{json.dumps(held)}, not a whole number; a rank is a position 1, 2, 3, "
+                "... in its query's list: fix or drop the line"
+            )
+        if abs(held) >= _EXACT_FLOAT:
+            raise FileFormatError(
+                f"{display_name(source)}, line {number}: column {rank!r} holds "
+                f"{json.dumps(held)}, a float beyond 2**53, which no reader holds "
+                "exactly: write the rank as an integer (without a decimal point)"
+            )
+
+
+def _json_dtype(lazy: pl.LazyFrame, column: str) -> pl.DataType:
+    """``column``'s dtype in ``lazy`` (Null where it has no such column, or its columns
+    cannot be read: a damaged line, named where the columns are read)."""
+    try:
+        return lazy.collect_schema().get(column, pl.Null())
+    except pl.exceptions.PolarsError:
+        return pl.Null()
+
+
+def _json_whole_ranks(lazy: pl.LazyFrame, rank: str | None) -> pl.LazyFrame:
+    """``lazy`` with a ``rank`` column of floats read as the integers they are
+    (:func:`_check_json_ranks` refused any other)."""
+    if rank is None or not _json_dtype(lazy, rank).is_float():
+        return lazy
+    return lazy.with_columns(pl.col(rank).cast(pl.Int64))
+
+
+def _json_schema(lazy: pl.LazyFrame, source: str, what: str) -> pl.Schema:
+    """One JSON lines file's columns, or its first damaged line named."""
+    try:
+        return lazy.collect_schema()
+    except pl.exceptions.PolarsError:
+        damaged = damaged_json_line(source, what)
+        if damaged is not None:
+            raise damaged from None
+        raise FileFormatError(
+            f"{display_name(source)}: its columns cannot be read (a damaged file)"
+        ) from None
+
+
+def _json_union(schemas: Sequence[tuple[str, pl.Schema]]) -> dict[str, pl.DataType] | None:
+    """The columns of a pattern of JSON lines files (``(path, schema)`` each) typed as
+    one file holding all their lines would be (polars' supertype: an integer and a
+    float a float, a number and text text; a column some file lacks is null there), in
+    the order the files first hold them; ``None`` where every file types them alike. A
+    column that is a list (or an object) in one file and not in another is refused
+    naming the two files (one file's reader would read the lists as their text).
+
+    >>> _json_union([("a", pl.Schema({"s": pl.Int64})), ("b", pl.Schema({"s": pl.Float64}))])
+    {'s': Float64}
+    """
+    if all(schema == schemas[0][1] for _, schema in schemas):
+        return None
+    seen: dict[str, list[tuple[str, pl.DataType]]] = {}
+    for path, schema in schemas:
+        for column, dtype in schema.items():
+            seen.setdefault(column, []).append((path, dtype))
+    union: dict[str, pl.DataType] = {}
+    for column, held in seen.items():
+        nested = [isinstance(dtype, pl.List | pl.Array | pl.Struct) for _, dtype in held]
+        try:
+            if any(nested) and not all(nested):
+                raise pl.exceptions.SchemaError(column)
+            frames = [pl.LazyFrame(schema={column: dtype}) for _, dtype in held]
+            union[column] = pl.concat(frames, how="diagonal_relaxed").collect_schema()[column]
+        except pl.exceptions.PolarsError:
+            (first, one), (other, two) = held[0], next(h for h in held if h[1] != held[0][1])
+            raise FileFormatError(
+                f"{display_name(other)}: column {column!r} holds {two} where "
+                f"{display_name(first)}'s holds {one}; the files of a pattern are read as "
+                "one table: write the column one way in every file"
+            ) from None
+    return union
 
 
 def _parquet_rows(source: str, what: str) -> int | None:
