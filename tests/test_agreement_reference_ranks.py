@@ -25,8 +25,9 @@ def _below_one(frame: str, n: int) -> str:
 
 def _not_integer(frame: str) -> str:
     return (
-        f"column 'rank' in the {frame} has dtype Float64; it must be an integer: cast it, "
-        "e.g. pl.col('rank').cast(pl.Int64)"
+        f"column 'rank' in the {frame} has dtype Float64; it must be an integer: where every "
+        "value is a whole number, cast it, e.g. pl.col('rank').cast(pl.Int64) (a cast drops a "
+        "fraction: 1.5 becomes 1; check (pl.col('rank') % 1 == 0).all() first)"
     )
 
 

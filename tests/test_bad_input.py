@@ -97,8 +97,9 @@ CASES = [
         "float ranks",
         lambda: (_run(rank=[1.0, 2.0, 1.0]), {"qrels": _qrels()}),
         ColumnTypeError,
-        "column 'rank' in the run has dtype Float64; it must be an integer: cast it, e.g. "
-        "pl.col('rank').cast(pl.Int64)",
+        "column 'rank' in the run has dtype Float64; it must be an integer: where every "
+        "value is a whole number, cast it, e.g. pl.col('rank').cast(pl.Int64) (a cast drops a "
+        "fraction: 1.5 becomes 1; check (pl.col('rank') % 1 == 0).all() first)",
     ),
     (
         "string scores",

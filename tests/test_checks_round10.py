@@ -26,7 +26,18 @@ QRELS = pl.DataFrame({"query_id": ["a"], "doc_id": ["x"], "relevance": [1]})
 
 
 @pytest.mark.parametrize(
-    ("ranks", "dtype"), [([1.5, 2.5], "Float64"), (["1", "2"], "String")], ids=["float", "text"]
+    ("ranks", "dtype", "fix"),
+    [
+        (  # the cast alone would move 1.5 to rank 1
+            [1.5, 2.5],
+            "Float64",
+            "where every value is a whole number, cast it, e.g. pl.col('rank').cast(pl.Int64) "
+            "(a cast drops a fraction: 1.5 becomes 1; check (pl.col('rank') % 1 == 0).all() "
+            "first)",
+        ),
+        (["1", "2"], "String", "cast it, e.g. pl.col('rank').cast(pl.Int64)"),
+    ],
+    ids=["float", "text"],
 )
 @pytest.mark.parametrize(
     ("metric", "tables"),
@@ -38,13 +49,10 @@ QRELS = pl.DataFrame({"query_id": ["a"], "doc_id": ["x"], "relevance": [1]})
     ids=["neighbors", "rbo", "ndcg"],
 )
 def test_a_rank_that_is_no_integer_is_refused_alike(
-    ranks: list[object], dtype: str, metric: str, tables: dict[str, pl.DataFrame]
+    ranks: list[object], dtype: str, fix: str, metric: str, tables: dict[str, pl.DataFrame]
 ) -> None:
     run = EXACT.with_columns(rank=pl.Series(ranks))
-    message = (
-        f"column 'rank' in the run has dtype {dtype}; it must be an integer: cast it, e.g. "
-        "pl.col('rank').cast(pl.Int64)"
-    )
+    message = f"column 'rank' in the run has dtype {dtype}; it must be an integer: {fix}"
     with pytest.raises(ColumnTypeError, match=f"^{re.escape(message)}$"):
         irm.evaluate(run, [metric], **tables)
 

@@ -149,10 +149,13 @@ def test_an_integer_rank_expression_keeps_its_value() -> None:
 
 
 def _wrong_dtype(dtype: str) -> str:
+    # a float's cast drops its fraction (a score of 0.9 would become rank 0): said so
+    whole = "where every value is a whole number, " if dtype == "Float64" else ""
+    dropped = " (a cast drops a fraction: 1.5 becomes 1)" if whole else ""
     return (
         f"the rank= expression has dtype {dtype}; the metric reads its ranks (1 = top) from "
-        "it, which must be an integer: end it with .cast(pl.Int64), or rank by score with "
-        "rank=irm.rank_by_score()"
+        f"it, which must be an integer: {whole}end it with .cast(pl.Int64){dropped}, or rank "
+        "by score with rank=irm.rank_by_score()"
     )
 
 

@@ -87,24 +87,30 @@ def test_a_rank_that_is_no_exact_whole_number_is_named_by_its_line(
 PATTERNS = [
     (  # an integer score in the first file, a fraction in the second
         [
-            _lines({"query_id": "q1", "doc_id": "d1", "score": 1},
-                   {"query_id": "q1", "doc_id": "d2", "score": 2}),  # fmt: skip
+            _lines(
+                {"query_id": "q1", "doc_id": "d1", "score": 1},
+                {"query_id": "q1", "doc_id": "d2", "score": 2},
+            ),
             _lines({"query_id": "q2", "doc_id": "d2", "score": 2.5}),
         ],
         "q1,0.6309",
     ),
     (  # float ranks in the second file only
         [
-            _lines({"query_id": "q1", "doc_id": "d2", "rank": 1},
-                   {"query_id": "q1", "doc_id": "d1", "rank": 2}),  # fmt: skip
+            _lines(
+                {"query_id": "q1", "doc_id": "d2", "rank": 1},
+                {"query_id": "q1", "doc_id": "d1", "rank": 2},
+            ),
             _lines({"query_id": "q2", "doc_id": "d2", "rank": 1.0}),
         ],
         "q1,0.6309",
     ),
     (  # integer ids in one file, text in the other: text, as in one file
         [
-            _lines({"query_id": "q1", "doc_id": 7, "score": 1},
-                   {"query_id": "q1", "doc_id": "d1", "score": 2}),  # fmt: skip
+            _lines(
+                {"query_id": "q1", "doc_id": 7, "score": 1},
+                {"query_id": "q1", "doc_id": "d1", "score": 2},
+            ),
             _lines({"query_id": "q2", "doc_id": "d2", "score": 1}),
         ],
         "q1,1.0",
@@ -136,7 +142,7 @@ def test_a_pattern_of_files_reads_as_one_file_holding_their_lines(
         ),
         (
             '{"query_id": "q2", "doc_id": "d2", "score": 1.0}\n{"query_id": "q2",\n',
-            "runs/b.jsonl, line 2: not a JSON object: '{\"query_id\": \"q2\",'; fix or drop "
+            'runs/b.jsonl, line 2: not a JSON object: \'{"query_id": "q2",\'; fix or drop '
             "the line",
         ),
         (

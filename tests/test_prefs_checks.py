@@ -234,8 +234,9 @@ MORE_BAD = {
     "float ranks": (
         run_frame(rank=[1.0, 2.0, 3.0, 1.0, 2.0]).drop("score"),
         ColumnTypeError,
-        "column 'rank' in the run has dtype Float64; it must be an integer: cast it, e.g. "
-        "pl.col('rank').cast(pl.Int64)",
+        "column 'rank' in the run has dtype Float64; it must be an integer: where every "
+        "value is a whole number, cast it, e.g. pl.col('rank').cast(pl.Int64) (a cast drops a "
+        "fraction: 1.5 becomes 1; check (pl.col('rank') % 1 == 0).all() first)",
     ),
     "a rank beyond Int64": (
         run_frame(rank=pl.Series([1, 2, 2**63 + 1, 1, 2], dtype=pl.UInt64)).drop("score"),

@@ -320,7 +320,9 @@ def test_a_float_rank_column_is_refused_by_the_expressions_as_by_evaluate(
         judged.select(irm.ndcg(), irm.mrr())
     assert str(caught.value) == (
         "column 'rank' has dtype Float64; the metric reads its ranks (1 = top) from it, "
-        "which must be an integer: cast it, e.g. pl.col('rank').cast(pl.Int64)"
+        "which must be an integer: where every value is a whole number, cast it, e.g. "
+        "pl.col('rank').cast(pl.Int64) (a cast drops a fraction: 1.5 becomes 1; check "
+        "(pl.col('rank') % 1 == 0).all() first)"
     )
     with pytest.raises(ColumnTypeError, match="must be an integer"):
         irm.evaluate(judged, ["ndcg", "mrr"])

@@ -34,6 +34,7 @@ import polars as pl
 import polars.selectors as cs
 
 from polars_irmetrics.errors import ColumnNotFoundError, ColumnTypeError
+from polars_irmetrics.ground.validate import integer_cast_fix
 
 __all__ = ["PROBE", "Need", "checked", "checked_column", "checked_columns", "integer_rows"]
 
@@ -80,7 +81,7 @@ class Need:
             # a float rank (1.5, NaN) has no position: evaluate refuses the dtype too
             raise ColumnTypeError(
                 f"column {name!r} has dtype {found}; the metric reads its {self.role} from "
-                f"it, which must be an integer: cast it, e.g. pl.col({name!r}).cast(pl.Int64)"
+                f"it, which must be an integer: {integer_cast_fix(name, found)}"
             )
         return pl.col(name)
 
@@ -157,10 +158,13 @@ class _IntegerRows:
     def __call__(self, inputs: list[tuple[pl.Expr, pl.DataType]]) -> pl.Expr:
         ((expr, dtype),) = inputs
         if not dtype.is_integer():
+            # a cast drops a float's fraction: a rank of 1.5 (or a score) silently moved
+            whole = "where every value is a whole number, " if dtype.is_float() else ""
+            dropped = " (a cast drops a fraction: 1.5 becomes 1)" if whole else ""
             raise ColumnTypeError(
                 f"the {self.option}= expression has dtype {dtype}; the metric reads its "
-                f"{self.role} from it, which must be an integer: end it with "
-                f".cast(pl.Int64){self.fix}"
+                f"{self.role} from it, which must be an integer: {whole}end it with "
+                f".cast(pl.Int64){dropped}{self.fix}"
             )
         # one value per row: a literal (pl.lit(1)) is the value of every row, as the
         # same column would be, so the checks that count the rows see them all

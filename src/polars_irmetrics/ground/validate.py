@@ -45,6 +45,7 @@ __all__ = [
     "flag_error",
     "held_tally",
     "id_kind",
+    "integer_cast_fix",
     "interactions_by_keys",
     "interactions_tally",
     "is_text",
@@ -280,16 +281,39 @@ def interactions_by_keys(
     return keys
 
 
+def integer_cast_fix(column: str, dtype: pl.DataType) -> str:
+    """The fix for a column of ``dtype`` that must hold integers: a cast, which for
+    floats drops a fraction (``1.5`` becomes ``1``: a rank silently moved), so
+    checked first.
+
+    >>> integer_cast_fix("rank", pl.String())
+    "cast it, e.g. pl.col('rank').cast(pl.Int64)"
+    >>> integer_cast_fix("rank", pl.Float64())
+    "where every value is a whole number, cast it, e.g. pl.col('rank').cast(pl.Int64) (a \
+cast drops a fraction: 1.5 becomes 1; check (pl.col('rank') % 1 == 0).all() first)"
+    """
+    cast = f"pl.col({column!r}).cast(pl.Int64)"
+    if not dtype.is_float():
+        return f"cast it, e.g. {cast}"
+    return (
+        f"where every value is a whole number, cast it, e.g. {cast} (a cast drops a "
+        f"fraction: 1.5 becomes 1; check (pl.col({column!r}) % 1 == 0).all() first)"
+    )
+
+
 def check_numeric(schema: pl.Schema, column: str, frame: str, *, integer: bool) -> None:
     """Raise :class:`ColumnTypeError` unless ``column`` is numeric (an integer if asked)."""
     dtype = schema[column]
     ok = dtype.is_integer() if integer else (dtype.is_numeric() or dtype == pl.Boolean)
     if not ok:
         want = "an integer" if integer else "numeric"
-        cast = "pl.Int64" if integer else "pl.Float64"
+        fix = (
+            integer_cast_fix(column, dtype)
+            if integer
+            else f"cast it, e.g. pl.col({column!r}).cast(pl.Float64)"
+        )
         raise ColumnTypeError(
-            f"column {column!r} in the {frame} has dtype {dtype}; it must be {want}: "
-            f"cast it, e.g. pl.col({column!r}).cast({cast})"
+            f"column {column!r} in the {frame} has dtype {dtype}; it must be {want}: {fix}"
         )
 
 
