@@ -2,7 +2,10 @@
 the whole numbers they are, a rank that is none (``2.5``) or that no float holds exactly
 (beyond 2**53) refused at its line; the files of a pattern typed as one file holding all
 their lines would be (polars types a pattern by its first file: an integer score there
-and ``2.5`` in another file failed with polars' "cannot parse '2.5' (f64) as Int64")."""
+and ``2.5`` in another file failed with polars' "cannot parse '2.5' (f64) as Int64").
+A CSV rank written as a float beyond 2**53 is refused as the JSON one is (it read
+``9007199254740993.0`` as rank ``9007199254740992``, and called ``1e19`` "not a whole
+number")."""
 
 from __future__ import annotations
 
@@ -10,6 +13,8 @@ import json
 from pathlib import Path
 
 import pytest
+
+from polars_irmetrics.io.files import scan_run
 
 from .helpers import irm_in_process
 
@@ -162,3 +167,50 @@ def test_a_pattern_of_files_names_the_file_it_cannot_read_with_the_others(
     code, out, err = _irm(tmp_path, "runs/*.jsonl")
     assert (code, out) == (2, "")
     assert err == f"irm: error: {message}\n"
+
+
+BEYOND = (
+    "a float beyond 2**53, which no reader holds exactly: write the rank as an integer "
+    "(without a decimal point)"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "query_id,doc_id,rank\nq1,d1,1.0\nq1,d2,9007199254740993.0\n",
+            f"run.csv, line 3: column 'rank' holds '9007199254740993.0', {BEYOND}",
+        ),
+        (
+            "query_id,doc_id,rank\nq1,d1,1.0\nq1,d2,1e19\n",
+            f"run.csv, line 3: column 'rank' holds '1e19', {BEYOND}",
+        ),
+        (  # text (a space): read as numbers, the float refused as in a column of floats
+            "query_id,doc_id,rank\nq1,d1, 1\nq1,d2, 9007199254740993.0\n",
+            f"run.csv, line 3: column 'rank' holds ' 9007199254740993.0', {BEYOND}",
+        ),
+    ],
+)
+def test_a_csv_rank_written_as_a_float_beyond_2_53_is_refused(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    (tmp_path / "run.csv").write_text(text)
+    code, out, err = _irm(tmp_path, "run.csv")
+    assert (code, out) == (2, "")
+    assert err == f"irm: error: {message}\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "query_id,doc_id,rank\nq1,d1, 1\nq1,d2,9007199254740993\n",
+        "query_id,doc_id,rank\nq1,d1,1.0\nq1,d2, 9007199254740993\n",
+    ],
+)
+def test_a_csv_rank_written_as_an_integer_beyond_2_53_stays_exact(
+    tmp_path: Path, text: str
+) -> None:
+    (tmp_path / "run.csv").write_text(text)
+    ranks = scan_run(str(tmp_path / "run.csv")).collect()["rank"].to_list()
+    assert ranks == [1, 9007199254740993]

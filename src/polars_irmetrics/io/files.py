@@ -91,6 +91,13 @@ __all__ = [
     "trec_shape",
 ]
 
+#: A rank written as a float beyond this is not exact (a reader holds
+#: ``9007199254740993.0`` as ``9007199254740992.0``): refused, not read as another.
+_EXACT_FLOAT = 2.0**53
+_BEYOND = (
+    "a float beyond 2**53, which no reader holds exactly: write the rank as an integer "
+    "(without a decimal point)"
+)
 FileFormat = Literal["auto", "parquet", "trec", "csv", "tsv", "jsonl"]
 FORMATS: tuple[str, ...] = ("auto", "parquet", "trec", "csv", "tsv", "jsonl")
 _RUN = "a run: Parquet, a TREC run (query_id Q0 doc_id rank score run_id), CSV, TSV or JSON lines"
@@ -841,21 +848,30 @@ def _number_casts(
     ):
         # ranks written as floats (3.0: a spreadsheet's or pandas' export of a column
         # with a gap): whole numbers read as the integers they are, any other refused
-        value = pl.col(rank).cast(pl.String).str.strip_chars().cast(pl.Float64)
-        bad = value.is_not_null() & ~((value == value.floor()) & (value.abs() < 2.0**63))
+        text = pl.col(rank).cast(pl.String).str.strip_chars()
+        value = text.cast(pl.Float64)
+        whole = value == value.floor()
+        # a float beyond 2**53 is not exact (9007199254740993.0 reads as ...992.0)
+        exact = (value.abs() < _EXACT_FLOAT) | text.cast(pl.Int64, strict=False).is_not_null()
         found = (
-            lazy.select(pl.col(rank).cast(pl.String))
+            lazy.select(pl.col(rank).cast(pl.String), whole.alias("whole"))
             .with_row_index("row")
-            .filter(bad)
+            .filter(value.is_not_null() & ~(whole & exact))
             .head(1)
             .collect()
         )
         if found.height:
-            row, shown = found.row(0)
+            row, shown, is_whole = found.row(0)
+            if schema[rank].is_float():  # polars' float: shown as the file writes it
+                separator = "," if fmt == "csv" else "\t"
+                text_column = _scan_text(open_text(source, what).data, separator, [rank])
+                shown = text_column.select(rank).slice(row, 1).collect().item()
+            where = _record_of(source, fmt, what, row, (rank, shown))
             raise FileFormatError(
-                f"{_record_of(source, fmt, what, row, (rank, shown))}: column {rank!r} "
-                f"holds {excerpt(shown)}, not a whole number; a rank is a position 1, 2, "
-                "3, ... in its query's list: fix or drop the line"
+                f"{where}: column {rank!r} holds {excerpt(shown)}, {_BEYOND}"
+                if is_whole
+                else f"{where}: column {rank!r} holds {excerpt(shown)}, not a whole number; "
+                "a rank is a position 1, 2, 3, ... in its query's list: fix or drop the line"
             )
         casts[rank] = pl.Int64()
     return casts
@@ -930,11 +946,6 @@ def _check_json_numbers(
     return lazy
 
 
-#: A float rank beyond this is not exact (JSON has no integer type of its own: a
-#: reader holds ``9007199254740993.0`` as ``9007199254740992.0``).
-_EXACT_FLOAT = 2.0**53
-
-
 def _check_json_ranks(
     lazy: pl.LazyFrame, source: str, data: str | bytes, rank: str | None
 ) -> None:
@@ -975,8 +986,7 @@ position 1, 2, 3, ... in its query's list: fix or drop the line
         if abs(held) >= _EXACT_FLOAT:
             raise FileFormatError(
                 f"{display_name(source)}, line {number}: column {rank!r} holds "
-                f"{json.dumps(held)}, a float beyond 2**53, which no reader holds "
-                "exactly: write the rank as an integer (without a decimal point)"
+                f"{json.dumps(held)}, {_BEYOND}"
             )
 
 
