@@ -1548,6 +1548,7 @@ def _in_words(
     message = message.replace(_LIST_METRICS, "'irm metrics'")
     message = _SEMICOLON_FIX.sub(_SEMICOLON_WORDS, message)
     message = _FLAG_CAST.sub(_flag_words, message)
+    message = _COLUMN_CAST.sub(_column_words, message)
     message = _UNIQUE_CALL.sub(": drop or merge the repeated rows", message)
     message = _ONLINE_CALL.sub("", message)
     message = _SHORT_RANKINGS.sub(_SHORT_WORDS, message)
@@ -1616,6 +1617,35 @@ def _flag_words(found: re.Match[str]) -> str:
     return (
         f"{found['said']}: write the log again with column {found['column']!r} as "
         f"true/false or as integers 0/1 (not {found['dtype']})"
+    )
+
+
+#: The Python cast a column of another dtype is refused with (ground.validate's
+#: check_numeric: a Parquet or JSON lines file's text scores, float ranks): on a command
+#: line, the file written again.
+_COLUMN_CAST = re.compile(
+    r"(?P<said>column '(?P<column>[^']*)' in the [^;]*? has dtype (?P<dtype>[^;]+); it must "
+    r"be (?P<want>an integer|numeric)): (?:where every value is a whole number, )?cast it, "
+    r"e\.g\. pl\.col\('[^']*'\)\.cast\(pl\.(?:Int64|Float64)\)(?: \(a cast drops a "
+    r"fraction: 1\.5 becomes 1; check \(pl\.col\('[^']*'\) % 1 == 0\)\.all\(\) first\))?"
+)
+
+
+def _column_words(found: re.Match[str]) -> str:
+    """:data:`_COLUMN_CAST`'s fix as a command line's user makes it: the file saved
+    again with the column's values as numbers (whole ones, for an integer).
+
+    >>> print(_COLUMN_CAST.sub(_column_words, "run.parquet: column 'rank' in the run has "
+    ...     "dtype Float64; it must be an integer: where every value is a whole number, cast "
+    ...     "it, e.g. pl.col('rank').cast(pl.Int64) (a cast drops a fraction: 1.5 becomes 1; "
+    ...     "check (pl.col('rank') % 1 == 0).all() first)"))  # doctest: +NORMALIZE_WHITESPACE
+    run.parquet: column 'rank' in the run has dtype Float64; it must be an integer: write
+    the file again with column 'rank' as integers (not Float64)
+    """
+    kind = "integers" if found["want"] == "an integer" else "numbers"
+    return (
+        f"{found['said']}: write the file again with column {found['column']!r} as {kind} "
+        f"(not {found['dtype']})"
     )
 
 
