@@ -1322,8 +1322,9 @@ def _flagged_message(message: str, args: argparse.Namespace) -> str | None:
     file and the first line holding one
     (:func:`~polars_irmetrics.io.files.flagged_line`), with the fix as a file's (not
     the library's Python), in the first file of a pattern or folder that holds one;
-    None where the file is not known (standard input, a URL) or no line holds one: the
-    library's message is kept then.
+    None where the file is not known (a URL) or no line holds one: the library's
+    message is kept then. Standard input's lines are named as a file's (``<stdin>,
+    line 3``: its bytes are kept when it is read).
 
     >>> import argparse, pathlib, tempfile
     >>> message = ("column 'score' of the run has 1 NaN value(s) in query 'q1'; NaN cannot "
@@ -1364,7 +1365,8 @@ def _flagged_message(message: str, args: argparse.Namespace) -> str | None:
     else:
         return None
     line, unit = where
-    return f"{_place(source, unit, line)}: {match['said']}; {match['why']}: {_FLAG_FIXES[kind]}"
+    fix = _FLAG_FIXES[kind].replace("the line", f"the {unit}")  # a Parquet file's row
+    return f"{_place(source, unit, line)}: {match['said']}; {match['why']}: {fix}"
 
 
 def _located(args: argparse.Namespace) -> str | None:

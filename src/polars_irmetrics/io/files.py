@@ -1708,8 +1708,8 @@ def repeated_line(
     ((3, 1, 'd1', 'line'), (3, 2, 'd1', 'line'))
     """
     text = os.fspath(source)
-    if text == STDIN or is_glob(text) or "://" in text or not Path(text).is_file():
-        return None
+    if text != STDIN and (is_glob(text) or "://" in text or not Path(text).is_file()):
+        return None  # standard input: its bytes, kept when it was read
     try:
         fmt = detect_format(text)
         if fmt == "trec":
@@ -1725,7 +1725,8 @@ def _line_table(source: str, fmt: str) -> tuple[pl.LazyFrame, str | bytes, str]:
     as text, as written), with the text polars reads (its path, or its bytes) and the
     CSV/TSV separator (``""`` for Parquet and JSON lines)."""
     if fmt == "parquet":
-        return pl.scan_parquet(source), source, ""
+        held = io.BytesIO(raw_bytes(source)) if source == STDIN else source
+        return pl.scan_parquet(held), source, ""
     data = open_text(source, _RUN).data
     if fmt == "jsonl":
         return pl.scan_ndjson(literal_path(data), infer_schema_length=None), data, ""
@@ -1826,8 +1827,8 @@ def flagged_line(
     ((3, 'line'), (3, 'line'), (2, 'line'))
     """
     text = os.fspath(source)
-    if text == STDIN or is_glob(text) or "://" in text or not Path(text).is_file():
-        return None
+    if text != STDIN and (is_glob(text) or "://" in text or not Path(text).is_file()):
+        return None  # standard input: its bytes, kept when it was read
     try:
         fmt = detect_format(text)
         if fmt == "trec":
