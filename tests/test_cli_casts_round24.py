@@ -56,3 +56,17 @@ def test_a_column_of_another_dtype_is_refused_with_the_files_fix(
                           cwd=tmp_path)  # fmt: skip
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == f"irm: error: {message}\n"
+
+
+def test_a_missing_groups_file_is_asked_for_by_its_flag_alone(tmp_path: Path) -> None:
+    # it was "pass --groups FILE (one row per (document, group)) to irm.evaluate": the
+    # Python call after the flag, where the parenthesis hid it from the translation
+    (tmp_path / "run.csv").write_text("query_id,doc_id,score\nq1,d1,1\nq1,d2,2\n")
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
+    done = irm_in_process("evaluate", "run.csv", "--qrels", "qrels.txt", "-m", "awrf",
+                          cwd=tmp_path)  # fmt: skip
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "irm: error: metric 'awrf' reads document groups: pass --groups FILE (one row per "
+        "(document, group))\n"
+    )

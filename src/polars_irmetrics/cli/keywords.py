@@ -267,5 +267,7 @@ def as_flags(message: str, flags: dict[str, argparse.Action]) -> str:
     return _TO_CALL.sub(r"\1", "".join(out))
 
 
-#: A flag written for a keyword, followed by the Python call it was to be given to.
-_TO_CALL = re.compile(r"(pass --[\w-]+ [A-Z]+) to irm\.\w+\b")
+#: A flag written for a keyword, followed by the Python call it was to be given to
+#: (after what the table holds, in parentheses: "pass --groups FILE (one row per
+#: (document, group)) to irm.evaluate").
+_TO_CALL = re.compile(r"(pass --[\w-]+ [A-Z]+(?: \((?:[^()]|\([^()]*\))*\))?) to irm\.\w+\b")
