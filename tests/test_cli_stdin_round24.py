@@ -83,3 +83,28 @@ def test_standard_inputs_line_is_named_as_a_files(
                           stdin=stdin)  # fmt: skip
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == f"irm: error: {message}\n"
+
+
+@pytest.mark.parametrize(
+    ("stdin", "place", "unit"),
+    [
+        (b"user_id,arm,clicked\nu1,A,1\nu2,B,2\nu3,A,0\nu4,B,1\n", "line 3", "line"),
+        (
+            _parquet(
+                user_id=["u1", "u2", "u3", "u4"], arm=["A", "B", "A", "B"], clicked=[1, 2, 0, 1]
+            ),
+            "row 1 (counted from 0)",
+            "row",
+        ),
+    ],
+)
+def test_an_impression_log_from_standard_input_is_named_as_stdin(
+    tmp_path: Path, stdin: bytes, place: str, unit: str
+) -> None:
+    # it was "-, line 3": the file argument as typed, where the run's messages say <stdin>
+    done = irm_in_process("ab", "-", "-m", "ctr", cwd=tmp_path, stdin=stdin)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"irm: error: <stdin>, {place}: column 'clicked' holds 2, not a click, true/false or "
+        f"1/0; fix or drop the {unit}\n"
+    )

@@ -1318,8 +1318,9 @@ class LogLines:
         return None
 
     def where(self, source: str, row: int) -> str:
-        """``source``, and the line of row ``row`` where it has one (its row index,
-        from 0, in one Parquet file)."""
+        """``source`` (standard input as ``<stdin>``), and the line of row ``row`` where
+        it has one (its row index, from 0, in one Parquet file)."""
+        source = display_name(source)
         if self.rows:
             return f"{source}, row {row} (counted from 0)"
         line = self.line(row)
