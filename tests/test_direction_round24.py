@@ -1,0 +1,153 @@
+"""Round 24: every metric of the registry is held to an audited direction.
+
+``Metric.higher_is_better`` defaults to ``True``, so a lower-is-better metric declared
+without the word would be read higher-is-better by every reader of "better"
+(``compare``'s wins, ``report``'s markers and bold, ``system_agreement``'s orderings,
+``optimize_fusion``'s objective) with no error anywhere. ``tests/test_directions.py``
+holds the metrics of the fairness, recommender-library and off-policy wings to their
+peers' readings; this table holds every other metric to its definition (or peer), and
+:func:`test_every_metric_is_audited` fails for a metric added to the registry without a
+row here or there: its direction must be decided, not inherited from the default.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics.metrics.requests import list_metrics
+
+from .test_directions import DIRECTIONS
+
+#: (metric, direction, why: its definition or its peer's reading)
+AUDIT: list[tuple[str, bool | None, str]] = [
+    # trec_eval / ir_measures: effectiveness, higher is better
+    ("precision", True, "share of the top k that is relevant"),
+    ("recall", True, "share of the relevant documents found"),
+    ("f1", True, "harmonic mean of precision and recall"),
+    ("r_precision", True, "precision at rank R"),
+    ("hit_rate", True, "1 when a relevant document is in the top k"),
+    ("mrr", True, "reciprocal rank of the first relevant document"),
+    ("map", True, "average precision"),
+    ("ndcg", True, "normalised gain, 1 is the ideal ranking"),
+    ("dcg", True, "discounted gain of the run's ranking"),
+    ("cg", True, "gain of the run's top k"),
+    ("bpref", True, "relevant documents above judged non-relevant ones"),
+    ("num_rel_ret", True, "relevant documents retrieved"),
+    ("err", True, "expected reciprocal rank of a cascade user"),
+    ("rbp", True, "rate of gain of a user of persistence p"),
+    ("arhr", True, "sum of reciprocal hit ranks"),
+    ("mar", True, "mean of recall@1..k"),
+    ("fcp", True, "share of concordant judged pairs"),
+    ("trec_ndcg", True, "nDCG with trec_eval's gain table"),
+    ("gm_map", True, "AP, geometric mean over queries"),
+    ("gm_bpref", True, "bpref, geometric mean over queries"),
+    ("iprec", True, "interpolated precision at a recall level"),
+    ("11pt_avg", True, "interpolated precision averaged over recall levels"),
+    ("relative_precision", True, "precision relative to the best possible"),
+    ("rprec_mult", True, "precision at a multiple of R"),
+    ("infap", True, "inferred AP"),
+    ("set_map", True, "set precision times set recall"),
+    ("ndcg_rel", True, "nDCG averaged over the relevant documents"),
+    ("rndcg", True, "nDCG averaged at the ideal ranking's gain changes"),
+    ("bin_g", True, "binary G: fewer non-relevant documents above"),
+    ("g", True, "normalised gain G"),
+    ("trec_rbp", True, "trec_eval's rank-biased precision"),
+    ("utility", True, "worth of the retrieved set (weights are worths)"),
+    ("ncrr", True, "cornac: normalised cumulative reciprocal rank"),
+    ("rocauc", True, "RePlay: RocAuc@K"),
+    # what a ranking leaves unknown: lower is better
+    ("rbp_residual", False, "the weight of positions whose relevance is unknown"),
+    ("trec_rbp_resid", False, "trec_eval: what unjudged documents could add to rbp"),
+    ("unjudged", False, "share of the top k without a judgment"),
+    ("judged", True, "share of the top k with a judgment: unjudged's complement"),
+    # counts of the input, not a quality: neither way
+    ("idcg", None, "the judgments' ideal gain, the same for every system"),
+    ("num_q", None, "number of queries evaluated"),
+    ("num_ret", None, "number of documents retrieved"),
+    ("num_rel", None, "number of relevant documents judged"),
+    ("num_nonrel_judged_ret", None, "how the pool judged the run, not its ranking"),
+    ("prefs_num_prefs_poss", None, "the preferences the judgments hold"),
+    # preference judgments (trec_eval -R prefs): fulfilled preferences, higher
+    ("prefs_num_prefs_ful", True, "preferences the ranking fulfils"),
+    ("prefs_num_prefs_ful_ret", True, "preferences between retrieved documents fulfilled"),
+    ("prefs_simp", True, "share of preferences fulfilled"),
+    ("prefs_pair", True, "share of groups agreeing per pair"),
+    ("prefs_avgjg", True, "prefs_simp per judgment group"),
+    ("prefs_avgjg_rnonrel", True, "prefs_avgjg, non-relevant balanced"),
+    ("prefs_simp_ret", True, "prefs_simp over retrieved documents"),
+    ("prefs_pair_ret", True, "prefs_pair over retrieved documents"),
+    ("prefs_avgjg_ret", True, "prefs_avgjg over retrieved documents"),
+    ("prefs_avgjg_rnonrel_ret", True, "prefs_avgjg_rnonrel over retrieved documents"),
+    ("prefs_simp_imp", True, "prefs_simp with a retrieved document"),
+    ("prefs_pair_imp", True, "prefs_pair with a retrieved document"),
+    ("prefs_avgjg_imp", True, "prefs_avgjg with a retrieved document"),
+    ("map_avgjg", True, "AP per judgment group"),
+    ("precision_avgjg", True, "precision per judgment group"),
+    ("rprec_mult_avgjg", True, "rprec_mult per judgment group"),
+    # online: clicks are good; abandonment, late and low clicks are not
+    ("ctr", True, "clicks per impression"),
+    ("session_ctr", True, "share of sessions with a click"),
+    ("clicks_per_session", True, "clicks in a session"),
+    ("abandonment", False, "share of sessions without a click"),
+    ("click_mrr", True, "reciprocal position of the first click"),
+    ("mean_click_position", False, "a lower position is nearer the top"),
+    ("median_click_position", False, "a lower position is nearer the top"),
+    ("time_to_first_click", False, "seconds until the first click"),
+    ("sat_click_rate", True, "share of clicks that satisfy"),
+    ("conversion_rate", True, "share of sessions that convert"),
+    ("click_ndcg", True, "nDCG with clicks as relevance"),
+    ("click_precision", True, "share of the top k clicked"),
+    # beyond accuracy (Microsoft Recommenders, Shani & Gunawardana)
+    ("catalog_coverage", True, "share of the catalogue recommended"),
+    ("distributional_coverage", True, "entropy of the recommendations: even is high"),
+    ("gini_index", False, "Shani & Gunawardana's Gini: 0 even, 1 one item"),
+    ("novelty", True, "self-information (or RePlay's unseen share): new is high"),
+    ("intra_list_diversity", True, "1 - mean pairwise similarity"),
+    ("serendipity", True, "1 - similarity to the history (or Kotkov's)"),
+    ("average_popularity", False, "popularity bias: Elliot's ARP, lower is less biased"),
+    ("long_tail_share", True, "share of items outside the popular head"),
+    # predictions: scores of a classifier or a regressor
+    ("auc", True, "ROC AUC"),
+    ("pr_auc", True, "area under the precision-recall curve"),
+    ("gauc", True, "group AUC"),
+    ("logloss", False, "cross-entropy, a loss"),
+    ("ne", False, "log loss over the base rate's: below 1 beats it"),
+    ("brier", False, "squared error of a probability"),
+    ("calibration", None, "predicted over observed: 1 is calibrated, neither way better"),
+    ("ece", False, "expected calibration error"),
+    ("rmse", False, "root mean squared error"),
+    ("mae", False, "mean absolute error"),
+    ("mse", False, "mean squared error"),
+    ("r2", True, "coefficient of determination, 1 is exact"),
+    ("explained_variance", True, "explained variance, 1 is exact"),
+    # approximate search against the exact one: recall of the true neighbours
+    ("neighbor_recall", True, "ann-benchmarks: share of the true neighbours found"),
+    ("neighbor_recall_rel", True, "ann-benchmarks: epsilon recall"),
+    # a run against a reference taken as the truth (the exact search, the original
+    # run of a reproduction: the agreement guide): closer is better
+    ("rbo", True, "rank-biased overlap with the reference (kind='res': lower)"),
+    ("rbo_repro_eval", True, "repro_eval: the reproduced run's overlap with the original"),
+    ("jaccard", True, "the top-k sets' overlap with the reference's"),
+    ("overlap", True, "the top k's share the reference's top k holds"),
+    ("kendall_tau", True, "the shared documents ordered as the reference orders them"),
+    ("tau_ap", True, "AP correlation, the reference as the truth"),
+    ("ktu", True, "repro_eval: Kendall's tau Union with the original"),
+]
+
+
+@pytest.mark.parametrize(("name", "direction", "why"), AUDIT, ids=[row[0] for row in AUDIT])
+def test_direction_is_the_audited(name: str, direction: bool | None, why: str) -> None:
+    assert irm.get_metric(name).higher_is_better is direction, why
+
+
+def test_every_metric_is_audited() -> None:
+    """Every metric of the registry has one row: here or in test_directions.DIRECTIONS,
+    not both; a metric added without one fails here, whatever its declaration."""
+    audited = [row[0] for row in AUDIT]
+    peers = [row[0] for row in DIRECTIONS]
+    assert len(set(audited)) == len(audited)
+    assert set(audited) & set(peers) == set()
+    registry = {metric.name for metric in list_metrics()}
+    assert registry - set(audited) - set(peers) == set()  # unaudited metrics
+    assert (set(audited) | set(peers)) - registry == set()  # rows of no metric
