@@ -213,7 +213,7 @@ def test_exact_randomization_equals_enumeration(d: np.ndarray, alternative: Any)
 
 def _values(a: np.ndarray, b: np.ndarray) -> PerQuery:
     queries = pl.Series("query_id", [f"q{i}" for i in range(len(a))])
-    return PerQuery(["m"], ["base", "sys"], queries, np.stack([b, a], axis=1)[None], 0)
+    return PerQuery(["m"], ["base", "sys"], queries, np.stack([b, a], axis=1)[None], 0, [True])
 
 
 def test_bootstrap_within_monte_carlo_error_of_exact_bootstrap() -> None:
@@ -272,7 +272,7 @@ def test_bootstrap_interval_agrees_with_scipy_bootstrap(
 @property_settings(25)
 def test_random_values_t_and_wilcoxon_equal_scipy(x: np.ndarray, alternative: Any) -> None:
     queries = pl.Series("query_id", [str(i) for i in range(len(x))])
-    values = PerQuery(["m"], ["a", "b", "c"], queries, x[None], 0)
+    values = PerQuery(["m"], ["a", "b", "c"], queries, x[None], 0, [True])
     for test, reference in [("t", scipy.stats.ttest_rel), ("wilcoxon", scipy.stats.wilcoxon)]:
         options = CompareOptions(test=test, alternative=alternative, correction=None)  # type: ignore[arg-type]
         out = compare_values(values, options)

@@ -12,9 +12,14 @@ row here or there: its direction must be decided, not inherited from the default
 
 from __future__ import annotations
 
+import numpy as np
+import polars as pl
 import pytest
 
 import polars_irmetrics as irm
+from polars_irmetrics.comparison.api import compare_values
+from polars_irmetrics.comparison.frame import PerQuery
+from polars_irmetrics.comparison.options import CompareOptions
 from polars_irmetrics.metrics.requests import list_metrics
 
 from .test_directions import DIRECTIONS
@@ -151,3 +156,29 @@ def test_every_metric_is_audited() -> None:
     registry = {metric.name for metric in list_metrics()}
     assert registry - set(audited) - set(peers) == set()  # unaudited metrics
     assert (set(audited) | set(peers)) - registry == set()  # rows of no metric
+
+
+# ------------------------------------- paired values carry their directions, always
+# The per-query values every comparison reads (compare's wins, tukey_hsd's column,
+# the report's markers) took "higher is better for every metric" when built without
+# directions: no caller of the library's did, but nothing made one say it.
+_QUERIES = pl.Series("query_id", ["q1", "q2", "q3"])
+#: values[metric, query, system]: b is above a on q1 and q2, equal on q3
+_VALUES = np.array([[[0.2, 0.5], [0.3, 0.4], [0.1, 0.1]]])
+
+
+def test_paired_values_without_directions_are_refused() -> None:
+    with pytest.raises(TypeError, match="higher_is_better"):
+        PerQuery(["logloss"], ["a", "b"], _QUERIES, _VALUES, 0)  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(
+    ("direction", "counts"),
+    [(True, (2, 1, 0, True)), (False, (0, 1, 2, False)), (None, (None, None, None, None))],
+)
+def test_the_directions_given_are_the_wins(
+    direction: bool | None, counts: tuple[int | None, ...]
+) -> None:
+    values = PerQuery(["m"], ["a", "b"], _QUERIES, _VALUES, 0, [direction])
+    out = compare_values(values, CompareOptions(correction=None).checked())
+    assert out.select("wins", "ties", "losses", "higher_is_better").row(0) == counts

@@ -107,7 +107,12 @@ def test_against_scipy_brute_force_and_compare(
     for side, values in (("significant_a", a), ("significant_b", b)):
         result = compare_values(
             PerQuery(
-                ["value"], names, pl.Series([f"q{i}" for i in range(len(values))]), values[None], 0
+                ["value"],
+                names,
+                pl.Series([f"q{i}" for i in range(len(values))]),
+                values[None],
+                0,
+                [True],
             ),
             CompareOptions().checked(),
         )

@@ -579,7 +579,7 @@ def compare_values(
     >>> from polars_irmetrics.comparison.frame import PerQuery
     >>> from polars_irmetrics.comparison.options import CompareOptions
     >>> v = np.array([[[0.5, 0.1], [np.nan, 0.2]]])
-    >>> compare_values(PerQuery(["map"], ["a", "b"], pl.Series(["q1", "q2"]), v, 0),
+    >>> compare_values(PerQuery(["map"], ["a", "b"], pl.Series(["q1", "q2"]), v, 0, [True]),
     ...                CompareOptions())
     Traceback (most recent call last):
     ...

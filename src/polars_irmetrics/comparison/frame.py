@@ -87,8 +87,9 @@ class PerQuery:
     ``higher_is_better[m]`` is metric m's declared direction
     (:attr:`~polars_irmetrics.metrics.requests.MetricRequest.higher_is_better`, from
     the requests parsed once at the door, a parameter's own included:
-    ``rbo(kind='res')``; ``None`` for a metric with no better direction);
-    ``None`` for the whole list: higher is better for every metric.
+    ``rbo(kind='res')``; ``None`` for a metric with no better direction). Required,
+    one per metric: no direction is assumed (higher-is-better by default would count a
+    lower-is-better metric's losses as wins).
     """
 
     metrics: list[str]
@@ -96,12 +97,10 @@ class PerQuery:
     queries: pl.Series
     values: npt.NDArray[np.float64]
     dropped: int
-    higher_is_better: list[bool | None] | None = None
+    higher_is_better: list[bool | None]
 
     def directions(self) -> list[bool | None]:
         """``higher_is_better`` of every metric, in order."""
-        if self.higher_is_better is None:
-            return [True] * len(self.metrics)
         return list(self.higher_is_better)
 
 
