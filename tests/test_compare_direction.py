@@ -325,7 +325,7 @@ def test_every_direction_is_declared_on_purpose() -> None:
     declared = {m.name: m.higher_is_better for m in list_metrics()}
     assert sorted(n for n, d in declared.items() if d is None) == [
         "calibration", "idcg", "intersection", "num_nonrel_judged_ret", "num_q", "num_rel",
-        "num_ret", "prefs_num_prefs_poss",
+        "num_ret", "prefs_num_prefs_poss", "unexpectedness",
     ]  # fmt: skip
     assert sorted(n for n, d in declared.items() if d is False) == [
         "abandonment", "average_popularity", "brier", "ece", "ee_disparity", "ee_loss",

@@ -12,6 +12,8 @@ row here or there: its direction must be decided, not inherited from the default
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import polars as pl
 import pytest
@@ -182,3 +184,63 @@ def test_the_directions_given_are_the_wins(
     values = PerQuery(["m"], ["a", "b"], _QUERIES, _VALUES, 0, [direction])
     out = compare_values(values, CompareOptions(correction=None).checked())
     assert out.select("wins", "ties", "losses", "higher_is_better").row(0) == counts
+
+
+# -------------------------- one quantity, or its complement, is read one way round
+# unexpectedness@k is 1 - overlap@k (RePlay's formula) and intersection@k is overlap@k
+# wherever the lists fill k: both declared higher-is-better, a system's overlap win was
+# its unexpectedness loss, and system_agreement found every pair of systems swapped
+# between a quantity and its own complement (correlation -1).
+_REFERENCE = pl.DataFrame(
+    {"query_id": ["q1"] * 4 + ["q2"] * 4, "doc_id": list("abcd") + list("efgh")}
+).with_columns(rank=pl.int_range(1, 5).over("query_id"))
+_DOCS = {"near": "abcxefxy", "mid": "abxyexyz", "far": "axyzwxyz"}
+_RUNS = pl.concat(
+    pl.DataFrame({"query_id": ["q1"] * 4 + ["q2"] * 4, "doc_id": list(docs), "system": name})
+    for name, docs in _DOCS.items()
+).with_columns(rank=pl.int_range(1, 5).over("system", "query_id"))
+_JUDGED = pl.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "x", "e"], "relevance": 1})
+
+#: (a, b, how b's value follows a's, the table the two read)
+RELATIONS = [
+    ("overlap@4", "unexpectedness@4", "complement", "reference"),
+    ("overlap@4", "intersection@4", "equal", "reference"),
+    ("judged@4", "unjudged@4", "complement", "qrels"),
+]
+
+
+def _per_query(metrics: list[str], table: str) -> pl.DataFrame:
+    tables = {"reference": _REFERENCE} if table == "reference" else {"qrels": _JUDGED}
+    return irm.evaluate(_RUNS, metrics, systems="system", per_query=True, **tables)
+
+
+@pytest.mark.parametrize(("a", "b", "relation", "table"), RELATIONS)
+def test_the_relation_holds(a: str, b: str, relation: str, table: str) -> None:
+    values = _per_query([a, b], table)
+    expected = 1.0 - values[a] if relation == "complement" else values[a]
+    assert values[b].to_list() == pytest.approx(expected.to_list(), abs=1e-12)
+
+
+@pytest.mark.parametrize(("a", "b", "relation", "table"), RELATIONS)
+def test_the_directions_agree_with_the_relation(a: str, b: str, relation: str, table: str) -> None:
+    """A complement is better the other way round, an equal quantity the same way; a
+    metric of no direction claims neither."""
+    up_a, up_b = irm.parse_metric(a).higher_is_better, irm.parse_metric(b).higher_is_better
+    if up_a is None or up_b is None:
+        return
+    assert (up_a == up_b) is (relation == "equal"), (a, up_a, b, up_b)
+
+
+def test_system_agreement_reads_the_complement_only_as_told() -> None:
+    values = _per_query(["overlap@4", "unexpectedness@4"], "reference")
+    message = (
+        "metric 'unexpectedness@4' of b has no better direction (neither a higher nor a "
+        "lower value is better), so the systems have no best-first order: say which way "
+        "to order them with higher_is_better_b=True or higher_is_better_b=False"
+    )
+    with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.system_agreement(values, values, metric="overlap@4", metric_b="unexpectedness@4")
+    told = irm.system_agreement(
+        values, values, metric="overlap@4", metric_b="unexpectedness@4", higher_is_better_b=False
+    )
+    assert told.select("correlation", "swaps", "pairs").row(0) == (1.0, 0, 3)

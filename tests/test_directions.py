@@ -2,7 +2,8 @@
 (``Metric.higher_is_better``): each metric added with the fairness, recommender-library
 and off-policy wings, held to the reading of the peer that defines it. ``intersection``
 (RecTools: the overlap with a reference model's top k) is a similarity to another model,
-not a quality: neither way is better, as for the counts."""
+not a quality: neither way is better, as for the counts; RePlay's ``unexpectedness``
+(``1 - overlap@k`` against a base model) is the distance from one: no direction either."""
 
 from __future__ import annotations
 
@@ -52,7 +53,8 @@ DIRECTIONS: list[tuple[str, bool | None, str]] = [
     # RePlay
     ("surprisal", True, "RePlay: Surprisal, higher is more surprising"),
     ("categorical_diversity", True, "RePlay: CategoricalDiversity"),
-    ("unexpectedness", True, "RePlay: Unexpectedness, higher is less expected"),
+    # 1 - overlap@k, whose reference is the truth: a distance from another model
+    ("unexpectedness", None, "RePlay: Unexpectedness, how far from a base model's lists"),
     # propensity-scored metrics (extreme classification): accuracy
     ("ps_precision", True, "pyxclib: psp@k"),
     ("ps_ndcg", True, "pyxclib: psndcg@k"),

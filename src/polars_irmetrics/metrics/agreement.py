@@ -52,6 +52,13 @@ other measure reads the positions.
   position lists, pair i with pair i (over the first ``min(|A|, |B|)`` positions where
   the lengths differ, which repro_eval refuses).
 
+Directions. The similarities (``rbo``, ``jaccard``, ``overlap``, ``kendall_tau``,
+``tau_ap``, ``ktu``, ``rbo_repro_eval``) read the reference as the truth (the exact
+search, the original run of a reproduction): higher is better (``rbo(kind='res')``, the
+residual, lower). ``intersection`` and ``unexpectedness`` read it as another model to
+compare with (RecTools, RePlay): how far the run strays from it is no quality, and
+``unexpectedness@k`` is ``1 - overlap@k``, so neither has a better direction.
+
 Queries: the reference plays the judgments' part: a query of the run that the reference
 lacks follows ``unjudged`` (``"drop"`` by default, ``"zero"``, ``"error"``), a query
 of the reference that the run lacks follows ``unretrieved`` (``"zero"`` by default:
@@ -278,6 +285,10 @@ AGREEMENT_METRICS: tuple[Metric, ...] = (
         _needs_reference,
         cutoff="required",
         binary=False,
+        # 1 - overlap@k against another model's lists: overlap@k reads the reference as
+        # the truth (higher is better), so this complement of it cannot be better higher
+        # too; as intersection, a distance from another model, not a quality
+        higher_is_better=None,
         reads=_READS,
         matches={
             "replay": "Unexpectedness(k) (RePlay 0.22, a side environment), per user and "
@@ -288,7 +299,11 @@ AGREEMENT_METRICS: tuple[Metric, ...] = (
         formula="1 - overlap@k: one minus the documents both top-k lists hold over k (a "
         "list shorter than k raises it). RePlay's users are the run's: a query the "
         "reference lacks scores 0 there as here (unjudged='zero'; the route's default "
-        "'drop' leaves it out) and one the run lacks has no value (unretrieved='drop').",
+        "'drop' leaves it out) and one the run lacks has no value (unretrieved='drop'). "
+        "How far the run strays from another model, as intersection: neither a higher "
+        "nor a lower value is better (higher_is_better=None; overlap@k, whose complement "
+        "it is, reads the reference as the truth, higher is better), so system_agreement "
+        "orders systems by it only as told (higher_is_better=).",
     ),
     Metric(
         "ktu",
