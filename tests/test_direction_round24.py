@@ -13,6 +13,7 @@ row here or there: its direction must be decided, not inherited from the default
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import numpy as np
 import polars as pl
@@ -22,6 +23,7 @@ import polars_irmetrics as irm
 from polars_irmetrics.comparison.api import compare_values
 from polars_irmetrics.comparison.frame import PerQuery
 from polars_irmetrics.comparison.options import CompareOptions
+from polars_irmetrics.comparison.paired import paired_stats
 from polars_irmetrics.metrics.requests import list_metrics
 
 from .test_directions import DIRECTIONS
@@ -169,9 +171,17 @@ _QUERIES = pl.Series("query_id", ["q1", "q2", "q3"])
 _VALUES = np.array([[[0.2, 0.5], [0.3, 0.4], [0.1, 0.1]]])
 
 
-def test_paired_values_without_directions_are_refused() -> None:
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: PerQuery(["logloss"], ["a", "b"], _QUERIES, _VALUES, 0),  # type: ignore[call-arg]
+        lambda: paired_stats(_VALUES[0][:, 1:], _VALUES[0][:, :1], CompareOptions()),  # type: ignore[call-arg]
+    ],
+    ids=["PerQuery", "paired_stats"],
+)
+def test_paired_values_without_directions_are_refused(build: Callable[[], object]) -> None:
     with pytest.raises(TypeError, match="higher_is_better"):
-        PerQuery(["logloss"], ["a", "b"], _QUERIES, _VALUES, 0)  # type: ignore[call-arg]
+        build()
 
 
 @pytest.mark.parametrize(

@@ -104,8 +104,9 @@ def test_the_statistics_do_not_depend_on_scale(test: str, exponent: int) -> None
     options = CompareOptions(test=test)  # type: ignore[arg-type]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IrmWarning)  # bootstrap's floor on 4 queries
-        plain = paired_stats(a, b, options)
-        scaled = paired_stats(a * 2.0**exponent, b * 2.0**exponent, options)
+        higher = np.array([True])
+        plain = paired_stats(a, b, options, higher)
+        scaled = paired_stats(a * 2.0**exponent, b * 2.0**exponent, options, higher)
     assert scaled.p_value.tolist() == plain.p_value.tolist()
     assert scaled.effect_size.tolist() == plain.effect_size.tolist()
     for field in ("delta", "ci_low", "ci_high", "mean", "baseline_mean"):

@@ -251,8 +251,10 @@ def system_agreement(
     left, right, swapped = swapped_pairs(mean_a, mean_b)
     diff_a, diff_b = mean_a[left] - mean_a[right], mean_b[left] - mean_b[right]
     adjusted = []
+    # the values are oriented (negated where lower is better): higher is better in each
+    oriented = np.ones(len(left), dtype=bool)
     for values in (values_a, values_b):  # two results, not a loop over systems
-        stats = paired_stats(values[:, left], values[:, right], options)
+        stats = paired_stats(values[:, left], values[:, right], options, oriented)
         adjusted.append(adjust(stats.p_value, options.correction))
     sig_a, sig_b = adjusted[0] <= alpha, adjusted[1] <= alpha
     significant_swap = swapped & (sig_a | sig_b)

@@ -358,7 +358,7 @@ def paired_stats(
     a: Array,
     b: Array,
     options: CompareOptions,
-    higher_is_better: npt.NDArray[np.bool_] | None = None,
+    higher_is_better: npt.NDArray[np.bool_],
 ) -> PairedStats:
     """Every statistic of :func:`~polars_irmetrics.compare` for the K columns of ``a - b``.
 
@@ -369,9 +369,9 @@ def paired_stats(
     options
         The test, alternative, confidence, resamples and seed (checked already).
     higher_is_better
-        Each column's direction (length K; default: higher is better everywhere). A
-        query is a win where the system is better than the baseline in that direction
-        (a lower value, for a lower-is-better metric). The delta, the test (and its
+        Each column's direction (length K, required: no direction is assumed). A query
+        is a win where the system is better than the baseline in that direction (a
+        lower value, for a lower-is-better metric). The delta, the test (and its
         ``alternative``) and the interval are of ``a - b`` whatever the direction.
 
     Returns
@@ -388,7 +388,7 @@ def paired_stats(
     >>> from polars_irmetrics.comparison.paired import paired_stats
     >>> a = np.array([[0.5], [0.4], [0.3], [0.1]])
     >>> b = np.array([[0.3], [0.3], [0.3], [0.2]])
-    >>> s = paired_stats(a, b, CompareOptions())
+    >>> s = paired_stats(a, b, CompareOptions(), np.array([True]))
     >>> round(float(s.delta[0]), 12), s.wins.tolist(), s.ties.tolist(), s.losses.tolist()
     (0.05, [2], [1], [1])
 
@@ -413,8 +413,8 @@ def paired_stats(
     above = (d > 0).sum(axis=0).astype(np.int64)
     ties = (d == 0).sum(axis=0).astype(np.int64)
     below = (d < 0).sum(axis=0).astype(np.int64)
-    higher = np.ones(k, dtype=bool) if higher_is_better is None else higher_is_better
-    wins, losses = np.where(higher, above, below), np.where(higher, below, above)
+    wins = np.where(higher_is_better, above, below)
+    losses = np.where(higher_is_better, below, above)
     # the deltas scaled again, to a largest magnitude in [1, 2): values of 1e200 beside
     # deltas of 0.1 leave deltas of 1e-201 after the values' scale, whose squares vanish
     # (the t-test's variance 0: p 0); ttest_rel(a, b) is ttest_1samp(a - b), and a
