@@ -26,6 +26,7 @@ from polars_irmetrics.comparison.options import CompareOptions
 from polars_irmetrics.comparison.paired import paired_stats
 from polars_irmetrics.metrics.requests import list_metrics
 
+from .helpers import docs_hook
 from .test_directions import DIRECTIONS
 
 #: (metric, direction, why: its definition or its peer's reading)
@@ -254,3 +255,23 @@ def test_system_agreement_reads_the_complement_only_as_told() -> None:
         values, values, metric="overlap@4", metric_b="unexpectedness@4", higher_is_better_b=False
     )
     assert told.select("correlation", "swaps", "pairs").row(0) == (1.0, 0, 3)
+
+
+# ------------------------------------------- the catalogue says who reads "neither"
+# compare does not take a reference run, so "compare counts no wins" said nothing true
+# of intersection or unexpectedness: the orderings are their readers.
+CATALOGUE = docs_hook("catalogue")
+BETTER = [
+    ("calibration", "neither: compare counts no wins, report marks nothing"),
+    ("num_ret", "neither: compare counts no wins, report marks nothing"),
+    ("intersection", "neither: system_agreement and plot_swaps order by it only as told"),
+    ("unexpectedness", "neither: system_agreement and plot_swaps order by it only as told"),
+    ("overlap", "higher"),
+    ("rbo", "higher (lower for `kind='res'`)"),
+    ("logloss", "lower"),
+]
+
+
+@pytest.mark.parametrize(("name", "said"), BETTER)
+def test_the_catalogue_says_the_direction_and_its_readers(name: str, said: str) -> None:
+    assert CATALOGUE._better(irm.get_metric(name)) == said

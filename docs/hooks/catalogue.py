@@ -448,7 +448,10 @@ def _better(metric: Metric) -> str:
         for param in metric.params
         for value, direction in param.directions.items()
     ]
-    if metric.higher_is_better is None:
+    if metric.higher_is_better is None and metric.route == "reference":
+        # compare does not take a reference run: the orderings are what read it
+        found = "neither: system_agreement and plot_swaps order by it only as told"
+    elif metric.higher_is_better is None:
         found = "neither: compare counts no wins, report marks nothing"
     else:
         found = words[metric.higher_is_better]
