@@ -277,7 +277,8 @@ AGREEMENT_METRICS: tuple[Metric, ...] = (
         "lacks has no value (unretrieved='drop'; the default 'zero' scores it 0). A "
         "similarity to another model, not a quality (RecTools reads it as how far a new "
         "model strays from the current one): neither a higher nor a lower value is "
-        "better (higher_is_better=None: compare counts no wins, report bolds nothing).",
+        "better (higher_is_better=None: system_agreement orders systems by it only as "
+        "told, higher_is_better=).",
     ),
     Metric(
         "unexpectedness",
