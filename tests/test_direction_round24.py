@@ -12,6 +12,7 @@ row here or there: its direction must be decided, not inherited from the default
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 
@@ -20,11 +21,14 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
+from polars_irmetrics.comparison.agreement import direction
 from polars_irmetrics.comparison.api import compare_values
 from polars_irmetrics.comparison.frame import PerQuery
 from polars_irmetrics.comparison.options import CompareOptions
 from polars_irmetrics.comparison.paired import paired_stats
+from polars_irmetrics.metrics import requests
 from polars_irmetrics.metrics.requests import list_metrics
+from polars_irmetrics.metrics.spec import Alias
 
 from .helpers import docs_hook
 from .test_directions import DIRECTIONS
@@ -275,3 +279,45 @@ BETTER = [
 @pytest.mark.parametrize(("name", "said"), BETTER)
 def test_the_catalogue_says_the_direction_and_its_readers(name: str, said: str) -> None:
     assert CATALOGUE._better(irm.get_metric(name)) == said
+
+
+# -------------------------- an invented metric's direction reaches every reader
+# A metric registered beside the library's (here an error that is precision's formula
+# declared lower-is-better, with an alias) is read the way it declares, by its name, its
+# alias and its cutoff alike: wins, markers and bold, orderings, the fusion objective.
+_ERROR = dataclasses.replace(
+    irm.get_metric("precision"), name="my_err", aliases=(Alias("myerr"),), higher_is_better=False
+)
+_Q = [f"q{i}" for i in range(6)]
+_QRELS = pl.DataFrame(  # x is judged too, not relevant
+    {"query_id": _Q * 2, "doc_id": ["r"] * 6 + ["x"] * 6, "relevance": [1] * 6 + [0] * 6}
+)
+_A = pl.DataFrame({"query_id": [q for q in _Q for _ in "12"], "doc_id": ["r", "x"] * 6})
+_B = _A.with_columns(doc_id=pl.Series(["x", "y"] * 6))  # never the relevant r: error 0
+_A, _B = (
+    f.with_columns(rank=pl.Series([1, 2] * 6), score=pl.Series([2.0, 1.0] * 6)) for f in (_A, _B)
+)
+
+
+@pytest.fixture
+def invented(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(requests.BY_NAME, "my_err", (_ERROR, None))
+    monkeypatch.setitem(requests.BY_NAME, "myerr", (_ERROR, _ERROR.aliases[0]))
+
+
+@pytest.mark.usefixtures("invented")
+@pytest.mark.parametrize("name", ["my_err@2", "myerr@2", "MY_ERR@2"])
+def test_an_invented_lower_is_better_metric_is_read_lower(name: str) -> None:
+    assert irm.parse_metric(name).higher_is_better is False
+    out = irm.compare({"A": _A, "B": _B}, [name], qrels=_QRELS, baseline="A")
+    row = out.select("mean", "baseline_mean", "wins", "losses", "higher_is_better").row(0)
+    assert row == (0.0, 0.5, 6, 0, False)
+    shown = irm.report(out, markers="daggers").to_markdown().splitlines()
+    assert shown[2:4] == ["| A | 0.5000 |", "| B | **0.0000**† |"]
+    runs = pl.concat([_A.with_columns(system=pl.lit("A")), _B.with_columns(system=pl.lit("B"))])
+    per_query = irm.evaluate(runs, [name], qrels=_QRELS, systems="system", per_query=True)
+    assert direction(name, None) is False
+    agreement = irm.system_agreement(per_query, per_query, "tau_ap")
+    assert agreement.select("correlation", "swaps").row(0) == (1.0, 0)
+    best = irm.optimize_fusion({"A": _A, "B": _B}, name, qrels=_QRELS, method="wsum", step=0.5)
+    assert best == {"weights": [0.0, 1.0]}  # B's ranking alone: error 0
