@@ -73,8 +73,9 @@ def test_doc_ids_that_differ_in_case(frame_kind: str, check_duplicates: bool) ->
     listed = "; it lists 4 of the 4 judged queries" if check_duplicates else ""
     assert _messages(caught) == [
         "the run retrieves no judged document (0 of 4 judged documents, in 0 of 4 judged "
-        f"queries{listed}): every metric scores 0 on every judged query, as trec_eval "
-        "scores such a run. 4 (query, document) pair(s) of the run match a judgment only "
+        f"queries{listed}): every judged query scores as a ranking of no judged document does (0 "
+        "in ndcg, map, precision, recall and the like), as trec_eval scores such a run. 4 (query,"
+        " document) pair(s) of the run match a judgment only "
         "when case is ignored (run 'D1', judgments 'd1'): ids are compared exactly, as "
         "trec_eval compares them; give both the same spelling, e.g. "
         "pl.col('doc_id').str.to_lowercase() on the run and the judgments."
@@ -114,8 +115,9 @@ def test_query_ids_that_match_after_a_prefix_or_zeros(frame_kind: str, run_ids: 
     )
     assert _messages(caught) == [
         "the run retrieves no judged document (0 of 4 judged documents, in 0 of 4 judged "
-        "queries; it lists 0 of the 4 judged queries): every metric scores 0 on every "
-        f"judged query, as trec_eval scores such a run. {hint}"
+        "queries; it lists 0 of the 4 judged queries): every judged query scores as a ranking of "
+        "no judged document does (0 in ndcg, map, precision, recall and the like), as trec_eval "
+        f"scores such a run. {hint}"
     ]
 
 
@@ -125,8 +127,9 @@ def test_a_run_that_misses_most_judged_queries(frame_kind: str) -> None:
     assert out.rows() == [(4, 0.25)]
     assert _messages(caught) == [
         "the run misses most judged queries (1 of 4 judged documents, in 1 of 4 judged "
-        "queries; it lists 1 of the 4 judged queries): the 3 it misses each score 0 "
-        f"(unretrieved='zero', as trec_eval -c). {NO_MATCH}"
+        "queries; it lists 1 of the 4 judged queries): the 3 it misses each score as an empty "
+        "ranking does (unretrieved='zero', as trec_eval -c: 0 in ndcg, map, precision, recall and"
+        f" the like). {NO_MATCH}"
     ]
     # half of them retrieved is not most missed
     half = RUN.filter(pl.col("query_id").is_in(["q001", "q002"]))
@@ -144,8 +147,9 @@ def test_once_per_system_and_only_for_the_one_at_fault(frame_kind: str) -> None:
     assert out.sort("system").rows() == [("bad", 4, 0.0), ("good", 4, 1.0)]
     assert _messages(caught) == [
         "system 'bad' retrieves no judged document (0 of 4 judged documents, in 0 of 4 "
-        "judged queries; it lists 4 of the 4 judged queries): every metric scores 0 on "
-        f"every judged query, as trec_eval scores such a run. {NO_MATCH}"
+        "judged queries; it lists 4 of the 4 judged queries): every judged query scores as a "
+        "ranking of no judged document does (0 in ndcg, map, precision, recall and the like), as "
+        f"trec_eval scores such a run. {NO_MATCH}"
     ]
 
 
@@ -166,8 +170,9 @@ def test_an_empty_run_is_scored_and_warned_about(frame_kind: str) -> None:
     assert out.rows() == [(4, 0.0)]
     assert _messages(caught) == [
         "the run retrieves no judged document (0 of 4 judged documents, in 0 of 4 judged "
-        "queries; it lists 0 of the 4 judged queries): every metric scores 0 on every "
-        f"judged query, as trec_eval scores such a run. {NO_MATCH}"
+        "queries; it lists 0 of the 4 judged queries): every judged query scores as a ranking of "
+        "no judged document does (0 in ndcg, map, precision, recall and the like), as trec_eval "
+        f"scores such a run. {NO_MATCH}"
     ]
 
 
@@ -231,7 +236,8 @@ def test_judged_documents_in_few_listed_queries_are_named_where_spelt_apart(
     assert _messages(caught) == [
         "the run retrieves a judged document in only 1 of the 4 judged queries it lists "
         "(1 of 4 judged documents, in 1 of 4 judged queries; it lists 4 of the 4 judged "
-        "queries): the others score 0. 3 (query, document) pair(s) of the run match a "
+        "queries): the others score as a ranking of no judged document does (0 in ndcg, map, "
+        "precision, recall and the like). 3 (query, document) pair(s) of the run match a "
         "judgment only when case is ignored (run 'D2', judgments 'd2'): ids are compared "
         "exactly, as trec_eval compares them; give both the same spelling, e.g. "
         "pl.col('doc_id').str.to_lowercase() on the run and the judgments."

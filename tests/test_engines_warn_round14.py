@@ -42,8 +42,9 @@ HISTORY = pl.DataFrame(
 
 _NO_JUDGED = (
     "the run retrieves no judged document (0 of 2 judged documents, in 0 of 2 judged "
-    "queries; it lists 2 of the 2 judged queries): every metric scores 0 on every judged "
-    "query, as trec_eval scores such a run. Check that the run and the judgments name "
+    "queries; it lists 2 of the 2 judged queries): every judged query scores as a ranking of no "
+    "judged document does (0 in ndcg, map, precision, recall and the like), as trec_eval scores "
+    "such a run. Check that the run and the judgments name "
     "the same queries and documents (same collection, same id spelling)."
 )
 _CATALOGUE = (

@@ -267,8 +267,8 @@ def _judged(queries: list[str], docs: list[str]) -> pl.DataFrame:
 
 RETRIEVES_NONE = (
     "run {name!r} retrieves no judged document (0 of 2 judged documents, in 0 of 2 judged "
-    "queries): every metric scores 0 on every judged query, as trec_eval scores such a "
-    "run. {advice} {tail}"
+    "queries): every judged query scores as a ranking of no judged document does (0 in ndcg, map,"
+    " precision, recall and the like), as trec_eval scores such a run. {advice} {tail}"
 )
 FIT_TAIL = (
     "fit_fusion learns each run's table from these judgments: such a run's is learnt from no hit."
@@ -342,8 +342,9 @@ def test_mapfuse_warns_of_judged_queries_its_map_scores_0() -> None:
         assert re.fullmatch(
             re.escape(f"run {name!r} misses most judged queries (")
             + r"\d+ of 165 judged documents, in \d of 20 judged queries; it lists 6 of the 20 "
-            r"judged queries\): the 14 it misses each score 0 \(unretrieved='zero', as "
-            r"trec_eval -c\)\. "
+            r"judged queries\): the 14 it misses each score as an empty ranking does "
+            r"\(unretrieved='zero', as trec_eval -c: 0 in ndcg, map, precision, recall and the "
+            r"like\)\. "
             + re.escape(
                 JUDGED_NO_HINT + " mapfuse's table is that run's MAP over every judged query, "
                 "the missed ones as 0: pass the judgments of the training queries alone."
@@ -404,8 +405,9 @@ def test_optimize_fusion_warns_of_fused_runs_that_miss_most_judged_queries() -> 
     qrels = _judged(["q1", "q2", "q3"], ["d1", "d5", "d6"])
     expected = (
         "the fused run misses most judged queries (1 of 3 judged documents, in 1 of 3 "
-        "judged queries; it lists 1 of the 3 judged queries): the 2 it misses each score 0 "
-        "(unretrieved='zero', as trec_eval -c). " + JUDGED_NO_HINT + " optimize_fusion "
+        "judged queries; it lists 1 of the 3 judged queries): the 2 it misses each score as an "
+        "empty ranking does (unretrieved='zero', as trec_eval -c: 0 in ndcg, map, precision, "
+        "recall and the like). " + JUDGED_NO_HINT + " optimize_fusion "
         "averages every grid point over the judged queries, the missed ones as 0."
     )
     with pytest.warns(CoverageWarning, match=_exactly(expected)):

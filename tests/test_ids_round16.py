@@ -90,8 +90,9 @@ def _qrels(queries: list[str], docs: list[str]) -> pl.DataFrame:
 
 _NO_HIT = (
     "the run retrieves no judged document (0 of 2 judged documents, in 0 of 2 judged "
-    "queries; it lists {listed} of the 2 judged queries): every metric scores 0 on every "
-    "judged query, as trec_eval scores such a run. "
+    "queries; it lists {listed} of the 2 judged queries): every judged query scores as a ranking "
+    "of no judged document does (0 in ndcg, map, precision, recall and the like), as trec_eval "
+    "scores such a run. "
 )
 _EXACT = "ids are compared exactly, as trec_eval compares them; give both the same spelling"
 

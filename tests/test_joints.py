@@ -102,7 +102,8 @@ NO_DOCUMENT = {
 }
 NO_JUDGED_DOCUMENT = (
     "the run retrieves no judged document (0 of 4 judged documents, in 0 of 3 judged "
-    "queries): every metric scores 0 on every judged query, as trec_eval scores such a run. "
+    "queries): every judged query scores as a ranking of no judged document does (0 in ndcg, map,"
+    " precision, recall and the like), as trec_eval scores such a run. "
     "Check that the run and the judgments name the same queries and documents (same "
     "collection, same id spelling)."
 )

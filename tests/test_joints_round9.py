@@ -228,7 +228,8 @@ def test_spill_dir_under_auto_memory_refused_where_nothing_splits(
         ),
         (
             "q1",
-            "every metric scores 0 on the judged queries it lists, the others left out "
+            "the judged queries it lists score as a ranking of no judged document does (0 in "
+            "ndcg, map, precision, recall and the like), the others left out "
             "(unretrieved='drop')",
         ),
     ],

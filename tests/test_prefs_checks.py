@@ -84,16 +84,18 @@ def _in_prefs_words(text: str) -> str:
 
 _UPPER = (
     "the run retrieves no judged document (0 of 5 judged documents, in 0 of 2 judged "
-    "queries; it lists 2 of the 2 judged queries): every metric scores 0 on every judged "
-    "query, as trec_eval scores such a run. 4 (query, document) pair(s) of the run match "
+    "queries; it lists 2 of the 2 judged queries): every judged query scores as a ranking of no "
+    "judged document does (0 in ndcg, map, precision, recall and the like), as trec_eval scores "
+    "such a run. 4 (query, document) pair(s) of the run match "
     "a judgment only when case is ignored (run 'a', preferences 'A'): ids are compared "
     "exactly, as trec_eval compares them; give both the same spelling, e.g. "
     "pl.col('doc_id').str.to_lowercase() on the run and the preferences (prefs=)."
 )
 _SHIFTED = (
     "the run retrieves no judged document (0 of 5 judged documents, in 0 of 2 judged "
-    "queries; it lists 0 of the 2 judged queries): every metric scores 0 on every judged "
-    "query, as trec_eval scores such a run. 2 query id(s) of the run match a judged query "
+    "queries; it lists 0 of the 2 judged queries): every judged query scores as a ranking of no "
+    "judged document does (0 in ndcg, map, precision, recall and the like), as trec_eval scores "
+    "such a run. 2 query id(s) of the run match a judged query "
     "only once leading zeros are ignored (run 'q1', preferences 'q01'): ids are compared "
     "exactly, as trec_eval compares them; give both the same spelling, e.g. "
     "pl.col('query_id').str.replace('^([^0-9]*)0+([0-9])', '${1}${2}') on the run and the "
@@ -124,7 +126,8 @@ def test_a_run_that_matches_no_preference_is_warned_about(frame_kind: str, case:
     dropped = _warnings(lambda: irm.evaluate(run, ["prefs_simp"], prefs=prefs, unretrieved="drop"))
     if "it lists 0 of" in message:  # under 'drop' no query is left: num_q 0, said so
         message_dropped = message.replace(
-            "every metric scores 0 on every judged query, as trec_eval scores such a run",
+            "every judged query scores as a ranking of no judged document does (0 in ndcg, map, "
+            "precision, recall and the like), as trec_eval scores such a run",
             "no judged query is left to score (unretrieved='drop' leaves out those it does "
             "not list): every mean is over 0 queries (num_q 0)",
         )
@@ -174,8 +177,9 @@ def test_the_command_shows_the_warning(tmp_path: Path) -> None:
     assert done.stdout.splitlines()[-1].split() == ["2", "0.0000"]
     assert done.stderr.startswith(
         "irm: warning: the run retrieves no judged document (0 of 4 judged documents, in 0 "
-        "of 2 judged queries; it lists 2 of the 2 judged queries): every metric scores 0 on "
-        "every judged query, as trec_eval scores such a run. 4 (query, document) pair(s) of "
+        "of 2 judged queries; it lists 2 of the 2 judged queries): every judged query scores as a"
+        " ranking of no judged document does (0 in ndcg, map, precision, recall and the like), as"
+        " trec_eval scores such a run. 4 (query, document) pair(s) of "
         "the run match a judgment only when case is ignored (run 'a', preferences 'A')"
     )
     assert len(done.stderr.splitlines()) == 1

@@ -279,8 +279,9 @@ def test_a_judgment_group_run_of_no_judged_document_counts_queries_not_groups() 
     assert len(said) == 1
     assert said[0].startswith(
         "the run retrieves no judged document (0 of 4 judged documents, in 0 of 2 judged "
-        "queries; it lists 2 of the 2 judged queries): every metric scores 0 on every judged "
-        "query, as trec_eval scores such a run. 4 (query, document) pair(s) of the run match "
+        "queries; it lists 2 of the 2 judged queries): every judged query scores as a ranking of "
+        "no judged document does (0 in ndcg, map, precision, recall and the like), as trec_eval "
+        "scores such a run. 4 (query, document) pair(s) of the run match "
         "a judgment only when case is ignored"
     )
     assert values["map_avgjg"].to_list() == [0.0, 0.0]

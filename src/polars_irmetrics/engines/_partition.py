@@ -675,8 +675,9 @@ def warn_coverage(
     ...     _ = evaluate_part(job, run.slice(i, 1), qrels.slice(i, 1), parts.append)
     >>> warn_coverage(job, parts, emit=print)  # doctest: +NORMALIZE_WHITESPACE
     the run retrieves no judged document (0 of 2 judged documents, in 0 of 2 judged
-    queries; it lists 2 of the 2 judged queries): every metric scores 0 on every judged
-    query, as trec_eval scores such a run. 1 (query, document) pair(s) of the run match
+    queries; it lists 2 of the 2 judged queries): every judged query scores as a ranking
+    of no judged document does (0 in ndcg, map, precision, recall and the like), as
+    trec_eval scores such a run. 1 (query, document) pair(s) of the run match
     a judgment only when case is ignored (run 'A', judgments 'a'): ids are compared
     exactly, as trec_eval compares them; give both the same spelling, e.g.
     pl.col('doc_id').str.to_lowercase() on the run and the judgments.

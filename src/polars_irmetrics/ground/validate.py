@@ -1068,6 +1068,15 @@ def suspect(counts: pl.DataFrame) -> bool:
     return bool(counts.select((missed | sparse).any()).item())
 
 
+#: What a judged query scores where the run retrieves no judged document for it: not 0
+#: in every metric (rbp_residual is 1; num_ret, num_rel and unjudged@k count the run's
+#: documents), so the warnings say what such a ranking scores.
+#: A judged query the run does not list (unretrieved='zero') scores an empty ranking's
+#: values likewise (rbp_residual 1, num_rel its relevant documents), as trec_eval -c.
+_NOTHING = "0 in ndcg, map, precision, recall and the like"
+_AS_UNJUDGED = f"as a ranking of no judged document does ({_NOTHING})"
+
+
 def warn_on_counts(
     counts: pl.DataFrame,
     *,
@@ -1086,8 +1095,9 @@ def warn_on_counts(
     ``emit`` gives each text (default: a :class:`~polars_irmetrics.errors.CoverageWarning`
     here; a Dask task hands it to the client). ``scores``: what the metrics score on a
     judged query where the run retrieves no judged document, for measures that do not
-    score 0 there (default: the ranking metrics' "every metric scores 0 on every judged
-    query, as trec_eval scores such a run")."""
+    score as the ranking metrics do there (default: "every judged query scores as a
+    ranking of no judged document does (0 in ndcg, map, precision, recall and the
+    like), as trec_eval scores such a run")."""
     emit = emit or warn_from_plan
     if not counts.height:
         where = " (with systems=: or the run has no rows)" if systems else ""
@@ -1112,17 +1122,17 @@ def warn_on_counts(
         if row["found"] == 0:
             if unretrieved != "drop" or (listed and row["listed"] >= row["queries"]):
                 fate = scores or (
-                    "every metric scores 0 on every judged query, as trec_eval scores such a run"
+                    f"every judged query scores {_AS_UNJUDGED}, as trec_eval scores such a run"
                 )
             elif listed and row["listed"] == 0:
                 fate = (
                     "no judged query is left to score (unretrieved='drop' leaves out those "
                     "it does not list): every mean is over 0 queries (num_q 0)"
                 )
-            else:  # the judged queries it lists score 0, the others are left out
+            else:  # the judged queries it lists are scored, the others are left out
                 fate = (
-                    "every metric scores 0 on the judged queries it lists, the others left "
-                    "out (unretrieved='drop')"
+                    f"the judged queries it lists score {_AS_UNJUDGED}, the others left out "
+                    "(unretrieved='drop')"
                 )
             said.append(f"{name} retrieves no judged document ({tally}): {fate}")
         elif listed and 2 * row["listed"] < row["queries"]:
@@ -1130,7 +1140,8 @@ def warn_on_counts(
             fate = (
                 "are left out (unretrieved='drop')"
                 if unretrieved == "drop"
-                else "each score 0 (unretrieved='zero', as trec_eval -c)"
+                else f"each score as an empty ranking does (unretrieved='zero', as "
+                f"trec_eval -c: {_NOTHING})"
             )
             said.append(
                 f"{name} misses most judged queries ({tally}): the {missed} it misses {fate}"
@@ -1140,7 +1151,8 @@ def warn_on_counts(
             # most queries: said only where a hint finds ids spelt apart (below)
             hinted.append(
                 f"{name} retrieves a judged document in only {row['found_queries']} of the "
-                f"{row['listed']} judged queries it lists ({tally}): the others score 0"
+                f"{row['listed']} judged queries it lists ({tally}): the others score "
+                f"{_AS_UNJUDGED}"
             )
     if not said and not hinted:
         return
