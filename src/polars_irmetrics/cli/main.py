@@ -204,7 +204,8 @@ def _evaluate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
             "--unretrieved",
             choices=("zero", "drop", "error"),
             default="zero",
-            help="queries judged but not in a run: score 0 (default), drop or error",
+            help="queries judged but not in a run: scored as an empty ranking, 0 in most "
+            "metrics (default), drop or error",
         )
         p.add_argument(
             "--buckets",
