@@ -7,6 +7,8 @@ command line where the run or the judgments came from ``-``; a Parquet file's fi
 from __future__ import annotations
 
 import io
+import os
+import threading
 from pathlib import Path
 
 import polars as pl
@@ -107,4 +109,26 @@ def test_an_impression_log_from_standard_input_is_named_as_stdin(
     assert done.stderr == (
         f"irm: error: <stdin>, {place}: column 'clicked' holds 2, not a click, true/false or "
         f"1/0; fix or drop the {unit}\n"
+    )
+
+
+def test_a_pipes_line_is_named_as_a_files(tmp_path: Path) -> None:
+    # a shell's <(zcat run.csv.gz): a pipe read once, its bytes kept; its line was not named
+    pipe = tmp_path / "run.pipe"
+    os.mkfifo(pipe)
+
+    def feed() -> None:
+        with open(pipe, "wb") as handle:
+            handle.write(b"query_id,doc_id,score\nq1,d1,1\nq1,d2,NaN\n")
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    done = irm_in_process("evaluate", str(pipe), "--qrels", "qrels.txt", "-m", "ndcg",
+                          cwd=tmp_path)  # fmt: skip
+    writer.join()
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"irm: error: {pipe}, line 3: column 'score' of the run has 1 NaN value(s) in query "
+        f"'q1'; NaN cannot be ranked: {NAN_FIX} line\n"
     )

@@ -98,6 +98,10 @@ _BEYOND = (
     "a float beyond 2**53, which no reader holds exactly: write the rank as an integer "
     "(without a decimal point)"
 )
+_NOT_WHOLE = (
+    "not a whole number; a rank is a position 1, 2, 3, ... in its query's list: fix or drop "
+    "the line"
+)
 FileFormat = Literal["auto", "parquet", "trec", "csv", "tsv", "jsonl"]
 FORMATS: tuple[str, ...] = ("auto", "parquet", "trec", "csv", "tsv", "jsonl")
 _RUN = "a run: Parquet, a TREC run (query_id Q0 doc_id rank score run_id), CSV, TSV or JSON lines"
@@ -870,8 +874,7 @@ def _number_casts(
             raise FileFormatError(
                 f"{where}: column {rank!r} holds {excerpt(shown)}, {_BEYOND}"
                 if is_whole
-                else f"{where}: column {rank!r} holds {excerpt(shown)}, not a whole number; "
-                "a rank is a position 1, 2, 3, ... in its query's list: fix or drop the line"
+                else f"{where}: column {rank!r} holds {excerpt(shown)}, {_NOT_WHOLE}"
             )
         casts[rank] = pl.Int64()
     return casts
@@ -978,16 +981,15 @@ position 1, 2, 3, ... in its query's list: fix or drop the line
         if not isinstance(held, float):
             continue
         if not math.isfinite(held) or not held.is_integer():
-            raise FileFormatError(
-                f"{display_name(source)}, line {number}: column {rank!r} holds "
-                f"{json.dumps(held)}, not a whole number; a rank is a position 1, 2, 3, "
-                "... in its query's list: fix or drop the line"
-            )
-        if abs(held) >= _EXACT_FLOAT:
-            raise FileFormatError(
-                f"{display_name(source)}, line {number}: column {rank!r} holds "
-                f"{json.dumps(held)}, {_BEYOND}"
-            )
+            why = _NOT_WHOLE
+        elif abs(held) >= _EXACT_FLOAT:
+            why = _BEYOND
+        else:
+            continue
+        raise FileFormatError(
+            f"{display_name(source)}, line {number}: column {rank!r} holds "
+            f"{json.dumps(held)}, {why}"
+        )
 
 
 def _json_dtype(lazy: pl.LazyFrame, column: str) -> pl.DataType:
@@ -1709,8 +1711,8 @@ def repeated_line(
     ((3, 1, 'd1', 'line'), (3, 2, 'd1', 'line'))
     """
     text = os.fspath(source)
-    if text != STDIN and (is_glob(text) or "://" in text or not Path(text).is_file()):
-        return None  # standard input: its bytes, kept when it was read
+    if raw_bytes(text) is None and (is_glob(text) or "://" in text or not Path(text).is_file()):
+        return None  # standard input or a pipe: its bytes, kept when it was read
     try:
         fmt = detect_format(text)
         if fmt == "trec":
@@ -1726,8 +1728,8 @@ def _line_table(source: str, fmt: str) -> tuple[pl.LazyFrame, str | bytes, str]:
     as text, as written), with the text polars reads (its path, or its bytes) and the
     CSV/TSV separator (``""`` for Parquet and JSON lines)."""
     if fmt == "parquet":
-        held = io.BytesIO(raw_bytes(source)) if source == STDIN else source
-        return pl.scan_parquet(held), source, ""
+        raw = raw_bytes(source)  # standard input or a pipe: the bytes kept when read
+        return pl.scan_parquet(source if raw is None else io.BytesIO(raw)), source, ""
     data = open_text(source, _RUN).data
     if fmt == "jsonl":
         return pl.scan_ndjson(literal_path(data), infer_schema_length=None), data, ""
@@ -1813,9 +1815,9 @@ def flagged_line(
     CSV/TSV file's physical line, its header line 1, or its record counted from 1
     after the header, ``unit`` ``'record'``; a JSON lines file's line; a Parquet
     file's row from 0, ``unit`` ``'row'``). A TREC text file's line where
-    ``trec_field`` (the field, from 0, that holds the column) is given. None for a
-    glob, a folder, standard input or a URL, or where no line has one. An error path
-    only: the file is read again.
+    ``trec_field`` (the field, from 0, that holds the column) is given (standard
+    input's too: its bytes, kept when it was read). None for a glob, a folder or a URL,
+    or where no line has one. An error path only: the file is read again.
 
     >>> import pathlib, tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
@@ -1828,8 +1830,8 @@ def flagged_line(
     ((3, 'line'), (3, 'line'), (2, 'line'))
     """
     text = os.fspath(source)
-    if text != STDIN and (is_glob(text) or "://" in text or not Path(text).is_file()):
-        return None  # standard input: its bytes, kept when it was read
+    if raw_bytes(text) is None and (is_glob(text) or "://" in text or not Path(text).is_file()):
+        return None  # standard input or a pipe: its bytes, kept when it was read
     try:
         fmt = detect_format(text)
         if fmt == "trec":
