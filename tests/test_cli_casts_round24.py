@@ -70,3 +70,39 @@ def test_a_missing_groups_file_is_asked_for_by_its_flag_alone(tmp_path: Path) ->
         "irm: error: metric 'awrf' reads document groups: pass --groups FILE (one row per "
         "(document, group))\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("run", "qrels", "said"),
+    [
+        (
+            "query_id,doc_id,score\nQ1,D1,1\n",
+            "q1 0 d1 1\n",
+            "1 query id(s) of the run match a judged query only once case is ignored (run "
+            "'Q1', judgments 'q1'): ids are compared exactly, as trec_eval compares them; give "
+            "both the same spelling in the files' column 'query_id'.",
+        ),
+        (
+            "query_id,doc_id,score\nq1, d1,1\n",
+            "q1 0 d1 1\n",
+            "1 (query, document) pair(s) of the run match a judgment only when the spaces "
+            "around the ids are ignored (run ' d1', judgments 'd1'): ids are compared exactly, "
+            "as trec_eval compares them; give both the same spelling in the files' column "
+            "'doc_id'.",
+        ),
+    ],
+    ids=["query ids", "document ids"],
+)
+def test_an_id_spelling_hint_names_the_files_column_not_a_python_call(
+    tmp_path: Path, run: str, qrels: str, said: str
+) -> None:
+    # it was "give both the same spelling, e.g. pl.col('query_id').str.to_lowercase() on
+    # the run and the judgments."
+    (tmp_path / "run.csv").write_text(run)
+    (tmp_path / "qrels.txt").write_text(qrels)
+    done = irm_in_process("evaluate", "run.csv", "--qrels", "qrels.txt", "-m", "ndcg",
+                          cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith("irm: warning: the run retrieves no judged document")
+    assert done.stderr.endswith(f" {said}\n")
+    assert "pl.col" not in done.stderr

@@ -1552,6 +1552,7 @@ def _in_words(
     message = _SEMICOLON_FIX.sub(_SEMICOLON_WORDS, message)
     message = _FLAG_CAST.sub(_flag_words, message)
     message = _COLUMN_CAST.sub(_column_words, message)
+    message = _SPELLING_CALL.sub(r" in the files' column \g<column>.", message)
     message = _UNIQUE_CALL.sub(": drop or merge the repeated rows", message)
     message = _ONLINE_CALL.sub("", message)
     message = _SHORT_RANKINGS.sub(_SHORT_WORDS, message)
@@ -1631,6 +1632,16 @@ _COLUMN_CAST = re.compile(
     r"be (?P<want>an integer|numeric)): (?:where every value is a whole number, )?cast it, "
     r"e\.g\. pl\.col\('[^']*'\)\.cast\(pl\.(?:Int64|Float64)\)(?: \(a cast drops a "
     r"fraction: 1\.5 becomes 1; check \(pl\.col\('[^']*'\) % 1 == 0\)\.all\(\) first\))?"
+)
+
+
+#: The Python call an id-spelling hint gives (ground.spelling, offline.coverage: ", e.g.
+#: pl.col('query_id').str.strip_prefix('q') on the run and the judgments."): on a command
+#: line, the files' column to write one way ("give both the same spelling in the files'
+#: column 'query_id'.").
+_SPELLING_CALL = re.compile(
+    r", e\.g\. pl\.col\((?P<column>'[^']*')\)(?:\.[\w.]+\((?:[^()]|\([^()]*\))*\))+ on "
+    r"(?:the run and the judgments|each)\."
 )
 
 
