@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from statistics import NormalDist
 from typing import TYPE_CHECKING, Literal
 
 import polars as pl
+
+from polars_irmetrics.stats.normal import two_sided_z
 
 if TYPE_CHECKING:
     from polars_irmetrics.metrics.collection import CollectionFormula, CollectionScope
@@ -546,7 +547,7 @@ class Metric:
         elif how == "std":  # the population deviation
             out = pl.when(n > 0).then((squares / n).sqrt())
         elif how == "ci_halfwidth":  # from the sample variance
-            z = NormalDist().inv_cdf((1.0 + ci_level) / 2.0)
+            z = two_sided_z(ci_level)
             spread = pl.when(n > 1).then((squares / (n - 1.0)).sqrt()).otherwise(0.0)
             out = pl.when(n > 0).then(z * spread / n.sqrt())
         elif how == "geometric":

@@ -38,7 +38,6 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from statistics import NormalDist
 
 import numpy as np
 import polars as pl
@@ -47,6 +46,7 @@ from polars_irmetrics.errors import IrmWarning, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL, is_text, warn_from_plan
 from polars_irmetrics.ope.sums import exact_added, exact_columns, exact_mean, exact_total
+from polars_irmetrics.stats.normal import two_sided_z
 
 __all__ = [
     "BUCKET",
@@ -136,7 +136,7 @@ def joined_intervals(
 
 
 def _normal(units: pl.LazyFrame, parts: Parts, by: list[str], ci: float) -> pl.LazyFrame:
-    z = NormalDist().inv_cdf((1.0 + ci) / 2.0)
+    z = two_sided_z(ci)
     aggs = []
     for label, terms in parts:
         if len(terms) != 1 or terms[0][1] is not None:

@@ -121,7 +121,13 @@ def over_rounds(
             rows = rows.with_columns(exact_sum(pl.col(plain_value)).over(rnd).alias(_round(label)))
             x = pl.when(pl.col(_TOP)).then(pl.col(_round(label)))
             bounds = normal_interval(
-                summary, label, [(x.otherwise(0.0), None)], f"{label}:v", n, options.ci or 0.0
+                summary,
+                label,
+                [(x.otherwise(0.0), None)],
+                f"{label}:v",
+                n,
+                options.ci or 0.0,
+                present=pl.col(_TOP),
             )
         summary.outputs.extend(
             [

@@ -3,4 +3,5 @@
 matrices, never a Python loop per query, system or resample.
 
 * :mod:`.multitest`: multiple-testing corrections (statsmodels' names and arithmetic).
+* :mod:`.normal`: the normal quantile of a two-sided interval, for every level in (0, 1).
 """

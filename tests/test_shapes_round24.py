@@ -1,0 +1,164 @@
+"""Round 24, shapes and scales of the off-policy intervals: every level of ``ci=`` in
+(0, 1) gives its interval (a level next to 1 raised ``statistics.StatisticsError`` from
+inside), and contributions that are all one value have a point interval, not the
+rounding of two sums' difference."""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+from typing import Any
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics.stats.normal import two_sided_z
+
+NEXT_TO_1 = 1.0 - 2.0**-53  # 0.9999999999999999: (1 + ci) / 2 rounds to 1.0
+
+
+def _log(rewards: list[float], actions: list[int], pscore: float = 0.5) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "round_id": list(range(len(rewards))),
+            "action": actions,
+            "reward": rewards,
+            "pscore": [pscore] * len(rewards),
+        }
+    )
+
+
+def _policy(rounds: int) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "round_id": [r for r in range(rounds) for _ in (0, 1)],
+            "action": [0, 1] * rounds,
+            "prob": [0.8, 0.2] * rounds,
+        }
+    )
+
+
+def _model(rounds: int) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "round_id": [r for r in range(rounds) for _ in (0, 1)],
+            "action": [0, 1] * rounds,
+            "q_hat": [0.5, 0.25] * rounds,
+        }
+    )
+
+
+def _slates(rounds: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    ids = [r for r in range(rounds) for _ in (1, 2)]
+    log = pl.DataFrame(
+        {
+            "round_id": ids,
+            "position": [1, 2] * rounds,
+            "reward": [0.1] * (2 * rounds),
+            "pscore": [0.25] * (2 * rounds),
+        }
+    )
+    policy = pl.DataFrame(
+        {"round_id": ids, "position": [1, 2] * rounds, "pscore": [0.5] * (2 * rounds)}
+    )
+    return log, policy
+
+
+@pytest.mark.parametrize("level", [NEXT_TO_1, 1e-300, 0.95])
+def test_two_sided_z_is_defined_for_every_level(level: float) -> None:
+    z = two_sided_z(level)
+    assert math.isfinite(z)
+    assert z >= 0.0
+    # the upper tail's quantile, the same value (to rounding) wherever both are defined
+    assert z == pytest.approx(-NormalDist().inv_cdf((1.0 - level) / 2.0), rel=1e-9, abs=1e-300)
+
+
+def test_two_sided_z_keeps_the_usual_bits_below_1() -> None:
+    for level in (0.5, 0.9, 0.95, 0.99, 1.0 - 2.0**-52):
+        assert two_sided_z(level) == NormalDist().inv_cdf((1.0 + level) / 2.0)
+
+
+def test_a_level_next_to_1_gives_the_normal_interval(frame_kind: str) -> None:
+    # ips contributions: w r with w = 0.8 / 0.5 at action 0, 0.2 / 0.5 at action 1
+    log = _log([1.0, 0.0, 1.0, 1.0], [0, 1, 0, 1])
+    policy = _policy(4)
+    if frame_kind == "LazyFrame":
+        out = irm.evaluate(
+            log.lazy(), ["ips"], policy=policy.lazy(), ci=NEXT_TO_1, ci_method="normal"
+        )
+        assert isinstance(out, pl.LazyFrame)
+        result = out.collect()
+    else:
+        result = irm.evaluate(log, ["ips"], policy=policy, ci=NEXT_TO_1, ci_method="normal")
+    x = [1.6, 0.0, 1.6, 0.4]
+    mean = sum(x) / 4
+    sd = math.sqrt(sum((v - mean) ** 2 for v in x) / 3)
+    half = -NormalDist().inv_cdf(2.0**-54) * sd / 2.0
+    assert result["ips_lower"].item() == pytest.approx(mean - half, rel=1e-12)
+    assert result["ips_upper"].item() == pytest.approx(mean + half, rel=1e-12)
+
+
+def test_a_level_next_to_1_gives_the_ci_halfwidth() -> None:
+    run = pl.DataFrame({"query_id": ["q1", "q2", "q3"], "doc_id": ["a"] * 3, "score": [1.0] * 3})
+    qrels = pl.DataFrame(
+        {"query_id": ["q1", "q2", "q3"], "doc_id": ["a", "b", "a"], "relevance": [1] * 3}
+    )
+    name = f"P(agg='ci_halfwidth', ci_level={NEXT_TO_1!r})@1"
+    out = irm.evaluate(run, [name], qrels=qrels)
+    # P@1 is 1, 0, 1: the sample deviation sqrt(1/3)
+    expected = -NormalDist().inv_cdf(2.0**-54) * math.sqrt(1.0 / 3.0) / math.sqrt(3.0)
+    assert out[name].item() == pytest.approx(expected, rel=1e-12)
+
+
+# one value in every row (the doubly robust 0.45 + 1.6 (0.1 - 0.5) = -0.19 gave a half
+# width of 2.5e-9), in one plan and split in buckets
+CONSTANT: list[Any] = [
+    pytest.param("dr", [0.1] * 3, {}, id="dr"),
+    pytest.param("ips", [0.1] * 3, {}, id="ips"),
+    pytest.param("dr", [0.1] * 3, {"buckets": 2}, id="dr-buckets"),
+    pytest.param("dr", [0.3] * 5, {}, id="dr-five"),
+    pytest.param("sg_dr(lambda=0.1)", [0.7] * 4, {}, id="sg_dr"),
+]
+
+
+@pytest.mark.parametrize(("metric", "rewards", "options"), CONSTANT)
+def test_constant_contributions_give_a_point_interval(
+    metric: str, rewards: list[float], options: dict[str, Any]
+) -> None:
+    rounds = len(rewards)
+    log = _log(rewards, [0] * rounds)
+    out = irm.evaluate(
+        log,
+        [metric],
+        policy=_policy(rounds),
+        reward_model=_model(rounds) if "dr" in metric else None,
+        ci=0.95,
+        ci_method="normal",
+        **options,
+    )
+    value = out[metric].item()
+    assert out[f"{metric}_lower"].item() == value
+    assert out[f"{metric}_upper"].item() == value
+
+
+def test_constant_slate_rounds_give_a_point_interval() -> None:
+    log, policy = _slates(3)
+    out = irm.evaluate(log, ["slate_ips"], policy=policy, ci=0.95, ci_method="normal")
+    value = out["slate_ips"].item()
+    assert value == pytest.approx(0.4, rel=1e-15)
+    assert out["slate_ips_lower"].item() == value
+    assert out["slate_ips_upper"].item() == value
+
+
+def test_contributions_that_differ_keep_their_spread() -> None:
+    log = _log([0.1, 0.1, 0.2], [0, 0, 0])
+    out = irm.evaluate(
+        log, ["dr"], policy=_policy(3), reward_model=_model(3), ci=0.95, ci_method="normal"
+    )
+    x = [0.45 + 1.6 * (r - 0.5) for r in (0.1, 0.1, 0.2)]
+    mean = sum(x) / 3
+    sd = math.sqrt(sum((v - mean) ** 2 for v in x) / 2)
+    half = NormalDist().inv_cdf(0.975) * sd / math.sqrt(3.0)
+    assert out["dr_lower"].item() == pytest.approx(mean - half, rel=1e-12)
+    assert out["dr_upper"].item() == pytest.approx(mean + half, rel=1e-12)
