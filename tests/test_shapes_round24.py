@@ -6,6 +6,7 @@ rounding of two sums' difference."""
 from __future__ import annotations
 
 import math
+import re
 from statistics import NormalDist
 from typing import Any
 
@@ -162,3 +163,84 @@ def test_contributions_that_differ_keep_their_spread() -> None:
     half = NormalDist().inv_cdf(0.975) * sd / math.sqrt(3.0)
     assert out["dr_lower"].item() == pytest.approx(mean - half, rel=1e-12)
     assert out["dr_upper"].item() == pytest.approx(mean + half, rel=1e-12)
+
+
+# position_bias(method="swap") read a UInt64 swap column beyond 2**63 - 1 with polars'
+# strict cast: its InvalidOperationError, not the library's refusal the rank column has
+_SWAP_LOG = pl.DataFrame(
+    {
+        "query_id": [1, 1, 2, 2, 3, 3],
+        "rank": [1, 2, 1, 2, 1, 2],
+        "clicked": [1, 0, 0, 1, 1, 1],
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("column", "values", "message"),
+    [
+        (
+            "swap",
+            [None, None, 2**64 - 1, 2**64 - 1, None, None],
+            "column 'swap' of the log holds swapped rank 18446744073709551615, beyond 2**63 - 1 "
+            "= 9223372036854775807, the largest rank position_bias reads: a rank counts the "
+            "positions from 1 for the top; check the column",
+        ),
+        (
+            "rank",
+            [1, 2**63, 1, 2, 1, 2],
+            "column 'rank' of the log holds rank 9223372036854775808, beyond 2**63 - 1 = "
+            "9223372036854775807, the largest rank position_bias reads: a rank counts the "
+            "positions from 1 for the top; check the column",
+        ),
+    ],
+)
+def test_a_uint64_rank_beyond_int64_is_refused_by_name(
+    frame_kind: str, column: str, values: list[int | None], message: str
+) -> None:
+    log = _SWAP_LOG.with_columns(swap=pl.Series([None, None, 2, 2, None, None], dtype=pl.UInt64))
+    log = log.with_columns(pl.Series(column, values, dtype=pl.UInt64))
+    table = log.lazy() if frame_kind == "LazyFrame" else log
+    with pytest.raises(irm.errors.InvalidValueError, match=re.escape(message)):
+        irm.position_bias(table, method="swap")
+
+
+def test_a_uint64_swap_within_int64_is_read() -> None:
+    log = _SWAP_LOG.with_columns(swap=pl.Series([None, None, 2, 2, None, None], dtype=pl.UInt64))
+    as_int64 = log.with_columns(pl.col("swap").cast(pl.Int64))
+    assert irm.position_bias(log, method="swap").equals(irm.position_bias(as_int64, method="swap"))
+
+
+# label_propensity: (B + 1)^A beyond float64 raised Python's OverflowError (a=800), and
+# (B + 1)^A underflowing to 0 beside (N_d + B)^-A overflowing gave 0 * inf, a NaN
+# propensity (a=-1000); each is now the value of one power of the ratio of the two
+_TRAIN = pl.DataFrame(
+    {
+        "query_id": ["t1", "t1", "t2", "t3"],
+        "doc_id": ["a", "b", "a", "z"],
+        "relevance": [1, 1, 1, 0],
+    }
+)
+
+
+@pytest.mark.parametrize(("a", "b"), [(800.0, 1.5), (-1000.0, 1.5), (1e300, 0.5), (0.55, 1.5)])
+def test_label_propensity_is_its_formula_at_any_exponent(
+    frame_kind: str, a: float, b: float
+) -> None:
+    table = _TRAIN.lazy() if frame_kind == "LazyFrame" else _TRAIN
+    out = irm.label_propensity(table, a=a, b=b)
+    result = out.collect() if isinstance(out, pl.LazyFrame) else out
+    c0 = math.log(3) - 1.0  # three queries
+    for doc, freq in (("a", 2), ("b", 1), ("z", 0)):
+        try:  # the formula in Python floats where it is defined, else the ratio's power
+            expected = 1.0 + c0 * (b + 1.0) ** a * (freq + b) ** -a
+        except OverflowError:
+            expected = math.nan
+        if not math.isfinite(expected):
+            try:
+                expected = 1.0 + c0 * ((b + 1.0) / (freq + b)) ** a
+            except OverflowError:
+                expected = math.inf
+        inv = result.filter(pl.col("doc_id") == doc)["inv_propensity"].item()
+        assert inv == pytest.approx(expected, rel=1e-12), doc
+        assert not math.isnan(result.filter(pl.col("doc_id") == doc)["propensity"].item())

@@ -186,13 +186,24 @@ def label_propensity(
                 f"general), got {value!r}"
             )
     n = pl.col(query_id).n_unique().cast(pl.Float64)
-    c = (n.log() - 1.0) * (float(b) + 1.0) ** float(a)
+    try:  # (B + 1)^A beyond float64 (a=800 with b=1.5) is inf, never Python's OverflowError
+        power = (float(b) + 1.0) ** float(a)
+    except OverflowError:
+        power = math.inf
+    c = (n.log() - 1.0) * power
     freq = (
         lazy.group_by(doc_id)
         .agg((pl.col(relevance) >= relevance_level).sum().cast(pl.Float64).alias("freq"))
         .join(lazy.select(n.alias("n"), c.alias("c")), how="cross")
     )
     inv = 1.0 + pl.col("c") * (pl.col("freq") + float(b)) ** (-float(a))
+    # where the two powers overflow or underflow apart (C inf, or 0 times inf: NaN), the
+    # same value as one power of their ratio, C (N_d + B)^-A = (ln N - 1) ((B + 1) /
+    # (N_d + B))^A; pyxclib's formula, and its bits, everywhere else
+    ratio = (pl.col("n").log() - 1.0) * ((float(b) + 1.0) / (pl.col("freq") + float(b))) ** float(
+        a
+    )
+    inv = pl.when(inv.is_finite()).then(inv).otherwise(1.0 + ratio)
     out = freq.select(doc_id, (1.0 / inv).alias("propensity"), inv.alias("inv_propensity")).sort(
         doc_id
     )

@@ -456,15 +456,22 @@ def _read_log(
     check_numeric(schema, rank, "log", integer=True)
     if schema[clicked] != pl.Boolean:
         check_numeric(schema, clicked, "log", integer=False)
-    if schema[rank] == pl.UInt64:  # the ranks are read as Int64: one beyond is refused
-        largest = frame.select(pl.col(rank).max()).collect().item()
-        if largest is not None and largest > _LARGEST_RANK:
-            raise InvalidValueError(
-                f"column {rank!r} of the log holds rank {largest}, beyond 2**63 - 1 = "
-                f"{_LARGEST_RANK}, the largest rank position_bias reads: a rank counts the "
-                "positions from 1 for the top; check the column"
-            )
+    _refuse_beyond_int64(frame, schema, rank, "rank")
     return frame, schema
+
+
+def _refuse_beyond_int64(frame: pl.LazyFrame, schema: pl.Schema, column: str, what: str) -> None:
+    """A ``UInt64`` column of ranks (``rank``, the swapped rank ``swap``) is read as
+    Int64: a value beyond 2**63 - 1 is refused, naming it (polars' failed cast before)."""
+    if schema[column] != pl.UInt64:
+        return
+    largest = frame.select(pl.col(column).max()).collect().item()
+    if largest is not None and largest > _LARGEST_RANK:
+        raise InvalidValueError(
+            f"column {column!r} of the log holds {what} {largest}, beyond 2**63 - 1 = "
+            f"{_LARGEST_RANK}, the largest rank position_bias reads: a rank counts the "
+            "positions from 1 for the top; check the column"
+        )
 
 
 def _swap(log: FrameInput, query_id: str, rank: str, clicked: str, swap: str) -> pl.DataFrame:
@@ -485,6 +492,7 @@ def _swap(log: FrameInput, query_id: str, rank: str, clicked: str, swap: str) ->
             f"rank swapped with rank 1, null where none): cast it, e.g. "
             f"pl.col({swap!r}).cast(pl.Int64)"
         )
+    _refuse_beyond_int64(frame, schema, swap, "swapped rank")
     c = pl.col(clicked).cast(pl.Float64)
     k = pl.col(swap).cast(pl.Int64)
     control = k.is_null() | (k == 1)
