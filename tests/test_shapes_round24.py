@@ -244,3 +244,54 @@ def test_label_propensity_is_its_formula_at_any_exponent(
         inv = result.filter(pl.col("doc_id") == doc)["inv_propensity"].item()
         assert inv == pytest.approx(expected, rel=1e-12), doc
         assert not math.isnan(result.filter(pl.col("doc_id") == doc)["propensity"].item())
+
+
+# system_agreement read an integer column as float64: per-query values 2**62 + 1, 2**62 +
+# 2... became one float, every system's mean the same, and the correlation null with a
+# warning that the means are equal (they are not); delta_a 0.0 in per_pair=True
+def _per_query(offset: int, dtype: pl.DataType) -> pl.DataFrame:
+    values = {"s1": [1, 2, 3], "s2": [3, 2, 5], "s3": [9, 8, 7]}
+    return pl.DataFrame(
+        {
+            "system": [s for s in values for _ in range(3)],
+            "query_id": [0, 1, 2] * 3,
+            "v": pl.Series([v + offset for vs in values.values() for v in vs], dtype=dtype),
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("offset", "dtype", "shown"),
+    [
+        (2**62, pl.Int64, 4611686018427387905),
+        (2**64 - 20, pl.UInt64, 18446744073709551597),
+        (2**53, pl.Int64, 9007199254740993),
+    ],
+)
+@pytest.mark.parametrize("per_pair", [False, True])
+def test_integers_beyond_float64s_range_are_refused_by_system_agreement(
+    offset: int, dtype: pl.DataType, shown: int, per_pair: bool
+) -> None:
+    message = (
+        f"a has 'v' {shown} for system 's1' on query 0, an integer beyond 2**53 = "
+        "9007199254740992 in magnitude, which the means and tests (float64) cannot hold: "
+        "integers that differ by less than float64's spacing there would read as equal, "
+        "their systems as tied; subtract a common offset, or cast the column to accept the "
+        "rounding, e.g. pl.col('v').cast(pl.Float64)"
+    )
+    small = _per_query(0, pl.Int64)
+    with pytest.raises(irm.errors.InvalidValueError, match=re.escape(message)):
+        irm.system_agreement(
+            _per_query(offset, dtype), small, higher_is_better=True, per_pair=per_pair
+        )
+
+
+@pytest.mark.parametrize(
+    ("offset", "dtype"), [(2**53 - 9, pl.Int64), (0, pl.UInt64), (0, pl.Int8)]
+)
+def test_integers_float64_holds_are_read(offset: int, dtype: pl.DataType) -> None:
+    out = irm.system_agreement(
+        _per_query(offset, dtype), _per_query(0, pl.Int64), higher_is_better=True
+    )
+    assert out["correlation"].item() == 1.0
+    assert out["swaps"].item() == 0

@@ -559,6 +559,10 @@ def _inherited(
     return given_a
 
 
+#: The largest integer magnitude float64 holds with every integer below it.
+_EXACT_INTEGER = 2**53
+
+
 def _matrix(
     frame: FrameInput,
     side: str,
@@ -634,6 +638,19 @@ def _matrix(
             raise InvalidValueError(
                 f"column {column!r} of {side} has {nulls} null value"
                 f"{'' if nulls == 1 else 's'}; every row needs {what}: fill or drop those rows"
+            )
+    if dtype.is_integer():  # the means and tests read float64, exact to 2**53
+        beyond = data.filter(
+            (pl.col(metric) > _EXACT_INTEGER) | (pl.col(metric) < -_EXACT_INTEGER)
+        )
+        if beyond.height:
+            raise InvalidValueError(
+                f"{side} has {metric!r} {beyond[metric][0]} for system {beyond[system][0]!r} "
+                f"on query {beyond[query_id][0]!r}, an integer beyond 2**53 = "
+                f"{_EXACT_INTEGER} in magnitude, which the means and tests (float64) cannot "
+                "hold: integers that differ by less than float64's spacing there would read "
+                "as equal, their systems as tied; subtract a common offset, or cast the "
+                f"column to accept the rounding, e.g. pl.col({metric!r}).cast(pl.Float64)"
             )
     # the system column keeps its dtype (integer systems 2 and 10 sort as numbers, and
     # come back as integers); the pivot below reads their text
