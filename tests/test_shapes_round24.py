@@ -295,3 +295,103 @@ def test_integers_float64_holds_are_read(offset: int, dtype: pl.DataType) -> Non
     )
     assert out["correlation"].item() == 1.0
     assert out["swaps"].item() == 0
+
+
+# rbo_repro_eval(p)@k built its weights of depths 1..k in a Python loop and a table of
+# k rows: @10**20 never finished (the process ran out of memory), as did
+# irm.reproducibility(cutoff=10**20). The depths whose p**d is 0.0 add nothing, so the
+# loop stops there, the same bits; a p so near 1 that more than 10,000,000 remain is
+# refused by name
+_RUN = pl.DataFrame(
+    {
+        "query_id": [0] * 5 + [1] * 5,
+        "doc_id": list(range(5)) * 2,
+        "score": [5.0, 4.0, 3.0, 2.0, 1.0, 1.0, 2.0, 3.0, 4.0, 5.0],
+    }
+)
+_REFERENCE = _RUN.with_columns(score=pl.Series([1.0, 5.0, 4.0, 3.0, 2.0, 5.0, 4.0, 3.0, 2.0, 1.0]))
+
+
+def _repro_eval_rbo(run: pl.DataFrame, reference: pl.DataFrame, p: float, k: int) -> list[float]:
+    """repro_eval's finite RBO by its definition, per query, in Python."""
+    values = []
+    for q in (0, 1):
+        a = run.filter(pl.col("query_id") == q).sort("score", descending=True)["doc_id"].to_list()
+        b = (
+            reference.filter(pl.col("query_id") == q)
+            .sort("score", descending=True)["doc_id"]
+            .to_list()
+        )
+        # the overlap of the whole lists holds at the depths below them; p**2000 is
+        # below 1e-90 at p = 0.9: the depths beyond add nothing at this tolerance
+        depth = min(k, 2000)
+        total = sum(p**d * len(set(a[: d + 1]) & set(b[: d + 1])) / (d + 1) for d in range(depth))
+        values.append(total / sum(p**d for d in range(depth)))
+    return values
+
+
+@pytest.mark.parametrize(("p", "k"), [(0.9, 10**20), (0.5, 2**64), (0.9, 5)])
+def test_rbo_repro_eval_reads_any_cutoff(frame_kind: str, p: float, k: int) -> None:
+    name = f"rbo_repro_eval(p={p})@{k}"
+    run, reference = _RUN, _REFERENCE
+    if frame_kind == "LazyFrame":
+        out = irm.evaluate(run.lazy(), [name], reference=reference.lazy(), per_query=True)
+        assert isinstance(out, pl.LazyFrame)
+        result = out.collect()
+    else:
+        result = irm.evaluate(run, [name], reference=reference, per_query=True)
+    expected = _repro_eval_rbo(run, reference, p, k)
+    assert result.sort("query_id")[name].to_list() == pytest.approx(expected, rel=1e-12)
+
+
+def test_rbo_repro_eval_of_a_huge_cutoff_is_its_value_at_the_rankings_depth() -> None:
+    deep = irm.evaluate(
+        _RUN, ["rbo_repro_eval(p=0.9)@100000000000000000000"], reference=_REFERENCE
+    )
+    at = irm.evaluate(_RUN, ["rbo_repro_eval(p=0.9)@100000"], reference=_REFERENCE)
+    assert deep.item(0, 1) == at.item(0, 1)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            lambda: irm.evaluate(
+                _RUN, ["rbo_repro_eval(p=0.9999999)@1000000000"], reference=_REFERENCE
+            ),
+            "metric 'rbo_repro_eval(p=0.9999999)@1000000000': repro_eval's RBO adds the "
+            "weights p**d of the depths 1 to 1000000000 one by one, and at p=0.9999999 the "
+            "first 1000000000 of them are not 0, more than 10_000_000 (the most it adds); cut "
+            "the rankings at the depth they reach, at most 10_000_000, or give a smaller p",
+        ),
+        (
+            lambda: irm.reproducibility(
+                {"baseline": _RUN},
+                {"baseline": _REFERENCE},
+                ["P@1"],
+                qrels=_QRELS,
+                p=0.9999999,
+                cutoff=10**20,
+            ),
+            "p=0.9999999 with cutoff=100000000000000000000: repro_eval's RBO adds the "
+            "weights p**d of the depths 1 to 100000000000000000000 one by one, and at "
+            "p=0.9999999 the first 7624618609 of them are not 0, more than 10_000_000",
+        ),
+    ],
+)
+def test_rbo_repro_eval_of_too_many_weights_is_refused_by_name(call: Any, message: str) -> None:
+    with pytest.raises(irm.errors.MetricParameterError, match=re.escape(message)):
+        call()
+
+
+_QRELS = pl.DataFrame({"query_id": [0, 1], "doc_id": [0, 4], "relevance": [1, 1]})
+
+
+def test_reproducibility_reads_a_huge_cutoff() -> None:
+    deep = irm.reproducibility(
+        {"baseline": _RUN}, {"baseline": _REFERENCE}, ["P@1"], qrels=_QRELS, cutoff=10**20
+    )
+    at = irm.reproducibility(
+        {"baseline": _RUN}, {"baseline": _REFERENCE}, ["P@1"], qrels=_QRELS, cutoff=1000
+    )
+    assert deep.equals(at)

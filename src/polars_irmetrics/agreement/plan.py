@@ -55,7 +55,7 @@ from polars_irmetrics.ground.validate import (
     with_tally,
 )
 from polars_irmetrics.metrics._common import divide
-from polars_irmetrics.metrics.agreement import rbo_p
+from polars_irmetrics.metrics.agreement import rbo_p, repro_eval_depths
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import fixed_sum
 
@@ -550,19 +550,21 @@ def _rbo_repro_eval(
     p = rbo_p(request.params(1.0), label)
     # the weights from depth m on, sum_{d >= m} p^d / (d + 1), in Python: k numbers,
     # the same bits on every engine (polars raises a constant to a one-row column's
-    # power otherwise than to a longer one's)
+    # power otherwise than to a longer one's); only the depths whose p^d is not 0.0
+    # (the zeros beyond add nothing), and one row of 0.0 for the depths from there on
+    depths = repro_eval_depths(p, cutoff, f"metric {label!r}")
     heads, running = [], 0.0
-    for d in reversed(range(cutoff)):
+    for d in reversed(range(depths)):
         running += p**d / (d + 1)
         heads.append(running)
     tail = pl.LazyFrame(
-        {"__m": list(range(cutoff)), "__h": heads[::-1]},
+        {"__m": list(range(depths + 1)), "__h": [*heads[::-1], 0.0]},
         schema={"__m": pl.Int64, "__h": pl.Float64},
     )
-    normaliser = sum(p**i for i in range(cutoff))
+    normaliser = sum(p**i for i in range(depths))
     common = items.filter(pl.col(_PA).is_not_null() & pl.col(_PB).is_not_null())
     return (
-        common.with_columns(pl.max_horizontal(_PA, _PB).alias("__m"))
+        common.with_columns(pl.min_horizontal(pl.max_horizontal(_PA, _PB), depths).alias("__m"))
         .join(tail, on="__m")
         .group_by(keys)
         .agg(divide(fixed_sum(pl.col("__h")), normaliser).alias(label))

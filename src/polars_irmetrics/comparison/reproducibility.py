@@ -49,6 +49,7 @@ from polars_irmetrics.errors import (
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.ground.options import READ_BY, plain_number
+from polars_irmetrics.metrics.agreement import repro_eval_depths
 from polars_irmetrics.metrics.registry import INPUTS, MetricRequest, parse_metric_list
 from polars_irmetrics.metrics.requests import refuse_summaries
 
@@ -346,6 +347,8 @@ def _check_depth_options(p: object, cutoff: object) -> None:
             f"cutoff={cutoff!r} is not a depth: it must be a whole number >= 1 (of the KTU "
             "and RBO of the document orders, repro_eval's RBO_DEPTH), e.g. cutoff=1000"
         )
+    # the RBO's weights of so many depths (10**20: never built) are refused by name
+    repro_eval_depths(float(p), cutoff, f"p={p!r} with cutoff={cutoff!r}")  # type: ignore[arg-type]
 
 
 def _refuse_depth_options(p: float, cutoff: int) -> None:

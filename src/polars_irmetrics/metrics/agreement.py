@@ -69,13 +69,15 @@ out of the mean; ``"drop"``, ``"error"``).
 
 from __future__ import annotations
 
+import math
+
 import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.metrics.scope import Scope
 from polars_irmetrics.metrics.spec import Input, Metric, Param, Params
 
-__all__ = ["AGREEMENT_METRICS", "rbo_p"]
+__all__ = ["AGREEMENT_METRICS", "REPRO_EVAL_DEPTHS", "rbo_p", "repro_eval_depths"]
 
 _READS: tuple[Input, ...] = ("run", "reference")
 
@@ -108,6 +110,44 @@ def rbo_p(p: Params, metric: str) -> float:
         f"metric {metric!r}: p must be a number strictly between 0 and 1 (the persistence, "
         f"e.g. p=0.9), got {value!r}"
     )
+
+
+#: The most depths whose weights ``rbo_repro_eval`` adds one by one (a table of that many
+#: rows, built in Python): about 3 s and 0.2 GB; a cutoff of 10**9 built a billion.
+REPRO_EVAL_DEPTHS = 10_000_000
+
+
+def repro_eval_depths(p: float, cutoff: int, shown: str) -> int:
+    """The depths ``0 .. L - 1`` whose weights ``p**d`` (and ``p**d / (d + 1)``)
+    ``rbo_repro_eval(p)@cutoff`` adds: ``L = cutoff``, or fewer where ``p**d`` is 0.0
+    from a depth ``L`` below it on (its true value below 2**-1100, which float64 rounds
+    to 0: the sums over ``0 .. cutoff - 1`` added in order are the same bits without
+    those zeros). More than :data:`REPRO_EVAL_DEPTHS` is refused, naming ``shown`` (the
+    metric, or the options it was built from): a loop of ``cutoff`` steps in Python and
+    a table of ``cutoff`` rows, which a cutoff of 10**20 never finished building.
+
+    Examples
+    --------
+    >>> repro_eval_depths(0.9, 1000, "m")
+    1000
+    >>> repro_eval_depths(0.5, 10**20, "m")
+    1100
+    >>> repro_eval_depths(0.9999999, 10**9, "metric 'x'")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.MetricParameterError: metric 'x': repro_eval's RBO adds ...
+    """
+    # p**d < 2**-1100 from d = 1100 / -log2(p) on
+    vanish = math.ceil(1100.0 / -math.log2(p))
+    depths = min(cutoff, vanish)
+    if depths > REPRO_EVAL_DEPTHS:
+        raise MetricParameterError(
+            f"{shown}: repro_eval's RBO adds the weights p**d of the depths 1 to {cutoff} "
+            f"one by one, and at p={p!r} the first {depths} of them are not 0, more than "
+            f"{REPRO_EVAL_DEPTHS:_} (the most it adds); cut the rankings at the depth they "
+            f"reach, at most {REPRO_EVAL_DEPTHS:_}, or give a smaller p"
+        )
+    return depths
 
 
 _URBANO = "sigir2024-rbo (julian-urbano, rbo/Python/rbo.py)"
