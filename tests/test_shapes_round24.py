@@ -395,3 +395,37 @@ def test_reproducibility_reads_a_huge_cutoff() -> None:
         {"baseline": _RUN}, {"baseline": _REFERENCE}, ["P@1"], qrels=_QRELS, cutoff=1000
     )
     assert deep.equals(at)
+
+
+# rbo's sums scaled their terms by 2**-ceil(log2(largest)) as a division, which polars
+# computes as a product with the reciprocal: for a largest term below 2**-1023 (a
+# value in float64's subnormal range, p = 1e-155 with the rankings first agreeing at
+# depth 3) that reciprocal overflowed, every term read inf or NaN and rbo 0.0
+def _one(docs: str) -> pl.DataFrame:
+    return pl.DataFrame(
+        {"query_id": ["q"] * 4, "doc_id": list(docs), "score": [4.0, 3.0, 2.0, 1.0]}
+    )
+
+
+@pytest.mark.parametrize(
+    ("reference", "p", "expected"),
+    [
+        # abcd against bacd: A_1 = 0, then every A_d = 1: rbo = p exactly
+        ("bacd", 1e-310, 1e-310),
+        ("bacd", 1e-320, 1e-320),
+        ("bacd", 1e-300, 1e-300),
+        # abcd against cdab: A_1 = A_2 = 0, A_3 = 2/3, A_4 = 1: rbo = p^2 (2/3 + p/3)
+        ("cdab", 1e-155, 1e-310 * 2 / 3),
+        ("cdab", 1e-160, 1e-320 * 2 / 3),
+        ("cdab", 1e-100, 1e-200 * 2 / 3),
+    ],
+)
+@pytest.mark.parametrize("kind", ["ext", "min", "max"])
+def test_rbo_keeps_a_value_in_the_subnormal_range(
+    reference: str, p: float, expected: float, kind: str
+) -> None:
+    name = f"rbo(p={p!r},kind='{kind}')"
+    out = irm.evaluate(_one("abcd"), [name], reference=_one(reference))
+    # a subnormal holds fewer digits: within a few of its units
+    assert out[name].item() == pytest.approx(expected, rel=1e-12, abs=2.0**-1074 * 4)
+    assert out[name].item() > 0.0

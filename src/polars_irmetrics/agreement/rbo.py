@@ -118,8 +118,13 @@ def relative_sum(value: pl.Expr) -> pl.Expr:
     """
     value = value.fill_null(0.0)
     top = value.max()
-    unit = pl.when(top > 0.0).then(pl.lit(2.0).pow(top.log(2.0).ceil())).otherwise(1.0)
-    return fixed_sum(value / unit) * unit
+    exponent = pl.when(top > 0.0).then(top.log(2.0).ceil()).otherwise(0.0)
+    # times 2**-exponent in two exact steps: polars divides by a scalar as a product with
+    # its reciprocal, which overflows for a unit below 2**-1023 (a subnormal largest
+    # term, at p = 1e-155: every term inf or NaN, the sum 0.0)
+    half = (-exponent / 2.0).floor()
+    scaled = value * pl.lit(2.0).pow(half) * pl.lit(2.0).pow(-exponent - half)
+    return fixed_sum(scaled) * pl.lit(2.0).pow(exponent)
 
 
 def _tail_beyond(p: float, depth: int) -> float:
