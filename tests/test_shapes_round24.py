@@ -429,3 +429,113 @@ def test_rbo_keeps_a_value_in_the_subnormal_range(
     # a subnormal holds fewer digits: within a few of its units
     assert out[name].item() == pytest.approx(expected, rel=1e-12, abs=2.0**-1074 * 4)
     assert out[name].item() > 0.0
+
+
+# the bootstrap hashed the rounds' ids and positions cast strictly to Int64: a UInt64
+# id or position from 2**63 on raised polars' InvalidOperationError (a slate's
+# per-position sums too). They wrap to their low 64 bits now: a round id gives the
+# interval of the log with its ids written as the Int64 of the same bits; a position
+# (never below 1, so not so written) the estimates of position 2, and the same interval
+# in one plan and in buckets
+def _positions(
+    position: int, dtype: pl.DataType, rounds: int = 6
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    ids = [r for r in range(rounds) for _ in (1, 2)]
+    slots = pl.Series([1, position] * rounds, dtype=dtype)
+    log = pl.DataFrame(
+        {
+            "round_id": ids,
+            "position": slots,
+            "action": [0, 1, 1, 0] * (rounds // 2),
+            "reward": [1.0, 0.0, 1.0, 1.0, 0.0, 1.0] * (rounds // 3),
+            "pscore": [0.5] * (2 * rounds),
+        }
+    )
+    policy = pl.DataFrame(
+        {
+            "round_id": [r for r in ids for _ in (0, 1)],
+            "position": pl.Series(
+                [p for p in [1, position] * rounds for _ in (0, 1)], dtype=dtype
+            ),
+            "action": [0, 1] * (2 * rounds),
+            "prob": [0.8, 0.2] * (2 * rounds),
+        }
+    )
+    return log, policy
+
+
+def _slate_positions(position: int, dtype: pl.DataType) -> tuple[pl.DataFrame, pl.DataFrame]:
+    ids = [r for r in range(4) for _ in (1, 2)]
+    slots = pl.Series([1, position] * 4, dtype=dtype)
+    log = pl.DataFrame(
+        {
+            "round_id": ids,
+            "position": slots,
+            "reward": [1.0, 0.0, 1.0, 1.0] * 2,
+            "pscore": [0.25] * 8,
+            "pscore_item_position": [0.5] * 8,
+        }
+    )
+    policy = pl.DataFrame(
+        {
+            "round_id": ids,
+            "position": slots,
+            "pscore": [0.5] * 8,
+            "pscore_item_position": [0.5, 0.25] * 4,
+        }
+    )
+    return log, policy
+
+
+def _wrapped(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.with_columns(pl.col("round_id").cast(pl.Int64, wrap_numerical=True))
+
+
+@pytest.mark.parametrize("position", [2**64 - 1, 2**63])
+@pytest.mark.parametrize(
+    ("tables", "metrics"),
+    [(_positions, ["ips", "snips"]), (_slate_positions, ["slate_ips", "slate_sniips"])],
+    ids=["position-wise", "slates"],
+)
+def test_a_uint64_position_from_2_63_on_has_its_bootstrap_interval(
+    frame_kind: str, position: int, tables: Any, metrics: list[str]
+) -> None:
+    log, policy = tables(position, pl.UInt64)
+    if frame_kind == "LazyFrame":
+        out = irm.evaluate(log.lazy(), metrics, policy=policy.lazy(), ci=0.9, n_bootstrap=200)
+        assert isinstance(out, pl.LazyFrame)
+        result = out.collect()
+    else:
+        result = irm.evaluate(log, metrics, policy=policy, ci=0.9, n_bootstrap=200)
+    split = irm.evaluate(log, metrics, policy=policy, ci=0.9, n_bootstrap=200, buckets=2)
+    assert split.equals(result)
+    small_log, small_policy = tables(2, pl.Int64)
+    plain = irm.evaluate(small_log, metrics, policy=small_policy)
+    for metric in metrics:
+        value = result[metric].item()
+        assert value == plain[metric].item()
+        assert result[f"{metric}_lower"].item() <= value <= result[f"{metric}_upper"].item()
+
+
+def test_a_uint64_round_id_from_2_63_on_has_its_bootstrap_interval() -> None:
+    rounds = [2**64 - 1 - i for i in range(8)]
+    log = pl.DataFrame(
+        {
+            "round_id": pl.Series(rounds, dtype=pl.UInt64),
+            "action": [0, 1] * 4,
+            "reward": [1.0, 0.0, 0.0, 1.0] * 2,
+            "pscore": [0.5] * 8,
+        }
+    )
+    policy = pl.DataFrame(
+        {
+            "round_id": pl.Series([r for r in rounds for _ in (0, 1)], dtype=pl.UInt64),
+            "action": [0, 1] * 8,
+            "prob": [0.8, 0.2] * 8,
+        }
+    )
+    out = irm.evaluate(log, ["ips", "snips"], policy=policy, ci=0.9, n_bootstrap=200)
+    expected = irm.evaluate(
+        _wrapped(log), ["ips", "snips"], policy=_wrapped(policy), ci=0.9, n_bootstrap=200
+    )
+    assert out.equals(expected)

@@ -154,10 +154,13 @@ def _normal(units: pl.LazyFrame, parts: Parts, by: list[str], ci: float) -> pl.L
 def _stable(name: str, dtype: pl.DataType) -> pl.Expr:
     """Column ``name`` in the dtype its hash is taken in: integers as Int64, text as
     String, floats as Float64, so that a table read through Spark, Dask or Arrow (other
-    widths, a categorical as text) hashes alike."""
+    widths, a categorical as text) hashes alike. An integer from 2**63 on (a UInt64 id,
+    or one the plan widened to Int128) wraps to its low 64 bits, the same bits, where a
+    strict cast raised polars' InvalidOperationError (no id of a UInt64 column is
+    negative, so none meets another's wrapped value)."""
     column = pl.col(name)
     if dtype.is_integer():
-        return column.cast(pl.Int64)
+        return column.cast(pl.Int64, wrap_numerical=True)
     if dtype.is_float():
         return column.cast(pl.Float64)
     if is_text(dtype):

@@ -250,7 +250,8 @@ def ratio_part(
         rows.select(
             *by,
             bucket.reinterpret(signed=True).alias(RATIO_BUCKET),
-            pl.col(position).cast(pl.Int64).alias(_SLOT),
+            # wrapped, as the rounds' hash reads them: a position from 2**63 on (UInt64)
+            pl.col(position).cast(pl.Int64, wrap_numerical=True).alias(_SLOT),
             pl.col(top).cast(pl.Int64).alias(_TOPS),
             *values,
         )
