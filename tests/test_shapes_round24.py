@@ -539,3 +539,42 @@ def test_a_uint64_round_id_from_2_63_on_has_its_bootstrap_interval() -> None:
         _wrapped(log), ["ips", "snips"], policy=_wrapped(policy), ci=0.9, n_bootstrap=200
     )
     assert out.equals(expected)
+
+
+# b < 0 beside a document relevant to no query (N_d = 0) raised a negative base to -A:
+# a NaN propensity in silence (pyxclib's too); b = 0 there is 0 ** -A, inf: propensity 0
+_UNDEFINED = (
+    "label_propensity(a=0.55, b=-0.5) is undefined (NaN) for 1 document(s) of qrels (first: "
+    "'z'): relevant to no query, N_d = 0, they raise N_d + B = B < 0 to the power -A; give "
+    "b > 0 (Jain et al.'s B: 1.5 in general), or drop the judgments below relevance_level, "
+    "e.g. qrels.filter(pl.col('relevance') >= 1)"
+)
+
+
+def test_label_propensity_of_a_negative_base_is_refused_by_name(frame_kind: str) -> None:
+    def call() -> object:
+        if frame_kind == "LazyFrame":  # lazy in, lazy out: refused when collected
+            out = irm.label_propensity(_TRAIN.lazy(), a=0.55, b=-0.5)
+            assert isinstance(out, pl.LazyFrame)
+            return out.collect()
+        return irm.label_propensity(_TRAIN, a=0.55, b=-0.5)
+
+    with pytest.raises(irm.errors.InvalidValueError, match=re.escape(_UNDEFINED)):
+        call()
+
+
+@pytest.mark.parametrize(("a", "b"), [(0.55, -0.5), (-2.0, -0.5), (0.55, 0.0)])
+def test_label_propensity_of_b_at_most_0_is_read_where_defined(a: float, b: float) -> None:
+    judged = _TRAIN if (a, b) != (0.55, -0.5) else _TRAIN.filter(pl.col("relevance") >= 1)
+    out = irm.label_propensity(judged, a=a, b=b)
+    assert isinstance(out, pl.DataFrame)
+    c0 = math.log(judged["query_id"].n_unique()) - 1.0
+    for doc in out["doc_id"].to_list():
+        n_d = judged.filter((pl.col("doc_id") == doc) & (pl.col("relevance") >= 1)).height
+        try:
+            expected = 1.0 + c0 * (b + 1.0) ** a * (n_d + b) ** -a
+        except ZeroDivisionError:  # 0 ** -a: inf, a propensity of 0
+            expected = math.inf
+        assert out.filter(pl.col("doc_id") == doc)["inv_propensity"].item() == pytest.approx(
+            expected, rel=1e-12
+        )

@@ -140,7 +140,8 @@ def label_propensity(
     ColumnNotFoundError, ColumnTypeError
         A missing column, or a non-numeric relevance.
     InvalidValueError
-        ``a`` or ``b`` not a finite number (``b`` > -1).
+        ``a`` or ``b`` not a finite number (``b`` > -1); a propensity that is undefined
+        (NaN: ``b < 0`` beside a document relevant to no query), when it is computed.
 
     Examples
     --------
@@ -207,6 +208,23 @@ def label_propensity(
     out = freq.select(doc_id, (1.0 / inv).alias("propensity"), inv.alias("inv_propensity")).sort(
         doc_id
     )
+    shown_a, shown_b = a, b
+
+    def refuse_undefined(found: pl.DataFrame) -> pl.DataFrame:
+        # a document relevant to no query (N_d = 0) beside b < 0: (N_d + B)^-A of a
+        # negative base, NaN (pyxclib's too), which no propensity-weighted metric reads
+        undefined = found.filter(pl.col("inv_propensity").is_nan())
+        if undefined.height:
+            raise InvalidValueError(
+                f"label_propensity(a={shown_a!r}, b={shown_b!r}) is undefined (NaN) for "
+                f"{undefined.height} document(s) of qrels (first: {undefined[doc_id][0]!r}): "
+                "relevant to no query, N_d = 0, they raise N_d + B = B < 0 to the power -A; "
+                "give b > 0 (Jain et al.'s B: 1.5 in general), or drop the judgments below "
+                f"relevance_level, e.g. qrels.filter(pl.col({relevance!r}) >= {relevance_level!r})"
+            )
+        return found
+
+    out = out.map_batches(refuse_undefined, schema=out.collect_schema())
     return out.collect() if isinstance(frame, pl.DataFrame) else out
 
 
