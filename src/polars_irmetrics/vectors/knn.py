@@ -68,6 +68,7 @@ import polars as pl
 
 from polars_irmetrics.errors import (
     ColumnTypeError,
+    CoverageWarning,
     DuplicateError,
     FileFormatError,
     InvalidValueError,
@@ -214,6 +215,10 @@ def knn(
     IrmWarning
         ``queries`` or ``corpus`` holds no row: the run returned is empty (no query
         has a neighbour), as a filter that kept nothing or an empty file gives it.
+    CoverageWarning
+        ``exclude_self=True`` where no query id is an id of the corpus: nothing is left
+        out (ids spelt apart, ``'q1'`` beside ``'1'``, would leave each query its own
+        nearest neighbour in silence).
 
     See Also
     --------
@@ -321,12 +326,15 @@ def knn(
     opened = _corpus_blocks(corpus, doc_id, embedding, block_size, dtype)
     id_dtype = _reading_first(opened)
     if self_pos is not None and n_q:  # before any block is read (or scored)
-        common = _check_self_ids(self_pos.schema[doc_id], id_dtype)
+        common = _check_self_ids(self_pos.schema[doc_id], id_dtype, query_id, doc_id)
         self_pos = self_pos.with_columns(pl.col(doc_id).cast(common))
+
+    left_out = 0  # (query, document) pairs of one id that exclude_self left out
+    first_doc: object = None  # the corpus' first id, named where none is a query's
 
     def score(block: Block) -> None:
         """Merge ``block``'s best documents of every query into the running top ``k``."""
-        nonlocal best_s, best_id
+        nonlocal best_s, best_id, left_out
         ids = block.ids.to_numpy()
         docs = scorer.corpus(block.vectors, block.ids, embedding)
         block_rank = _LazyRank(ids)
@@ -337,7 +345,7 @@ def knn(
             stop = min(n_q, start + q_step)
             block_scores = scorer.scores(docs, start, stop, floor[start:stop], k)
             if self_pos is not None:
-                _mask_self(block_scores, block.ids, self_pos, start, stop, doc_id)
+                left_out += _mask_self(block_scores, block.ids, self_pos, start, stop, doc_id)
             if metric == "dot":
                 top_s, top = _block_top(block_scores, k, floor[start:stop], block_rank)
             else:  # the candidates' scores recomputed from the vectors, then the top k
@@ -364,6 +372,8 @@ def knn(
                 f"column {embedding!r}: the queries' embeddings have {width} dimensions and "
                 f"the corpus' {block.vectors.shape[1]}; both must come from one model"
             )
+        if first_doc is None and len(block.ids):
+            first_doc = block.ids[0]
         if best_id is None:
             first = block.ids.to_numpy()[:0]
             best_id = first.reshape(n_q, 0) if n_q else first.reshape(0, 0)
@@ -378,6 +388,8 @@ def knn(
     if rest is not None:
         score(rest)
     _warn_empty(n_q, best_id is None)
+    if self_pos is not None and n_q and first_doc is not None and not left_out:
+        _warn_no_self(n_q, query.ids[0], first_doc, query_id, doc_id)
     scorer.check_range(best_s)
     return _as_run(query.ids, best_s, best_id, id_dtype, k, (query_id, doc_id), dtype)
 
@@ -394,6 +406,24 @@ def _warn_empty(queries: int, no_corpus: bool) -> None:
         f"{held} {'hold' if len(empty) > 1 else 'holds'} no row, so knn returns an empty "
         "run (no query has a neighbour): a filter that kept nothing, or an empty file?",
         IrmWarning,
+        stacklevel=3,
+    )
+
+
+def _warn_no_self(queries: int, query: object, doc: object, query_id: str, doc_id: str) -> None:
+    """A :class:`~polars_irmetrics.errors.CoverageWarning` where ``exclude_self=True``
+    left nothing out: no query id is an id of the corpus, so the option changed nothing,
+    and a query that is a row of the corpus under another spelling of its id is its own
+    nearest neighbour (a self-search's recall read as perfect, in silence)."""
+    warnings.warn(
+        f"exclude_self=True leaves out each query's own id, and the corpus holds none of "
+        f"the {queries} query id(s) (column {query_id!r} of the queries, column {doc_id!r} "
+        f"of the corpus; e.g. query {query!r}, document {doc!r}): nothing is left out, so a "
+        "query that is a row of the corpus under another id finds itself first. Ids that "
+        "do not line up are the likely cause: give the queries and the corpus the same ids "
+        "(same spelling, same collection), or pass exclude_self=False where the queries "
+        "are not rows of the corpus",
+        CoverageWarning,
         stacklevel=3,
     )
 
@@ -1185,22 +1215,31 @@ def _text_rank(ids: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
     return rank.reshape(ids.shape)
 
 
-def _check_self_ids(queries: pl.DataType, corpus: pl.DataType) -> pl.DataType:
+def _check_self_ids(
+    queries: pl.DataType, corpus: pl.DataType, query_id: str, doc_id: str
+) -> pl.DataType:
     """exclude_self's ids: of one kind on both sides (integers of any width, or text);
-    the dtype both are compared in."""
+    the dtype both are compared in. Refused otherwise, with the cast of the integer side
+    to text (an integer id and a text one are never equal: nothing would be left out)."""
     if kind_of(queries) is None or kind_of(queries) != kind_of(corpus):
+        cast = (
+            f"pl.col({doc_id!r}).cast(pl.String) on the corpus"
+            if kind_of(corpus) == "integer"
+            else f"pl.col({query_id!r}).cast(pl.String) on the queries"
+        )
         raise ColumnTypeError(
             f"exclude_self=True compares query ids with document ids, but they have dtypes "
-            f"{queries} and {corpus}: cast one of them"
+            f"{queries} and {corpus}: cast one of them, e.g. {cast}"
         )
     return common_id_dtype([queries, corpus])
 
 
 def _mask_self(
     scores: Matrix, ids: pl.Series, self_pos: pl.DataFrame, start: int, stop: int, doc_id: str
-) -> None:
-    """Set the score of each query's own id to -inf (never kept); the ids' dtypes are
-    checked once, before any block is read (:func:`_check_self_ids`)."""
+) -> int:
+    """Set the score of each query's own id to -inf (never kept), and return how many
+    were set; the ids' dtypes are checked once, before any block is read
+    (:func:`_check_self_ids`)."""
     matches = (
         pl.DataFrame({doc_id: ids.cast(self_pos.schema[doc_id]), "col": np.arange(len(ids))})
         .join(self_pos, on=doc_id, how="inner")
@@ -1209,6 +1248,7 @@ def _mask_self(
     if matches.height:
         rows = matches.get_column(_QPOS).to_numpy() - start
         scores[rows, matches.get_column("col").to_numpy()] = -np.inf
+    return matches.height
 
 
 def _kth_largest(scores: npt.NDArray[Any], k: int) -> npt.NDArray[Any]:
