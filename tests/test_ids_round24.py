@@ -7,6 +7,14 @@
    :class:`~polars_irmetrics.errors.CoverageWarning` naming the columns and a first id of
    each side, in memory and block by block from Parquet alike; and its refusal of ids
    of two kinds (text beside integers) names the cast that lines them up.
+2. ``by=`` or ``systems=`` keys that both the run and the judgments hold (judgments per
+   group), spelt apart (``'B'`` beside ``'b'``): the run's group the judgments lack was
+   left out in silence (its queries unjudged, ``unjudged='drop'``), and the judgments'
+   group the run lacks scored 0 on every judged query, in silence under ``by=`` (a
+   ``systems=`` key's is the coverage warning's, naming the system). Each is now a
+   :class:`~polars_irmetrics.errors.CoverageWarning` naming the first group and the key
+   column (``ground.validate.warn_on_absent_groups``), on one machine, lazy or not, out
+   of core alike.
 """
 
 from __future__ import annotations
@@ -177,3 +185,193 @@ def test_exclude_self_ids_of_two_kinds_name_the_cast(
     run, said = _said(lambda: irm.knn(*fixed, k=2, exclude_self=True))
     assert said == []
     assert run.filter(pl.col("rank") == 1)["doc_id"].cast(pl.String).to_list() != ["1", "2"]
+
+
+# --- 2. by= / systems= keys the judgments hold too, spelt apart --------------------------
+
+RUN = pl.DataFrame(
+    {
+        "query_id": ["q1", "q1", "q1", "q2", "q2"],
+        "doc_id": ["a", "b", "c", "a", "d"],
+        "score": [3.0, 2.0, 1.0, 2.0, 1.0],
+    }
+)
+QRELS = pl.DataFrame(
+    {"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "c", "d"], "relevance": [1, 2, 1]}
+)
+
+
+def _groups(frame: pl.DataFrame, key: str, names: list[Any]) -> pl.DataFrame:
+    return pl.concat([frame.with_columns(pl.lit(n).alias(key)) for n in names])
+
+
+def _run_lacks(key: str, option: str, fate: str, first: str = "'B'") -> str:
+    return (
+        f"the judgments hold none of the run's 1 group(s) (first: {key}={first}): the "
+        f"judgments carry the {option}= key column {key!r} (judgments per group), and each "
+        f"query of such a group is unjudged and {fate}. Ids that do not line up are the "
+        f"likely cause: give the run and the judgments the same {key!r} values (same "
+        f"spelling, same collection), or drop {key!r} from the judgments to judge every "
+        "group by the same judgments."
+    )
+
+
+def _judged_lacks(key: str, fate: str, first: str = "'b'") -> str:
+    return (
+        f"the run holds none of the 1 group(s) of the judgments (first: {key}={first}; "
+        f"by= key column {key!r}): each judged query of such a group {fate}. Ids that do not "
+        f"line up are the likely cause: give the run and the judgments the same {key!r} "
+        "values (same spelling, same collection)."
+    )
+
+
+_LEFT_OUT = "left out (unjudged='drop'): no metric that reads the judgments scores the group"
+_SYSTEM_B = (
+    "system 'b' retrieves no judged document (0 of 3 judged documents, in 0 of 2 judged "
+    "queries; it lists 0 of the 2 judged queries): every metric scores 0 on every judged "
+    "query, as trec_eval scores such a run. Check that the run and the judgments name the "
+    "same queries and documents (same collection, same id spelling)."
+)
+# A's own ndcg@2: q1 (a, b) of a=1, c=2: 1/(idcg) ... as evaluate gives it alone
+_A = irm.evaluate(RUN, ["ndcg@2"], qrels=QRELS).item(0, "ndcg@2")
+
+# (case, the key, by= or systems=, the run's groups, the judgments' groups, options,
+#  the warnings, the result's rows)
+GROUPS: list[tuple[str, str, str, list[Any], list[Any], dict[str, Any], list[str], list[Any]]] = [
+    (
+        "by=: 'B' beside 'b'",
+        "seg",
+        "by",
+        ["A", "B"],
+        ["A", "b"],
+        {},
+        [
+            _run_lacks("seg", "by", _LEFT_OUT),
+            _judged_lacks("seg", "scores 0 (unretrieved='zero')"),
+        ],
+        [("A", 2, _A), ("b", 2, 0.0)],
+    ),
+    (
+        "by=: out of core",
+        "seg",
+        "by",
+        ["A", "B"],
+        ["A", "b"],
+        {"buckets": 2},
+        [
+            _run_lacks("seg", "by", _LEFT_OUT),
+            _judged_lacks("seg", "scores 0 (unretrieved='zero')"),
+        ],
+        [("A", 2, _A), ("b", 2, 0.0)],
+    ),
+    (
+        "by=: unjudged='zero', unretrieved='drop'",
+        "seg",
+        "by",
+        ["A", "B"],
+        ["A", "b"],
+        {"unjudged": "zero", "unretrieved": "drop"},
+        [
+            _run_lacks("seg", "by", "scores 0 (unjudged='zero')"),
+            _judged_lacks("seg", "is left out (unretrieved='drop')"),
+        ],
+        [("A", 2, _A), ("B", 2, 0.0)],
+    ),
+    (
+        "by=: integer groups, one the judgments lack",
+        "day",
+        "by",
+        [1, 2],
+        [1],
+        {},
+        [_run_lacks("day", "by", _LEFT_OUT, "2")],
+        [(1, 2, _A)],
+    ),
+    (
+        "systems=: 'B' beside 'b' (b is the coverage warning's)",
+        "system",
+        "systems",
+        ["A", "B"],
+        ["A", "b"],
+        {},
+        [_SYSTEM_B, _run_lacks("system", "systems", _LEFT_OUT)],
+        [("A", 2, _A), ("b", 2, 0.0)],
+    ),
+    ("by=: the same groups: no warning", "seg", "by", ["A", "B"], ["A", "B"], {}, [],
+     [("A", 2, _A), ("B", 2, _A)]),
+    ("by=: a key of the run alone (one set of judgments): no warning", "seg", "by",
+     ["A", "B"], [], {}, [], [("A", 2, _A), ("B", 2, _A)]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["frame", "lazy"])
+@pytest.mark.parametrize(
+    ("case", "key", "option", "ran", "judged", "options", "expected", "rows"),
+    GROUPS,
+    ids=[c[0] for c in GROUPS],
+)
+def test_groups_of_the_run_and_the_judgments_that_match_nothing_are_named(
+    case: str,
+    key: str,
+    option: str,
+    ran: list[Any],
+    judged: list[Any],
+    options: dict[str, Any],
+    expected: list[str],
+    rows: list[Any],
+    lazy: bool,
+) -> None:
+    run = _groups(RUN, key, ran)
+    qrels = _groups(QRELS, key, judged) if judged else QRELS
+    tables = (run.lazy(), qrels.lazy()) if lazy else (run, qrels)
+    got, said = _said(
+        lambda: irm.evaluate(tables[0], ["ndcg@2"], qrels=tables[1], **{option: key}, **options)
+    )
+    assert said == expected
+    assert got.sort(key).rows() == sorted(rows, key=lambda r: r[0])
+
+
+_EXPOSURE_FATE = (
+    "is a ranking of no document: the expected-exposure measures score it as one that "
+    "exposes no relevant document (ee_relevance 0; not 0 for ee_loss and ee_disparity), "
+    "and awrf and awrf_ndcg give it no value"
+)
+DOC_GROUPS = pl.DataFrame({"doc_id": ["a", "b", "c", "d"], "group": ["x", "y", "x", "y"]})
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["frame", "lazy"])
+@pytest.mark.parametrize("metrics", [["ee_loss", "ee_relevance"], ["awrf"]], ids=str)
+def test_the_exposure_measures_name_the_groups_that_match_nothing(
+    metrics: list[str], lazy: bool
+) -> None:
+    run, qrels = _groups(RUN, "seg", ["A", "B"]), _groups(QRELS, "seg", ["A", "b"])
+    tables = (run.lazy(), qrels.lazy()) if lazy else (run, qrels)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = irm.evaluate(tables[0], metrics, qrels=tables[1], groups=DOC_GROUPS, by="seg")
+        got = got.collect() if isinstance(got, pl.LazyFrame) else got
+    said = [str(w.message) for w in caught if w.category is irm.CoverageWarning]
+    assert said == [
+        _run_lacks("seg", "by", _LEFT_OUT),
+        _judged_lacks("seg", _EXPOSURE_FATE),
+    ]
+    # B scores no query; b's judged queries: ee_relevance 0 where the measures score it
+    values = {row["seg"]: row for row in got.iter_rows(named=True)}
+    assert values["B"]["num_q"] == 0
+    if "ee_relevance" in metrics:
+        assert values["b"]["ee_relevance"] == 0.0
+    else:
+        assert "b" not in values
+
+
+def test_the_exposure_measures_beside_the_ranking_metrics_warn_once() -> None:
+    """With ndcg@2 beside, the ranking metrics' route warns (one warning of each)."""
+    run, qrels = _groups(RUN, "seg", ["A", "B"]), _groups(QRELS, "seg", ["A", "b"])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        irm.evaluate(run, ["ndcg@2", "ee_loss"], qrels=qrels, groups=DOC_GROUPS, by="seg")
+    said = [str(w.message) for w in caught if w.category is irm.CoverageWarning]
+    assert said == [
+        _run_lacks("seg", "by", _LEFT_OUT),
+        _judged_lacks("seg", "scores 0 (unretrieved='zero')"),
+    ]

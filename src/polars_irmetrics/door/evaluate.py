@@ -64,6 +64,7 @@ from polars_irmetrics.ground.validate import (
     system_tallies,
     tally_counts,
     warn_on_judged,
+    with_group_check,
     with_tally,
 )
 from polars_irmetrics.metrics.parser import writes_aggregate
@@ -1571,6 +1572,14 @@ _EXPOSED = (
 )
 
 
+#: What the exposure measures score on a judged query of a group the run lacks.
+_GROUP_EXPOSED = (
+    "is a ranking of no document: the expected-exposure measures score it as one that "
+    "exposes no relevant document (ee_relevance 0; not 0 for ee_loss and ee_disparity), "
+    "and awrf and awrf_ndcg give it no value"
+)
+
+
 def _judged_coverage(
     plan: pl.LazyFrame,
     run: pl.LazyFrame,
@@ -1591,6 +1600,18 @@ def _judged_coverage(
         return plan
     query_id, doc_id = options.query_id, options.doc_id
     unretrieved = options.unretrieved
+    grouped = [k for k in options.by_keys if k in qrels.collect_schema()]
+    if grouped and warn is True:  # judgments per group: a group one side lacks, named
+        plan = with_group_check(
+            plan,
+            run,
+            qrels,
+            grouped,
+            system_keys=systems,
+            unjudged=options.unjudged,
+            unretrieved=unretrieved,
+            judged_fate=_GROUP_EXPOSED,
+        )
     if systems:  # each system's tally, in one row; the ranking metrics' hints
         hints = judged_hints(run, qrels, query_id, doc_id)
         counts = system_tallies(judged_tally(run, qrels, query_id, doc_id, by=systems))

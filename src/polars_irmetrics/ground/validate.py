@@ -74,6 +74,7 @@ __all__ = [
     "unplaced_rows",
     "warn_empty_table",
     "warn_from_plan",
+    "warn_on_absent_groups",
     "warn_on_counts",
     "warn_on_coverage",
     "warn_on_features",
@@ -83,6 +84,7 @@ __all__ = [
     "warn_on_pairs",
     "warns_of_features",
     "with_common_ids",
+    "with_group_check",
     "with_history_check",
     "with_interactions_tally",
     "with_null_id_check",
@@ -2054,6 +2056,117 @@ def warn_from_plan(text: str, category: type[Warning] = CoverageWarning) -> None
     warnings.warn_explicit(
         text, category, filename="polars_irmetrics", lineno=0, module="polars_irmetrics"
     )
+
+
+def with_group_check(
+    values: pl.LazyFrame,
+    run: pl.LazyFrame,
+    judged: pl.LazyFrame,
+    keys: Sequence[str],
+    *,
+    system_keys: Sequence[str],
+    unjudged: Policy,
+    unretrieved: Policy,
+    judged_fate: str | None = None,
+) -> pl.LazyFrame:
+    """``values`` unchanged, warning when the plan runs of the groups of the ``by=`` or
+    ``systems=`` ``keys`` that both ``run`` and ``judged`` (the judgments, which carry
+    those keys: judgments per group) hold, where one holds a group the other lacks
+    (:func:`warn_on_absent_groups`). The tally is one row of counts and first groups
+    of the two tables' distinct key values (:func:`with_tally`): a pass over the key
+    columns, only where the judgments carry such keys."""
+    keys = list(keys)
+    ran, held = run.select(keys).unique(), judged.select(keys).unique()
+
+    def absent(left: pl.LazyFrame, right: pl.LazyFrame, name: str) -> pl.LazyFrame:
+        lacking = left.join(right, on=keys, how="anti", nulls_equal=True)
+        return lacking.select(
+            pl.len().alias(f"{name}_count"),
+            pl.struct(keys).sort().first().alias(f"{name}_first"),
+        )
+
+    tally = pl.concat([absent(ran, held, "ran"), absent(held, ran, "judged")], how="horizontal")
+    return with_tally(
+        values,
+        tally,
+        lambda row: warn_on_absent_groups(
+            row,
+            keys,
+            system_keys=system_keys,
+            unjudged=unjudged,
+            unretrieved=unretrieved,
+            judged_fate=judged_fate,
+        ),
+    )
+
+
+def warn_on_absent_groups(
+    row: Mapping[str, Any],
+    keys: Sequence[str],
+    *,
+    system_keys: Sequence[str],
+    unjudged: Policy,
+    unretrieved: Policy,
+    judged_fate: str | None = None,
+    side: str = "the judgments",
+) -> None:
+    """The warnings of :func:`with_group_check`'s tally ``row``: ``ran_count`` groups of
+    the run ``side`` (the judgments) lacks, the first ``ran_first``, and
+    ``judged_count`` of ``side`` the run lacks, the first ``judged_first`` (structs of
+    the ``keys``). Such a group matches nothing: the run's is left out
+    (``unjudged='drop'``) or scores 0, and every judged query of the other scores 0 (or
+    is left out; ``judged_fate``: what it scores where not 0) in its own group, which
+    ``'B'`` beside ``'b'`` made silent; the text names the first group of each and the
+    key columns. A group the run lacks that a ``systems=`` key names is left to the
+    coverage warning (:func:`warn_on_counts`, which names that system).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> row = {"ran_count": 1, "ran_first": {"seg": "B"}, "judged_count": 0,
+    ...        "judged_first": None}
+    >>> with warnings.catch_warnings(record=True) as said:
+    ...     warnings.simplefilter("always")
+    ...     warn_on_absent_groups(row, ["seg"], system_keys=(), unjudged="drop",
+    ...                           unretrieved="zero")
+    >>> str(said[0].message)[:62]
+    "the judgments hold none of the run's 1 group(s) (first: seg='B"
+    """
+    options = ", ".join(
+        f"{'systems' if k in system_keys else 'by'}= key column {k!r}" for k in keys
+    )
+    named = ", ".join(repr(k) for k in keys)
+
+    def first(group: Mapping[str, Any]) -> str:
+        return ", ".join(f"{k}={group[k]!r}" for k in keys)
+
+    advice = (
+        f"Ids that do not line up are the likely cause: give the run and {side} the same "
+        f"{named} values (same spelling, same collection)"
+    )
+    if row["ran_count"]:
+        fate = {
+            "drop": "is unjudged and left out (unjudged='drop'): no metric that reads the "
+            "judgments scores the group",
+            "zero": "is unjudged and scores 0 (unjudged='zero')",
+            "error": "is unjudged (unjudged='error')",
+        }[unjudged]
+        warn_from_plan(
+            f"{side} hold none of the run's {row['ran_count']} group(s) (first: "
+            f"{first(row['ran_first'])}): {side} carry the {options} (judgments per "
+            f"group), and each query of such a group {fate}. {advice}, or drop {named} "
+            f"from {side} to judge every group by the same judgments."
+        )
+    if row["judged_count"] and not any(k in system_keys for k in keys):
+        if unretrieved == "drop":
+            fate = "is left out (unretrieved='drop')"
+        else:
+            fate = judged_fate or f"scores 0 (unretrieved={unretrieved!r})"
+        warn_from_plan(
+            f"the run holds none of the {row['judged_count']} group(s) of {side} (first: "
+            f"{first(row['judged_first'])}; {options}): each judged query of such a group "
+            f"{fate}. {advice}."
+        )
 
 
 def warn_empty_table(table: str = "the table") -> None:

@@ -59,6 +59,7 @@ from polars_irmetrics.ground.validate import (
     flag,
     raise_on_bad_rows,
     warn_on_coverage,
+    with_group_check,
 )
 from polars_irmetrics.metrics.registry import MetricRequest, means
 from polars_irmetrics.metrics.scope import PlanScope, judgment_flags
@@ -202,6 +203,16 @@ def build_plan(
             ),
             schema=result.collect_schema(),
         )
+        if qrels is not None and setup.check.judged_keys:  # judgments per group
+            result = with_group_check(
+                result,
+                run,
+                qrels,
+                setup.check.judged_keys,
+                system_keys=options.system_keys,
+                unjudged=setup.check.unjudged,
+                unretrieved=setup.check.unretrieved,
+            )
     result = _kept(result, setup, requests)
     result = result.sort(keys)  # query order fixes the sums of the means
     labels = [label for label, _ in requests]
