@@ -181,7 +181,7 @@ def test_a_by_key_of_two_kinds_in_the_reference_is_refused() -> None:
     run = run.with_columns(day=pl.lit(1, pl.Int64))
     message = (
         "column 'day' has dtype Int64 in the run but String in the reference; cast one "
-        "side to match"
+        "side to match, e.g. pl.col('day').cast(pl.String) on both"
     )
     with pytest.raises(irm.ColumnTypeError, match=f"^{re.escape(message)}$"):
         irm.evaluate(run, ["rbo"], reference=run.with_columns(day=pl.lit("1")), by="day")

@@ -15,6 +15,11 @@
    :class:`~polars_irmetrics.errors.CoverageWarning` naming the first group and the key
    column (``ground.validate.warn_on_absent_groups``), on one machine, lazy or not, out
    of core alike.
+3. A ``by=``/``systems=`` key of one dtype in the run and another in a side table (the
+   judgments, queries=, interactions=, reference=; Int32 beside Int64, Categorical or
+   Float64 beside String) is refused by one shared text
+   (``ground.validate.key_dtype_error``) that names the cast giving both one dtype; it
+   said "cast one side to match", naming none, in six copies.
 """
 
 from __future__ import annotations
@@ -375,3 +380,78 @@ def test_the_exposure_measures_beside_the_ranking_metrics_warn_once() -> None:
         _run_lacks("seg", "by", _LEFT_OUT),
         _judged_lacks("seg", "scores 0 (unretrieved='zero')"),
     ]
+
+
+# --- 3. a by= key of two dtypes: the cast that lines the groups up ---------------------
+
+
+def _keyed(frame: pl.DataFrame, key: str, dtype: pl.DataType) -> pl.DataFrame:
+    """``frame`` with ``key`` = 1 on every row, in ``dtype`` (text: '1')."""
+    value = pl.lit("1") if dtype in (pl.String, pl.Categorical) else pl.lit(1)
+    return frame.with_columns(value.cast(dtype).alias(key))
+
+
+def _cast(key: str, to: str) -> str:
+    return f"cast one side to match, e.g. pl.col({key!r}).cast(pl.{to}) on both"
+
+
+HISTORY = RUN.select("query_id", "doc_id")
+
+# (case, metrics, the side table's keyword, the run's key dtype, the table's, the
+#  refusal's start, the dtype named)
+KEY_DTYPES: list[tuple[str, list[str], str, pl.DataType, pl.DataType, str, str]] = [
+    ("judgments: Int32 beside Int64", ["ndcg@2"], "qrels", pl.Int32(), pl.Int64(),
+     "column 'day' has dtype Int32 in the run but Int64 in the judgments", "Int64"),
+    ("judgments: Categorical beside String", ["ndcg@2"], "qrels", pl.Categorical(),
+     pl.String(), "column 'day' has dtype Categorical in the run but String in the "
+     "judgments", "String"),
+    ("judgments: Float64 beside Int64", ["ndcg@2"], "qrels", pl.Float64(), pl.Int64(),
+     "column 'day' has dtype Float64 in the run but Int64 in the judgments", "Float64"),
+    ("exposure judgments: String beside Int64", ["ee_loss"], "qrels", pl.String(),
+     pl.Int64(), "column 'day' has dtype String in the run but Int64 in the judgments",
+     "String"),
+    ("queries=: Int64 beside UInt8", ["ndcg@2"], "queries", pl.Int64(), pl.UInt8(),
+     "column 'day' has dtype Int64 in the run but UInt8 in queries=", "Int64"),
+    ("interactions: UInt64 beside Int64", ["novelty@2"], "interactions", pl.UInt64(),
+     pl.Int64(), "column 'day' has dtype UInt64 in the recommendations but Int64 in the "
+     "interactions", "Int128"),
+    ("reference: Int64 beside String", ["rbo"], "reference", pl.Int64(), pl.String(),
+     "column 'day' has dtype Int64 in the run but String in the reference", "String"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("case", "metrics", "keyword", "ran", "theirs", "start", "to"),
+    KEY_DTYPES,
+    ids=[c[0] for c in KEY_DTYPES],
+)
+def test_a_key_of_two_dtypes_names_the_cast_that_lines_the_groups_up(
+    case: str,
+    metrics: list[str],
+    keyword: str,
+    ran: pl.DataType,
+    theirs: pl.DataType,
+    start: str,
+    to: str,
+) -> None:
+    side = {
+        "qrels": QRELS,
+        "queries": pl.DataFrame({"query_id": ["q1", "q2"]}),
+        "interactions": HISTORY,
+        "reference": RUN,
+    }[keyword]
+    tables: dict[str, Any] = {keyword: _keyed(side, "day", theirs)}
+    if keyword == "queries":
+        tables["qrels"] = QRELS
+    if metrics == ["ee_loss"]:
+        tables["groups"] = DOC_GROUPS
+    run = _keyed(RUN, "day", ran)
+    message = f"{start}; {_cast('day', to)}"
+    with pytest.raises(irm.ColumnTypeError, match=f"^{re.escape(message)}$"):
+        irm.evaluate(run, metrics, by="day", **tables)
+    # the cast named, on both, lines the groups up: one group, day 1
+    dtype = getattr(pl, to)()
+    fixed = {k: v.with_columns(pl.col("day").cast(dtype)) if "day" in v.columns else v
+             for k, v in tables.items()}  # fmt: skip
+    got = irm.evaluate(run.with_columns(pl.col("day").cast(dtype)), metrics, by="day", **fixed)
+    assert got.get_column("day").cast(pl.String).to_list() in (["1"], ["1.0"])

@@ -676,7 +676,7 @@ def test_unseen_items_dropped_refuses_ids_of_another_kind() -> None:
     keyed = HISTORY.with_columns(system=pl.lit(1, pl.Int64))
     message = (
         "column 'system' has dtype Int32 in the recommendations but Int64 in the "
-        "interactions; cast one side to match"
+        "interactions; cast one side to match, e.g. pl.col('system').cast(pl.Int64) on both"
     )
     with pytest.raises(ColumnTypeError, match=f"^{re.escape(message)}$"):
         irm.evaluate(run, ["surprisal@2"], interactions=keyed, unseen_items="drop", by="system")

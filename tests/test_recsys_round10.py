@@ -182,7 +182,7 @@ def test_each_by_group_reads_its_own_interactions(metrics: list[str], judged_by:
 def test_by_key_of_another_dtype_in_the_interactions_is_refused() -> None:
     message = (
         "column 's' has dtype String in the run but Int64 in the interactions; cast one "
-        "side to match"
+        "side to match, e.g. pl.col('s').cast(pl.String) on both"
     )
     history = HIST.with_columns(pl.col("s").replace_strict({"A": 0, "B": 1}))
     for metric in ("epc@2", "mcc@1", "serendipity(kind='kotkov')@2"):

@@ -45,6 +45,7 @@ from polars_irmetrics.ground.validate import (
     check_numeric,
     flag_error,
     id_kind,
+    key_dtype_error,
     kind_of,
     null_key_error,
     ordered,
@@ -152,9 +153,8 @@ def build_agreement_plan(
             continue
         kind = kind_of(run_schema[key])
         if kind is None or kind != kind_of(ref_schema[key]):
-            raise ColumnTypeError(
-                f"column {key!r} has dtype {run_schema[key]} in the run but "
-                f"{ref_schema[key]} in the reference; cast one side to match"
+            raise key_dtype_error(
+                key, run_schema[key], "the run", ref_schema[key], "the reference"
             )
         cast_keys.append(key)
     # one dtype per id column on both sides, so that the joins match by value

@@ -68,6 +68,7 @@ from polars_irmetrics.ground.validate import (
     check_numeric,
     flag_error,
     id_kind,
+    key_dtype_error,
     neither_order,
     null_ids_count,
     null_ids_error,
@@ -667,10 +668,7 @@ def _check_keys(
     )
     for key in keys:
         if key in qrels and run[key] != qrels[key]:
-            raise ColumnTypeError(
-                f"column {key!r} has dtype {run[key]} in the run but {qrels[key]} in the "
-                "judgments; cast one side to match"
-            )
+            raise key_dtype_error(key, run[key], "the run", qrels[key], "the judgments")
 
 
 def _keyed(

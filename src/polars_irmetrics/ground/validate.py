@@ -50,6 +50,7 @@ __all__ = [
     "interactions_tally",
     "is_text",
     "judged_tally",
+    "key_dtype_error",
     "kind_of",
     "lacks_most",
     "merge_counts",
@@ -203,6 +204,32 @@ def common_id_dtype(dtypes: Sequence[pl.DataType]) -> pl.DataType:
     return pl.Int128() if signed else pl.UInt64()
 
 
+def key_dtype_error(
+    key: str, dtype: pl.DataType, where: str, other: pl.DataType, other_where: str
+) -> ColumnTypeError:
+    """The refusal of a ``by=`` or ``systems=`` key of one dtype ``where`` (``"the
+    run"``) and another ``other_where`` (``"the judgments"``, ``"queries="``), the two
+    tables joined on it: it names the cast that gives both one dtype (text for text or
+    text beside integers, the integer dtype that holds both for integers, else the
+    dtype ``where`` holds), so that the groups meet by value.
+
+    >>> error = key_dtype_error("day", pl.Int32(), "the run", pl.Int64(), "the judgments")
+    >>> str(error).split("; ")[1]
+    "cast one side to match, e.g. pl.col('day').cast(pl.Int64) on both"
+    """
+    kinds = {kind_of(dtype), kind_of(other)}
+    if kinds == {"integer"}:
+        to = common_id_dtype([dtype, other])
+    elif "string" in kinds:
+        to = pl.String()
+    else:
+        to = dtype
+    return ColumnTypeError(
+        f"column {key!r} has dtype {dtype} in {where} but {other} in {other_where}; cast "
+        f"one side to match, e.g. pl.col({key!r}).cast(pl.{to!r}) on both"
+    )
+
+
 def with_common_ids(
     tables: Mapping[str, pl.LazyFrame], columns: Mapping[str, Sequence[str]]
 ) -> dict[str, pl.LazyFrame]:
@@ -276,9 +303,8 @@ def interactions_by_keys(
     keys = [k for k in by if k in run and k in interactions]
     for key in keys:
         if interactions[key] != run[key]:
-            raise ColumnTypeError(
-                f"column {key!r} has dtype {run[key]} in the {frame} but "
-                f"{interactions[key]} in the interactions; cast one side to match"
+            raise key_dtype_error(
+                key, run[key], f"the {frame}", interactions[key], "the interactions"
             )
     return keys
 

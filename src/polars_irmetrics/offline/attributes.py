@@ -11,9 +11,14 @@ from __future__ import annotations
 
 import polars as pl
 
-from polars_irmetrics.errors import ColumnTypeError, InvalidValueError
+from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import check_id_kinds, null_ids_error, require_columns
+from polars_irmetrics.ground.validate import (
+    check_id_kinds,
+    key_dtype_error,
+    null_ids_error,
+    require_columns,
+)
 
 __all__ = ["with_query_attributes"]
 
@@ -80,10 +85,7 @@ def with_query_attributes(
     for key in keys:  # a key the run holds too: checked against queries='s, not the
         # judgments' (which take queries=' column, so the refusal would name them)
         if key in run_schema and run_schema[key] != schema[key]:
-            raise ColumnTypeError(
-                f"column {key!r} has dtype {run_schema[key]} in the run but {schema[key]} "
-                "in queries=; cast one side to match"
-            )
+            raise key_dtype_error(key, run_schema[key], "the run", schema[key], "queries=")
     # ids of one kind (integers of two widths are cast): a string id never equals an integer
     check_id_kinds(schema, "queries", run_schema, "run", [query_id])
     if query_id in run_schema and schema[query_id] != run_schema[query_id]:

@@ -28,6 +28,7 @@ from polars_irmetrics.ground.validate import (
     check_numeric,
     common_id_dtype,
     id_kind,
+    key_dtype_error,
     neither_order,
     require_columns,
 )
@@ -190,9 +191,8 @@ def resolve(
         run_only_by = tuple(k for k in by_keys if k not in qrels_schema)
         for key in by_keys:
             if key in qrels_schema and run_schema[key] != qrels_schema[key]:
-                raise ColumnTypeError(
-                    f"column {key!r} has dtype {run_schema[key]} in the run but "
-                    f"{qrels_schema[key]} in the judgments; cast one side to match"
+                raise key_dtype_error(
+                    key, run_schema[key], "the run", qrels_schema[key], "the judgments"
                 )
     check = CheckSpec(
         keys=(*by_keys, query_id),

@@ -13,10 +13,14 @@ from typing import Literal
 
 import polars as pl
 
-from polars_irmetrics.errors import ColumnTypeError
 from polars_irmetrics.ground.facts import SharedIds, id_rows
 from polars_irmetrics.ground.options import EvalOptions, UnseenItems
-from polars_irmetrics.ground.validate import INTERNAL, check_id_kinds, common_id_dtype
+from polars_irmetrics.ground.validate import (
+    INTERNAL,
+    check_id_kinds,
+    common_id_dtype,
+    key_dtype_error,
+)
 
 __all__ = ["RecsysOptions", "Tables", "check_by_keys", "recsys_options", "recsys_tables"]
 
@@ -202,7 +206,6 @@ def check_by_keys(schema: pl.Schema, theirs: pl.Schema, keys: list[str], name: s
     in the side table ``name`` (``theirs``)."""
     for key in keys:
         if theirs[key] != schema[key]:
-            raise ColumnTypeError(
-                f"column {key!r} has dtype {schema[key]} in the recommendations but "
-                f"{theirs[key]} in the {name}; cast one side to match"
+            raise key_dtype_error(
+                key, schema[key], "the recommendations", theirs[key], f"the {name}"
             )
