@@ -20,6 +20,11 @@
    Float64 beside String) is refused by one shared text
    (``ground.validate.key_dtype_error``) that names the cast giving both one dtype; it
    said "cast one side to match", naming none, in six copies.
+4. Off-policy evaluation: a policy that takes none of the logged actions, whose text
+   action ids match the log's once their spelling is ignored (``'A'`` beside ``'a'``,
+   ``'01'`` beside ``'1'``), says so with the fix (``ground.spelling``'s hint, as the
+   ranking metrics' and fusion's coverage warnings give it); the warning said only
+   "same spelling", naming no difference.
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
+
+from .helpers import engine_io
 
 
 def _said(call: Callable[[], Any]) -> tuple[Any, list[str]]:
@@ -455,3 +462,93 @@ def test_a_key_of_two_dtypes_names_the_cast_that_lines_the_groups_up(
              for k, v in tables.items()}  # fmt: skip
     got = irm.evaluate(run.with_columns(pl.col("day").cast(dtype)), metrics, by="day", **fixed)
     assert got.get_column("day").cast(pl.String).to_list() in (["1"], ["1.0"])
+
+
+# --- 4. off-policy evaluation: the spelling hint of a policy that takes no logged action --
+
+OPE_LOG = pl.DataFrame(
+    {"round_id": [1, 2, 3, 4], "action": ["a1", "b2", "a1", "b2"], "reward": [1.0, 0.0, 1.0, 0.0]}
+).with_columns(pscore=pl.lit(0.5))
+OPE_POLICY = pl.DataFrame(
+    {"round_id": [1, 1, 2, 2, 3, 3, 4, 4], "action": ["a1", "b2"] * 4, "prob": [0.8, 0.2] * 4}
+)
+_TAKES_NONE = (
+    "the policy gives a positive probability to 2 action(s) never logged (e.g. action={}): "
+    "the logging policy never took them, so the log cannot support this policy and every "
+    "estimate of it is biased (the direct method extrapolates the reward model there). It "
+    "takes none of the log's 2 actions (column 'action'), so every importance weight is 0 "
+    "(ips 0, the self-normalised estimators NaN): if its ids are meant to be the log's, ids "
+    "that do not line up are the likely cause: give policy= and the log the same 'action' "
+    "values (same spelling, same collection)"
+)
+
+
+def _ope_hint(what: str, pair: str, fix: str) -> str:
+    return (
+        f". 2 action id(s) of policy= match an id of the log only when {what} ({pair}): ids "
+        "are compared exactly; give policy= and the log the same spelling, e.g. "
+        f"pl.col('action'){fix} on each."
+    )
+
+
+# (case, the policy's action ids (for a1, b2), the warning, the fix it names)
+OPE_SPELLINGS: list[tuple[str, Callable[[pl.Expr], pl.Expr], str, pl.Expr | None]] = [
+    (
+        "case",
+        lambda a: a.str.to_uppercase(),
+        _TAKES_NONE.format("A1")
+        + _ope_hint("case is ignored", "'A1' against 'a1'", ".str.to_lowercase()"),
+        pl.col("action").str.to_lowercase(),
+    ),
+    (
+        "leading zeros",
+        lambda a: a.str.replace(r"(\d)", "0$1"),
+        _TAKES_NONE.format("a01")
+        + _ope_hint(
+            "leading zeros are ignored",
+            "'a01' against 'a1'",
+            ".str.replace('^([^0-9]*)0+([0-9])', '${1}${2}')",
+        ),
+        pl.col("action").str.replace("^([^0-9]*)0+([0-9])", "${1}${2}"),
+    ),
+    (
+        "two prefixes that differ: no hint",
+        lambda a: a.str.replace("a", "x").str.replace("b", "y"),
+        _TAKES_NONE.format("x1"),
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["frame", "lazy"])
+@pytest.mark.parametrize(
+    ("case", "respell", "expected", "fix"), OPE_SPELLINGS, ids=[c[0] for c in OPE_SPELLINGS]
+)
+def test_a_policy_of_respelt_actions_names_the_fix(
+    case: str,
+    respell: Callable[[pl.Expr], pl.Expr],
+    expected: str,
+    fix: pl.Expr | None,
+    lazy: bool,
+) -> None:
+    policy = OPE_POLICY.with_columns(respell(pl.col("action")))
+    tables = (OPE_LOG.lazy(), policy.lazy()) if lazy else (OPE_LOG, policy)
+    got, said = _said(lambda: irm.evaluate(tables[0], ["ips"], policy=tables[1]))
+    assert said == [expected]
+    assert got["ips"].item() == 0.0
+    if fix is not None:  # the fix named, on each table, lines the ids up: no warning
+        fixed = (OPE_LOG.with_columns(fix), policy.with_columns(fix))
+        _, quiet = _said(lambda: irm.evaluate(fixed[0], ["ips"], policy=fixed[1]))
+        assert quiet == []
+
+
+def test_a_policy_of_respelt_actions_names_the_fix_on_dask(request: pytest.FixtureRequest) -> None:
+    """Dask hands the warning's distinct actions to the same text: the hint too."""
+    evaluate, to_engine, from_engine = engine_io("dask", request)
+    policy = OPE_POLICY.with_columns(pl.col("action").str.to_uppercase())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = from_engine(evaluate(to_engine(OPE_LOG), ["ips"], policy=to_engine(policy)))
+    said = [str(w.message) for w in caught if issubclass(w.category, irm.IrmWarning)]
+    assert said == [OPE_SPELLINGS[0][2]]
+    assert got["ips"].item() == 0.0

@@ -437,6 +437,7 @@ def warning_unsupported(
     slot: list[str],
     message: Callable[[int, str], str],
     overlap: pl.LazyFrame | None = None,
+    hint: Callable[[], str | None] | None = None,
 ) -> pl.LazyFrame:
     """``result``, warning (:class:`~polars_irmetrics.errors.SupportWarning`) when it is
     collected if ``unsupported`` (the ``slot`` ids the policy puts mass on and the log
@@ -444,7 +445,8 @@ def warning_unsupported(
     log's distinct slots and those of them the policy puts mass on; where it puts mass
     on none, every importance weight is 0, and the warning says so with the likely fix
     if the two tables' ids were meant to line up (the data cannot tell a policy of
-    unlogged actions from two spellings of the same ones)."""
+    unlogged actions from two spellings of the same ones), and ``hint``'s sentence (read
+    on that path only: ids that match once their spelling is ignored, with the fix)."""
     example = pl.format(", ".join(f"{c}={{}}" for c in slot), *(pl.col(c) for c in slot))
     counted = unsupported.select(
         pl.len().cast(pl.Int64).alias(_UNSUPPORTED), example.min().alias(_EXAMPLE)
@@ -467,6 +469,8 @@ def warning_unsupported(
                     "log's, ids that do not line up are the likely cause: give policy= and "
                     f"the log the same {slot[0]!r} values (same spelling, same collection)"
                 )
+                said = hint() if hint is not None else None
+                text += f". {said}" if said else ""
             warn_from_plan(text, SupportWarning)
         return frame.drop(_UNSUPPORTED, _EXAMPLE, _LOGGED, _TAKEN, strict=False)
 

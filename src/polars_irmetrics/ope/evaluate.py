@@ -63,7 +63,14 @@ from polars_irmetrics.errors import (
     QuerySetError,
 )
 from polars_irmetrics.ground.options import EvalOptions, log_key_error, refuse_result_keys
-from polars_irmetrics.ground.validate import INTERNAL, check_numeric, id_kind, require_columns
+from polars_irmetrics.ground.spelling import Sides, spelling_hint
+from polars_irmetrics.ground.validate import (
+    INTERNAL,
+    check_numeric,
+    id_kind,
+    is_text,
+    require_columns,
+)
 from polars_irmetrics.metrics.ope import (
     CASCADE_METRICS,
     MODEL_METRICS,
@@ -576,11 +583,26 @@ def _warning(
     unsupported = taken.select(slot).unique().join(shown, on=slot, how="anti", nulls_equal=True)
     if rounds:
         unsupported = in_logged_rounds(unsupported, taken, log.select(rounds), round_id)
+    # where the policy takes no logged action: its text ids that match the log's once
+    # their spelling is ignored ('01' beside '1', 'A' beside 'a'), as evaluate's hints
+    sides = Sides("policy=", "the log", "policy= and the log")
     return warning_unsupported(
         result,
         unsupported,
         slot,
         overlap=slot_overlap(taken, shown, slot),
+        hint=lambda: (
+            spelling_hint(
+                taken.select(action),
+                shown.select(action),
+                action,
+                within=None,
+                noun="action",
+                sides=sides,
+            )
+            if is_text(schema[action])
+            else None
+        ),
         message=lambda n, example: (
             f"the policy gives a positive probability to {n} action(s) never logged "
             f"(e.g. {example}): the logging policy never took them, so the log cannot "
