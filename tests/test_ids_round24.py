@@ -14,7 +14,8 @@
    ``systems=`` key's is the coverage warning's, naming the system). Each is now a
    :class:`~polars_irmetrics.errors.CoverageWarning` naming the first group and the key
    column (``ground.validate.warn_on_absent_groups``), on one machine, lazy or not, out
-   of core alike.
+   of core, and on Spark and Dask (each part hands its groups to the engine's coverage,
+   which gathers them) alike.
 3. A ``by=``/``systems=`` key of one dtype in the run and another in a side table (the
    judgments, queries=, interactions=, reference=; Int32 beside Int64, Categorical or
    Float64 beside String) is refused by one shared text
@@ -341,6 +342,23 @@ def test_groups_of_the_run_and_the_judgments_that_match_nothing_are_named(
     )
     assert said == expected
     assert got.sort(key).rows() == sorted(rows, key=lambda r: r[0])
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_groups_that_match_nothing_are_named_on_the_engines(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    evaluate, to_engine, from_engine = engine_io(engine, request)
+    run, qrels = _groups(RUN, "seg", ["A", "B"]), _groups(QRELS, "seg", ["A", "b"])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = from_engine(evaluate(to_engine(run), ["ndcg@2"], qrels=to_engine(qrels), by="seg"))
+    said = [str(w.message) for w in caught if issubclass(w.category, irm.IrmWarning)]
+    assert said == [
+        _run_lacks("seg", "by", _LEFT_OUT),
+        _judged_lacks("seg", "scores 0 (unretrieved='zero')"),
+    ]
+    assert got.sort("seg").rows() == [("A", 2, _A), ("b", 2, 0.0)]
 
 
 _EXPOSURE_FATE = (

@@ -36,6 +36,7 @@ __all__ = [
     "IdKind",
     "UnplacedParts",
     "UnplacedRows",
+    "absent_groups_row",
     "check_id_kinds",
     "common_id_dtype",
     "coverage_counts",
@@ -2102,16 +2103,7 @@ def with_group_check(
     of the two tables' distinct key values (:func:`with_tally`): a pass over the key
     columns, only where the judgments carry such keys."""
     keys = list(keys)
-    ran, held = run.select(keys).unique(), judged.select(keys).unique()
-
-    def absent(left: pl.LazyFrame, right: pl.LazyFrame, name: str) -> pl.LazyFrame:
-        lacking = left.join(right, on=keys, how="anti", nulls_equal=True)
-        return lacking.select(
-            pl.len().alias(f"{name}_count"),
-            pl.struct(keys).sort().first().alias(f"{name}_first"),
-        )
-
-    tally = pl.concat([absent(ran, held, "ran"), absent(held, ran, "judged")], how="horizontal")
+    tally = absent_groups_row(run.select(keys).unique(), judged.select(keys).unique(), keys)
     return with_tally(
         values,
         tally,
@@ -2126,6 +2118,27 @@ def with_group_check(
     )
 
 
+def absent_groups_row(ran: pl.LazyFrame, held: pl.LazyFrame, keys: Sequence[str]) -> pl.LazyFrame:
+    """The one row :func:`warn_on_absent_groups` reads: of the distinct groups ``ran``
+    (the run's) and ``held`` (the judgments'), how many of each the other lacks and the
+    first (a struct of the ``keys``).
+
+    >>> ran, held = pl.LazyFrame({"s": ["A", "B"]}), pl.LazyFrame({"s": ["A"]})
+    >>> absent_groups_row(ran, held, ["s"]).collect().row(0)
+    (1, {'s': 'B'}, 0, None)
+    """
+    keys = list(keys)
+
+    def absent(left: pl.LazyFrame, right: pl.LazyFrame, name: str) -> pl.LazyFrame:
+        lacking = left.join(right, on=keys, how="anti", nulls_equal=True)
+        return lacking.select(
+            pl.len().alias(f"{name}_count"),
+            pl.struct(keys).sort().first().alias(f"{name}_first"),
+        )
+
+    return pl.concat([absent(ran, held, "ran"), absent(held, ran, "judged")], how="horizontal")
+
+
 def warn_on_absent_groups(
     row: Mapping[str, Any],
     keys: Sequence[str],
@@ -2135,6 +2148,7 @@ def warn_on_absent_groups(
     unretrieved: Policy,
     judged_fate: str | None = None,
     side: str = "the judgments",
+    emit: Callable[[str], None] | None = None,
 ) -> None:
     """The warnings of :func:`with_group_check`'s tally ``row``: ``ran_count`` groups of
     the run ``side`` (the judgments) lacks, the first ``ran_first``, and
@@ -2144,7 +2158,8 @@ def warn_on_absent_groups(
     is left out; ``judged_fate``: what it scores where not 0) in its own group, which
     ``'B'`` beside ``'b'`` made silent; the text names the first group of each and the
     key columns. A group the run lacks that a ``systems=`` key names is left to the
-    coverage warning (:func:`warn_on_counts`, which names that system).
+    coverage warning (:func:`warn_on_counts`, which names that system). ``emit`` gives
+    each text (default: a :class:`~polars_irmetrics.errors.CoverageWarning` here).
 
     Examples
     --------
@@ -2158,6 +2173,7 @@ def warn_on_absent_groups(
     >>> str(said[0].message)[:62]
     "the judgments hold none of the run's 1 group(s) (first: seg='B"
     """
+    emit = emit or warn_from_plan
     options = ", ".join(
         f"{'systems' if k in system_keys else 'by'}= key column {k!r}" for k in keys
     )
@@ -2177,7 +2193,7 @@ def warn_on_absent_groups(
             "zero": "is unjudged and scores 0 (unjudged='zero')",
             "error": "is unjudged (unjudged='error')",
         }[unjudged]
-        warn_from_plan(
+        emit(
             f"{side} hold none of the run's {row['ran_count']} group(s) (first: "
             f"{first(row['ran_first'])}): {side} carry the {options} (judgments per "
             f"group), and each query of such a group {fate}. {advice}, or drop {named} "
@@ -2188,7 +2204,7 @@ def warn_on_absent_groups(
             fate = "is left out (unretrieved='drop')"
         else:
             fate = judged_fate or f"scores 0 (unretrieved={unretrieved!r})"
-        warn_from_plan(
+        emit(
             f"the run holds none of the {row['judged_count']} group(s) of {side} (first: "
             f"{first(row['judged_first'])}; {options}): each judged query of such a group "
             f"{fate}. {advice}."

@@ -27,11 +27,13 @@ from polars_irmetrics.ground.validate import (
     LISTED,
     Hint,
     Policy,
+    absent_groups_row,
     common_id_dtype,
     coverage_counts,
     is_text,
     merge_counts,
     suspect,
+    warn_on_absent_groups,
     warn_on_counts,
 )
 from polars_irmetrics.offline.setup import Setup
@@ -67,6 +69,14 @@ class Coverage:
     #: What the metrics score where a run retrieves no judged document, where not 0
     #: (:func:`~polars_irmetrics.ground.validate.warn_on_counts`' ``scores``).
     scores: str | None = None
+    #: Where the judgments carry ``by=``/``systems=`` keys (judgments per group): the
+    #: keys, the distinct groups of the part's run and of its judgments, and what the
+    #: warning of a group one side lacks reads
+    #: (:func:`~polars_irmetrics.ground.validate.warn_on_absent_groups`).
+    group_keys: tuple[str, ...] = ()
+    ran_groups: pl.DataFrame | None = None
+    judged_groups: pl.DataFrame | None = None
+    unjudged: Policy = "drop"
 
     @staticmethod
     def merged(parts: Sequence[Coverage], systems: Sequence[str]) -> Coverage | None:
@@ -89,6 +99,10 @@ class Coverage:
             doc_id=first.doc_id,
             query_id=first.query_id,
             scores=first.scores,
+            group_keys=next((p.group_keys for p in parts if p.group_keys), ()),
+            ran_groups=_gathered([p.ran_groups for p in parts]),
+            judged_groups=_gathered([p.judged_groups for p in parts]),
+            unjudged=next((p.unjudged for p in parts if p.group_keys), first.unjudged),
         )
 
     def hints(self) -> tuple[Hint, ...]:
@@ -113,6 +127,23 @@ class Coverage:
             emit=emit,
             scores=self.scores,
         )
+        if self.group_keys and self.ran_groups is not None and self.judged_groups is not None:
+            keys = list(self.group_keys)
+            row = absent_groups_row(self.ran_groups.lazy(), self.judged_groups.lazy(), keys)
+            warn_on_absent_groups(
+                row.collect().row(0, named=True),
+                keys,
+                system_keys=systems,
+                unjudged=self.unjudged,
+                unretrieved=self.unretrieved,
+                emit=emit,
+            )
+
+
+def _gathered(frames: Sequence[pl.DataFrame | None]) -> pl.DataFrame | None:
+    """The distinct rows of the parts' ``frames`` (``None`` where no part gave one)."""
+    given = [f for f in frames if f is not None]
+    return pl.concat(given, how="vertical_relaxed").unique() if given else None
 
 
 #: Where a part of an engine's evaluation hands its :class:`Coverage` (the ``warn=`` of
@@ -135,7 +166,19 @@ def part_coverage(
     if qrels is None:
         return Coverage(counts, setup.check.unretrieved, doc_id=doc_id, query_id=query_id)
     texts = (setup.doc_is_string, _query_hint_applies(run, setup))
-    return _part(counts, run, qrels, query_id, doc_id, setup.check.unretrieved, texts)
+    part = _part(counts, run, qrels, query_id, doc_id, setup.check.unretrieved, texts)
+    keys = list(setup.check.judged_keys)
+    if not keys:
+        return part
+    # judgments per group: the part's groups of each side, gathered by the engine
+    ran, judged = pl.collect_all([run.select(keys).unique(), qrels.select(keys).unique()])
+    return replace(
+        part,
+        group_keys=tuple(keys),
+        ran_groups=ran,
+        judged_groups=judged,
+        unjudged=setup.check.unjudged,
+    )
 
 
 def id_hints(run: pl.LazyFrame, qrels: pl.LazyFrame, setup: Setup) -> tuple[Hint, ...]:
