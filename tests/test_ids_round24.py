@@ -229,6 +229,13 @@ def _run_lacks(key: str, option: str, fate: str, first: str = "'B'") -> str:
     )
 
 
+#: What a query of a group the other side lacks scores (as a ranking of no judged
+#: document, or an empty one: not 0 in every metric, e.g. rbp_residual 1).
+_NOTHING = "0 in ndcg, map, precision, recall and the like"
+_EMPTY_FATE = f"scores as an empty ranking does (unretrieved='zero': {_NOTHING})"
+_UNJUDGED_FATE = f"scores as a ranking of no judged document does ({_NOTHING}) (unjudged='zero')"
+
+
 def _judged_lacks(key: str, fate: str, first: str = "'b'") -> str:
     return (
         f"the run holds none of the 1 group(s) of the judgments (first: {key}={first}; "
@@ -241,8 +248,9 @@ def _judged_lacks(key: str, fate: str, first: str = "'b'") -> str:
 _LEFT_OUT = "left out (unjudged='drop'): no metric that reads the judgments scores the group"
 _SYSTEM_B = (
     "system 'b' retrieves no judged document (0 of 3 judged documents, in 0 of 2 judged "
-    "queries; it lists 0 of the 2 judged queries): every metric scores 0 on every judged "
-    "query, as trec_eval scores such a run. Check that the run and the judgments name the "
+    "queries; it lists 0 of the 2 judged queries): every judged query scores as a ranking of no "
+    "judged document does (0 in ndcg, map, precision, recall and the like), as trec_eval scores "
+    "such a run. Check that the run and the judgments name the "
     "same queries and documents (same collection, same id spelling)."
 )
 # A's own ndcg@2: q1 (a, b) of a=1, c=2: 1/(idcg) ... as evaluate gives it alone
@@ -260,7 +268,7 @@ GROUPS: list[tuple[str, str, str, list[Any], list[Any], dict[str, Any], list[str
         {},
         [
             _run_lacks("seg", "by", _LEFT_OUT),
-            _judged_lacks("seg", "scores 0 (unretrieved='zero')"),
+            _judged_lacks("seg", _EMPTY_FATE),
         ],
         [("A", 2, _A), ("b", 2, 0.0)],
     ),
@@ -273,7 +281,7 @@ GROUPS: list[tuple[str, str, str, list[Any], list[Any], dict[str, Any], list[str
         {"buckets": 2},
         [
             _run_lacks("seg", "by", _LEFT_OUT),
-            _judged_lacks("seg", "scores 0 (unretrieved='zero')"),
+            _judged_lacks("seg", _EMPTY_FATE),
         ],
         [("A", 2, _A), ("b", 2, 0.0)],
     ),
@@ -285,7 +293,7 @@ GROUPS: list[tuple[str, str, str, list[Any], list[Any], dict[str, Any], list[str
         ["A", "b"],
         {"unjudged": "zero", "unretrieved": "drop"},
         [
-            _run_lacks("seg", "by", "scores 0 (unjudged='zero')"),
+            _run_lacks("seg", "by", _UNJUDGED_FATE),
             _judged_lacks("seg", "is left out (unretrieved='drop')"),
         ],
         [("A", 2, _A), ("B", 2, 0.0)],
@@ -356,7 +364,7 @@ def test_groups_that_match_nothing_are_named_on_the_engines(
     said = [str(w.message) for w in caught if issubclass(w.category, irm.IrmWarning)]
     assert said == [
         _run_lacks("seg", "by", _LEFT_OUT),
-        _judged_lacks("seg", "scores 0 (unretrieved='zero')"),
+        _judged_lacks("seg", _EMPTY_FATE),
     ]
     assert got.sort("seg").rows() == [("A", 2, _A), ("b", 2, 0.0)]
 
@@ -403,7 +411,7 @@ def test_the_exposure_measures_beside_the_ranking_metrics_warn_once() -> None:
     said = [str(w.message) for w in caught if w.category is irm.CoverageWarning]
     assert said == [
         _run_lacks("seg", "by", _LEFT_OUT),
-        _judged_lacks("seg", "scores 0 (unretrieved='zero')"),
+        _judged_lacks("seg", _EMPTY_FATE),
     ]
 
 

@@ -2154,8 +2154,9 @@ def warn_on_absent_groups(
     the run ``side`` (the judgments) lacks, the first ``ran_first``, and
     ``judged_count`` of ``side`` the run lacks, the first ``judged_first`` (structs of
     the ``keys``). Such a group matches nothing: the run's is left out
-    (``unjudged='drop'``) or scores 0, and every judged query of the other scores 0 (or
-    is left out; ``judged_fate``: what it scores where not 0) in its own group, which
+    (``unjudged='drop'``) or scored as rankings of no judged document, and every judged
+    query of the other as an empty ranking (or is left out; ``judged_fate``: what it
+    scores where the route says otherwise) in its own group, which
     ``'B'`` beside ``'b'`` made silent; the text names the first group of each and the
     key columns. A group the run lacks that a ``systems=`` key names is left to the
     coverage warning (:func:`warn_on_counts`, which names that system). ``emit`` gives
@@ -2190,7 +2191,7 @@ def warn_on_absent_groups(
         fate = {
             "drop": "is unjudged and left out (unjudged='drop'): no metric that reads the "
             "judgments scores the group",
-            "zero": "is unjudged and scores 0 (unjudged='zero')",
+            "zero": f"is unjudged and scores {_AS_UNJUDGED} (unjudged='zero')",
             "error": "is unjudged (unjudged='error')",
         }[unjudged]
         emit(
@@ -2203,7 +2204,9 @@ def warn_on_absent_groups(
         if unretrieved == "drop":
             fate = "is left out (unretrieved='drop')"
         else:
-            fate = judged_fate or f"scores 0 (unretrieved={unretrieved!r})"
+            fate = judged_fate or (
+                f"scores as an empty ranking does (unretrieved={unretrieved!r}: {_NOTHING})"
+            )
         emit(
             f"the run holds none of the {row['judged_count']} group(s) of {side} (first: "
             f"{first(row['judged_first'])}; {options}): each judged query of such a group "
