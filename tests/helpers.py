@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -18,6 +19,7 @@ import pyarrow as pa
 from hypothesis import HealthCheck, settings
 
 from polars_irmetrics.cli import main as cli_main
+from polars_irmetrics.errors import IrmWarning
 from polars_irmetrics.io import sources
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -169,3 +171,14 @@ def zstd_compress(data: bytes) -> bytes:
     with pa.CompressedOutputStream(sink, "zstd") as out:
         out.write(data)
     return bytes(sink.getvalue().to_pybytes())
+
+
+def warned(call: Callable[[], Any]) -> tuple[Any, list[str]]:
+    """``call``'s result (a LazyFrame collected) and the library's warnings it gives
+    (:class:`~polars_irmetrics.errors.IrmWarning` and its kinds), in order."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = call()
+        if isinstance(got, pl.LazyFrame):
+            got = got.collect()
+    return got, [str(w.message) for w in caught if issubclass(w.category, IrmWarning)]

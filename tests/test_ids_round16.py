@@ -47,8 +47,6 @@ from __future__ import annotations
 
 import json
 import re
-import warnings
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -57,18 +55,7 @@ import pytest
 
 import polars_irmetrics as irm
 
-from .helpers import irm_in_process
-
-
-def _said(call: Callable[[], Any]) -> tuple[Any, list[str]]:
-    """``call``'s result (collected) and the library's warnings it gives."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        got = call()
-        if isinstance(got, pl.LazyFrame):
-            got = got.collect()
-    return got, [str(w.message) for w in caught if issubclass(w.category, irm.IrmWarning)]
-
+from .helpers import irm_in_process, warned
 
 # --- 1. the coverage hint: the shared rule and a fix that works ------------------------
 
@@ -210,14 +197,14 @@ def test_the_coverage_hint_names_the_fix_that_gives_one_spelling(
 ) -> None:
     run, qrels = _run(run_q, run_d), _qrels(judged_q, judged_d)
     tables = (run.lazy(), qrels.lazy()) if lazy else (run, qrels)
-    got, said = _said(lambda: irm.evaluate(tables[0], ["ndcg@2"], qrels=tables[1]))
+    got, said = warned(lambda: irm.evaluate(tables[0], ["ndcg@2"], qrels=tables[1]))
     listed = 0 if run_q != judged_q else 2
     # each judged query scored as an empty ranking: 0
     assert got.row(0) == (2, 0.0)
     assert said == [_NO_HIT.format(listed=listed) + hint]
     # the fix named, applied to both tables, lines the ids up: no warning, each relevant
     # document first (ndcg@2 = 1 per query)
-    fixed, quiet = _said(
+    fixed, quiet = warned(
         lambda: irm.evaluate(run.with_columns(fix), ["ndcg@2"], qrels=qrels.with_columns(fix))
     )
     assert quiet == []
@@ -229,7 +216,7 @@ def test_fusion_names_ids_with_another_separator() -> None:
     advice, as two prefixes that differ, 'doc-' and 'doc_')."""
     a = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["doc-1", "doc-2"], "score": [2.0, 1.0]})
     b = a.with_columns(pl.col("doc_id").str.replace("-", "_"))
-    _, said = _said(lambda: irm.fuse({"a": a, "b": b}))
+    _, said = warned(lambda: irm.fuse({"a": a, "b": b}))
     assert len(said) == 1
     assert (
         "2 document id(s) of run 'b' match an id of run 'a' only when separators are "
@@ -241,7 +228,7 @@ def test_fusion_names_ids_with_another_separator() -> None:
 def test_two_prefixes_that_differ_are_two_names() -> None:
     """As fusion reads them: 'x1' beside 'q1' is no hint (no fix gives one spelling
     short of dropping both prefixes): the plain advice."""
-    _, said = _said(
+    _, said = warned(
         lambda: irm.evaluate(
             _run(["x1", "x2"], ["a", "b"]), ["ndcg@2"], qrels=_qrels(["q1", "q2"], ["a", "b"])
         )
@@ -305,13 +292,13 @@ def test_a_float_key_of_labels_is_refused_with_the_cast_that_fits(
 ) -> None:
     tables = (predictions.lazy(), labels.lazy()) if lazy else (predictions, labels)
     with pytest.raises(irm.ColumnTypeError, match=f"^{re.escape(message)}$"):
-        _said(lambda: irm.evaluate(tables[0], ["rmse"], labels=tables[1], **PAIRS))
+        warned(lambda: irm.evaluate(tables[0], ["rmse"], labels=tables[1], **PAIRS))
 
 
 def test_the_cast_named_lines_the_pairs_up() -> None:
     labels = LABELS.with_columns(pl.col("user").cast(pl.Float64))
     fixed = labels.with_columns(pl.col("user").cast(pl.Int64))
-    got, said = _said(lambda: irm.evaluate(PREDICTIONS, ["rmse"], labels=fixed, **PAIRS))
+    got, said = warned(lambda: irm.evaluate(PREDICTIONS, ["rmse"], labels=fixed, **PAIRS))
     # errors 1, 0.5, 0.5: sqrt((1 + 0.25 + 0.25) / 3) = sqrt(0.5)
     assert said == []
     assert got.row(0) == (3, pytest.approx(0.5**0.5, abs=1e-15))
@@ -407,7 +394,7 @@ def test_reference_names_the_system_whose_ids_it_lacks(
 ) -> None:
     runs, reference = _systems(b), REFERENCE
     tables = (runs.lazy(), reference.lazy()) if lazy else (runs, reference)
-    got, said = _said(
+    got, said = warned(
         lambda: irm.evaluate(
             tables[0], ["jaccard@2"], reference=tables[1], systems="system", **options
         )
@@ -420,12 +407,14 @@ def test_reference_names_the_system_whose_ids_it_lacks(
 def test_a_system_named_by_two_keys_and_an_integer_key() -> None:
     b = SYS_RUN.with_columns(pl.col("doc_id").str.to_uppercase())
     runs = _systems(b).with_columns(pl.lit(7).alias("day"))
-    _, said = _said(
+    _, said = warned(
         lambda: irm.evaluate(runs, ["rbo"], reference=REFERENCE, systems=["system", "day"])
     )
     assert said == [_warned_of("documents", 4, "doc_id", _NO_SHARED, "system (system='B', day=7)")]
     numbered = _systems(b).with_columns(pl.col("system").replace_strict({"A": 1, "B": 2}))
-    _, said = _said(lambda: irm.evaluate(numbered, ["rbo"], reference=REFERENCE, systems="system"))
+    _, said = warned(
+        lambda: irm.evaluate(numbered, ["rbo"], reference=REFERENCE, systems="system")
+    )
     assert said == [_warned_of("documents", 4, "doc_id", _NO_SHARED, "system 2")]
 
 
@@ -434,7 +423,7 @@ def test_every_system_of_another_spelling_is_the_whole_run_s_warning() -> None:
     (not once more per system)."""
     upper = SYS_RUN.with_columns(pl.col("doc_id").str.to_uppercase())
     runs = pl.concat([upper.with_columns(pl.lit(s).alias("system")) for s in ("A", "B")])
-    _, said = _said(lambda: irm.evaluate(runs, ["rbo"], reference=REFERENCE, systems="system"))
+    _, said = warned(lambda: irm.evaluate(runs, ["rbo"], reference=REFERENCE, systems="system"))
     assert said == [
         "reference= holds none of the 4 documents of the run (column 'doc_id'): "
         f"{_NO_SHARED}. Ids that do not line up are the likely cause: give reference= and "
@@ -533,7 +522,7 @@ def test_interactions_name_the_system_whose_ids_they_lack(
     runs = _systems(b)
     given = {k: v.lazy() if lazy and isinstance(v, pl.DataFrame) else v for k, v in tables.items()}
     history = HISTORY.lazy() if lazy else HISTORY
-    got, said = _said(
+    got, said = warned(
         lambda: irm.evaluate(
             runs.lazy() if lazy else runs,
             metrics,
@@ -632,7 +621,7 @@ def test_clusters_name_the_system_whose_ids_they_lack(
 ) -> None:
     runs = _systems(b)
     given = {k: v.lazy() if lazy else v for k, v in tables.items()}
-    got, said = _said(
+    got, said = warned(
         lambda: irm.evaluate(runs.lazy() if lazy else runs, metrics, systems="system", **given)
     )
     assert said == expected
@@ -648,7 +637,7 @@ def test_neighbors_name_the_system_whose_queries_they_lack() -> None:
             exact.with_columns(pl.lit("Q").alias("query_id"), pl.lit("B").alias("system")),
         ]
     )
-    got, said = _said(
+    got, said = warned(
         lambda: irm.evaluate(runs, ["neighbor_recall@2"], neighbors=exact, systems="system")
     )
     # B's 'Q' left out (unjudged='drop'); neighbors=' 'q', which B lacks, scores 0
@@ -767,11 +756,11 @@ def test_a_null_id_beside_the_run_is_refused_by_name(
 ) -> None:
     given = {k: v.lazy() if lazy else v for k, v in tables.items()}
     with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(message)}$"):
-        _said(lambda: irm.evaluate(run.lazy() if lazy else run, metrics, **given, **options))
+        warned(lambda: irm.evaluate(run.lazy() if lazy else run, metrics, **given, **options))
 
 
 def test_the_same_tables_without_the_null_rows_are_read() -> None:
-    got, said = _said(
+    got, said = warned(
         lambda: irm.evaluate(
             SYS_RUN,
             ["ee_loss", "user_mad@2"],
@@ -895,7 +884,7 @@ def test_the_exposure_measures_say_what_they_score_on_a_run_of_no_judged_documen
     case: str, run: pl.DataFrame, options: dict[str, Any], expected: list[str], lazy: bool
 ) -> None:
     judged = JUDGED.lazy() if lazy else JUDGED
-    got, said = _said(
+    got, said = warned(
         lambda: irm.evaluate(
             run.lazy() if lazy else run, ["ee_loss", "ee_relevance"], qrels=judged, **options
         )
@@ -913,7 +902,7 @@ def test_the_exposure_measures_say_what_they_score_on_a_run_of_no_judged_documen
 def test_reproducibility_names_the_reproduced_run_whose_ids_the_original_lacks() -> None:
     doubled = SYS_RUN.with_columns(pl.col("score") * 2)
     upper = doubled.with_columns(pl.col("query_id").str.to_uppercase())
-    _, said = _said(
+    _, said = warned(
         lambda: irm.reproducibility(
             {"baseline": SYS_RUN, "advanced": SYS_RUN},
             {"baseline": doubled, "advanced": upper},
@@ -942,7 +931,7 @@ def test_labels_name_the_system_whose_pairs_they_lack(lazy: bool) -> None:
         ]
     )
     tables = (predictions.lazy(), LABELS.lazy()) if lazy else (predictions, LABELS)
-    got, said = _said(
+    got, said = warned(
         lambda: irm.evaluate(
             tables[0], ["rmse"], labels=tables[1], systems="system", unmatched="drop", **PAIRS
         )

@@ -42,18 +42,7 @@ import pytest
 
 import polars_irmetrics as irm
 
-from .helpers import engine_io
-
-
-def _said(call: Callable[[], Any]) -> tuple[Any, list[str]]:
-    """``call``'s result (collected) and the library's warnings it gives."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        got = call()
-        if isinstance(got, pl.LazyFrame):
-            got = got.collect()
-    return got, [str(w.message) for w in caught if issubclass(w.category, irm.IrmWarning)]
-
+from .helpers import engine_io, warned
 
 # --- 1. knn's exclude_self where no query id is a document id ---------------------------
 
@@ -126,7 +115,7 @@ SELF: list[tuple[str, pl.DataFrame, pl.DataFrame, list[str]]] = [
 def test_exclude_self_that_leaves_nothing_out_is_warned_of(
     case: str, queries: pl.DataFrame, corpus: pl.DataFrame, expected: list[str]
 ) -> None:
-    run, said = _said(lambda: irm.knn(queries, corpus, k=2, exclude_self=True))
+    run, said = warned(lambda: irm.knn(queries, corpus, k=2, exclude_self=True))
     assert said == expected
     # each query is row 0 or 1 of the corpus: found first unless its own id is left out
     firsts = run.filter(pl.col("rank") == 1).get_column("doc_id").cast(pl.String).to_list()
@@ -141,19 +130,19 @@ def test_exclude_self_from_parquet_blocks_warns_once(tmp_path: Path) -> None:
     in a later block is found there: no warning)."""
     path = tmp_path / "corpus.parquet"
     CORPUS.write_parquet(path, row_group_size=2)
-    _, said = _said(
+    _, said = warned(
         lambda: irm.knn(QUERIES.with_columns(pl.col("query_id") + 100), path, k=2,
                         exclude_self=True, block_size=2)
     )  # fmt: skip
     assert said == [_no_self(101, 1)]
     late = QUERIES.with_columns(pl.Series("query_id", [5, 6]))
-    _, quiet = _said(lambda: irm.knn(late, path, k=2, exclude_self=True, block_size=2))
+    _, quiet = warned(lambda: irm.knn(late, path, k=2, exclude_self=True, block_size=2))
     assert quiet == []
 
 
 def test_exclude_self_warning_names_the_columns_given() -> None:
     queries = QUERIES.rename({"query_id": "qid"}).with_columns(pl.col("qid") + 100)
-    _, said = _said(
+    _, said = warned(
         lambda: irm.knn(
             queries, CORPUS.rename({"doc_id": "pid"}), k=2, exclude_self=True,
             query_id="qid", doc_id="pid",
@@ -195,7 +184,7 @@ def test_exclude_self_ids_of_two_kinds_name_the_cast(
         if "on the corpus" in message
         else (queries.with_columns(pl.col("query_id").cast(pl.String)), corpus)
     )
-    run, said = _said(lambda: irm.knn(*fixed, k=2, exclude_self=True))
+    run, said = warned(lambda: irm.knn(*fixed, k=2, exclude_self=True))
     assert said == []
     assert run.filter(pl.col("rank") == 1)["doc_id"].cast(pl.String).to_list() != ["1", "2"]
 
@@ -345,7 +334,7 @@ def test_groups_of_the_run_and_the_judgments_that_match_nothing_are_named(
     run = _groups(RUN, key, ran)
     qrels = _groups(QRELS, key, judged) if judged else QRELS
     tables = (run.lazy(), qrels.lazy()) if lazy else (run, qrels)
-    got, said = _said(
+    got, said = warned(
         lambda: irm.evaluate(tables[0], ["ndcg@2"], qrels=tables[1], **{option: key}, **options)
     )
     assert said == expected
@@ -559,12 +548,12 @@ def test_a_policy_of_respelt_actions_names_the_fix(
 ) -> None:
     policy = OPE_POLICY.with_columns(respell(pl.col("action")))
     tables = (OPE_LOG.lazy(), policy.lazy()) if lazy else (OPE_LOG, policy)
-    got, said = _said(lambda: irm.evaluate(tables[0], ["ips"], policy=tables[1]))
+    got, said = warned(lambda: irm.evaluate(tables[0], ["ips"], policy=tables[1]))
     assert said == [expected]
     assert got["ips"].item() == 0.0
     if fix is not None:  # the fix named, on each table, lines the ids up: no warning
         fixed = (OPE_LOG.with_columns(fix), policy.with_columns(fix))
-        _, quiet = _said(lambda: irm.evaluate(fixed[0], ["ips"], policy=fixed[1]))
+        _, quiet = warned(lambda: irm.evaluate(fixed[0], ["ips"], policy=fixed[1]))
         assert quiet == []
 
 
