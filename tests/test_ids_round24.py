@@ -391,6 +391,25 @@ def test_the_exposure_measures_name_the_groups_that_match_nothing(
         assert "b" not in values
 
 
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_the_exposure_measures_name_the_groups_that_match_nothing_on_the_engines(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    # the engines gave the coverage warning alone: each part's groups are gathered now
+    evaluate, to_engine, from_engine = engine_io(engine, request)
+    run, qrels = _groups(RUN, "seg", ["A", "B"]), _groups(QRELS, "seg", ["A", "b"])
+    tables = {"qrels": to_engine(qrels), "groups": to_engine(DOC_GROUPS)}
+    got, said = warned(
+        lambda: from_engine(evaluate(to_engine(run), ["ee_relevance"], **tables, by="seg"))
+    )
+    assert [s for s in said if "group(s)" in s] == [
+        _run_lacks("seg", "by", _LEFT_OUT),
+        _judged_lacks("seg", _EXPOSURE_FATE),
+    ]
+    one = irm.evaluate(run, ["ee_relevance"], qrels=qrels, groups=DOC_GROUPS, by="seg")
+    assert got.sort("seg").equals(one.sort("seg"))
+
+
 def test_the_exposure_measures_beside_the_ranking_metrics_warn_once() -> None:
     """With ndcg@2 beside, the ranking metrics' route warns (one warning of each)."""
     run, qrels = _groups(RUN, "seg", ["A", "B"]), _groups(QRELS, "seg", ["A", "b"])

@@ -81,7 +81,12 @@ from polars_irmetrics.metrics.registry import (
 from polars_irmetrics.metrics.spec import JOINABLE, Route
 from polars_irmetrics.offline.attributes import with_query_attributes
 from polars_irmetrics.offline.catalogue import build_offline_plan
-from polars_irmetrics.offline.coverage import CoverageSink, judged_coverage, judged_hints
+from polars_irmetrics.offline.coverage import (
+    CoverageSink,
+    judged_coverage,
+    judged_hints,
+    with_groups,
+)
 from polars_irmetrics.offline.jg import build_jg_plan
 from polars_irmetrics.offline.prefs import build_prefs_plan
 from polars_irmetrics.offline.ps_parts import propensity_plan
@@ -1629,8 +1634,11 @@ def _judged_coverage(
     sink = warn
 
     def hand(row: Mapping[str, Any]) -> None:
-        part = tally_counts(row)
-        sink(judged_coverage(part, run, qrels, query_id, doc_id, unretrieved, _EXPOSED))
+        part = judged_coverage(
+            tally_counts(row), run, qrels, query_id, doc_id, unretrieved, _EXPOSED
+        )
+        # judgments per group: the part's groups, gathered by the engine (as one machine)
+        sink(with_groups(part, run, qrels, grouped, options.unjudged, _GROUP_EXPOSED))
 
     return with_tally(plan, counts, hand)
 

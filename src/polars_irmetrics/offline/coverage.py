@@ -45,6 +45,7 @@ __all__ = [
     "judged_coverage",
     "judged_hints",
     "part_coverage",
+    "with_groups",
 ]
 
 
@@ -77,6 +78,9 @@ class Coverage:
     ran_groups: pl.DataFrame | None = None
     judged_groups: pl.DataFrame | None = None
     unjudged: Policy = "drop"
+    #: What a judged query of a group the run lacks scores, where the route says
+    #: otherwise than an empty ranking (the exposure measures').
+    group_fate: str | None = None
 
     @staticmethod
     def merged(parts: Sequence[Coverage], systems: Sequence[str]) -> Coverage | None:
@@ -103,6 +107,7 @@ class Coverage:
             ran_groups=_gathered([p.ran_groups for p in parts]),
             judged_groups=_gathered([p.judged_groups for p in parts]),
             unjudged=next((p.unjudged for p in parts if p.group_keys), first.unjudged),
+            group_fate=next((p.group_fate for p in parts if p.group_keys), None),
         )
 
     def hints(self) -> tuple[Hint, ...]:
@@ -136,6 +141,7 @@ class Coverage:
                 system_keys=systems,
                 unjudged=self.unjudged,
                 unretrieved=self.unretrieved,
+                judged_fate=self.group_fate,
                 emit=emit,
             )
 
@@ -167,17 +173,33 @@ def part_coverage(
         return Coverage(counts, setup.check.unretrieved, doc_id=doc_id, query_id=query_id)
     texts = (setup.doc_is_string, _query_hint_applies(run, setup))
     part = _part(counts, run, qrels, query_id, doc_id, setup.check.unretrieved, texts)
-    keys = list(setup.check.judged_keys)
+    return with_groups(part, run, qrels, setup.check.judged_keys, setup.check.unjudged)
+
+
+def with_groups(
+    part: Coverage,
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame,
+    keys: Sequence[str],
+    unjudged: Policy,
+    fate: str | None = None,
+) -> Coverage:
+    """``part`` with the part's distinct groups of each side, where the judgments carry
+    ``by=``/``systems=`` ``keys`` (judgments per group), which the engine gathers to warn
+    of a group one side lacks as one machine does
+    (:func:`~polars_irmetrics.ground.validate.warn_on_absent_groups`; ``fate``: what a
+    judged query of a group the run lacks scores, where not an empty ranking's values)."""
     if not keys:
         return part
-    # judgments per group: the part's groups of each side, gathered by the engine
+    keys = list(keys)
     ran, judged = pl.collect_all([run.select(keys).unique(), qrels.select(keys).unique()])
     return replace(
         part,
         group_keys=tuple(keys),
         ran_groups=ran,
         judged_groups=judged,
-        unjudged=setup.check.unjudged,
+        unjudged=unjudged,
+        group_fate=fate,
     )
 
 
