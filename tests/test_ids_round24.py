@@ -189,6 +189,25 @@ def test_exclude_self_ids_of_two_kinds_name_the_cast(
     assert run.filter(pl.col("rank") == 1)["doc_id"].cast(pl.String).to_list() != ["1", "2"]
 
 
+def test_exclude_self_of_matrix_queries_beside_text_ids_asks_for_a_table() -> None:
+    # a numpy matrix's ids are its rows (0, 1, ...): the cast advice named a query_id
+    # column the matrix does not have
+    corpus = _texts(CORPUS, "doc_id", "")
+    message = (
+        "exclude_self=True compares query ids with document ids, but the queries are a numpy "
+        "matrix, whose ids are its rows 0, 1, ... (Int64), and the corpus' ids are String: "
+        "pass the queries as a table with a 'query_id' column (the corpus' ids of those "
+        "rows) beside their embeddings"
+    )
+    with pytest.raises(irm.ColumnTypeError, match=f"^{re.escape(message)}$"):
+        irm.knn(_VECTORS[:2], corpus, k=2, exclude_self=True)
+    # the table it asks for leaves each query's own row out
+    queries = pl.DataFrame({"query_id": ["1", "2"], "embedding": _VECTORS[:2].tolist()})
+    run, said = warned(lambda: irm.knn(queries, corpus, k=2, exclude_self=True))
+    assert said == []
+    assert "1" not in run.filter(pl.col("query_id") == "1")["doc_id"].to_list()
+
+
 # --- 2. by= / systems= keys the judgments hold too, spelt apart --------------------------
 
 RUN = pl.DataFrame(

@@ -326,7 +326,13 @@ def knn(
     opened = _corpus_blocks(corpus, doc_id, embedding, block_size, dtype)
     id_dtype = _reading_first(opened)
     if self_pos is not None and n_q:  # before any block is read (or scored)
-        common = _check_self_ids(self_pos.schema[doc_id], id_dtype, query_id, doc_id)
+        common = _check_self_ids(
+            self_pos.schema[doc_id],
+            id_dtype,
+            query_id,
+            doc_id,
+            matrix=isinstance(queries, np.ndarray),
+        )
         self_pos = self_pos.with_columns(pl.col(doc_id).cast(common))
 
     left_out = 0  # (query, document) pairs of one id that exclude_self left out
@@ -1216,12 +1222,21 @@ def _text_rank(ids: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
 
 
 def _check_self_ids(
-    queries: pl.DataType, corpus: pl.DataType, query_id: str, doc_id: str
+    queries: pl.DataType, corpus: pl.DataType, query_id: str, doc_id: str, *, matrix: bool
 ) -> pl.DataType:
     """exclude_self's ids: of one kind on both sides (integers of any width, or text);
     the dtype both are compared in. Refused otherwise, with the cast of the integer side
-    to text (an integer id and a text one are never equal: nothing would be left out)."""
+    to text (an integer id and a text one are never equal: nothing would be left out);
+    queries given as a numpy matrix (``matrix``: ids 0..n-1, no column to cast) are
+    given as a table with the corpus' ids instead."""
     if kind_of(queries) is None or kind_of(queries) != kind_of(corpus):
+        if matrix:
+            raise ColumnTypeError(
+                f"exclude_self=True compares query ids with document ids, but the queries "
+                f"are a numpy matrix, whose ids are its rows 0, 1, ... ({queries}), and the "
+                f"corpus' ids are {corpus}: pass the queries as a table with a {query_id!r} "
+                "column (the corpus' ids of those rows) beside their embeddings"
+            )
         cast = (
             f"pl.col({doc_id!r}).cast(pl.String) on the corpus"
             if kind_of(corpus) == "integer"
