@@ -1022,11 +1022,12 @@ def _json_schema(lazy: pl.LazyFrame, source: str, what: str) -> pl.Schema:
         ) from None
 
 
-def _json_union(schemas: Sequence[tuple[str, pl.Schema]]) -> dict[str, pl.DataType] | None:
+def _json_union(schemas: Sequence[tuple[str, pl.Schema]]) -> dict[str, pl.DataType]:
     """The columns of a pattern of JSON lines files (``(path, schema)`` each) typed as
     one file holding all their lines would be (polars' supertype: an integer and a
     float a float, a number and text text; a column some file lacks is null there), in
-    the order the files first hold them; ``None`` where every file types them alike. A
+    the order the files first hold them (where every file types them alike, their
+    schema: the pattern's scan does not infer it again from the first file). A
     column that is a list (or an object) in one file and not in another is refused
     naming the two files (one file's reader would read the lists as their text).
 
@@ -1034,7 +1035,7 @@ def _json_union(schemas: Sequence[tuple[str, pl.Schema]]) -> dict[str, pl.DataTy
     {'s': Float64}
     """
     if all(schema == schemas[0][1] for _, schema in schemas):
-        return None
+        return dict(schemas[0][1])
     seen: dict[str, list[tuple[str, pl.DataType]]] = {}
     for path, schema in schemas:
         for column, dtype in schema.items():
