@@ -492,7 +492,8 @@ def test_a_ranked_run_beside_score_only_runs_is_ranked_as_evaluate_ranks_it(lazy
         {"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["a", "b", "a", "b"],
          "score": [2.0, 1.0, 1.0, 2.0]}
     )  # fmt: skip
-    ranked = run.with_columns(rank=pl.Series([2, 1, 2, 1]))  # the ranks disagree with scores
+    # ranks alone (with the scores beside, which they contradict, refused: below)
+    ranked = run.with_columns(rank=pl.Series([2, 1, 2, 1])).drop("score")
     qrels = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "a"], "relevance": [1, 1]})
     runs = {"scores": run, "ranked": ranked}
     if lazy:
@@ -512,3 +513,8 @@ def test_a_ranked_run_beside_score_only_runs_is_ranked_as_evaluate_ranks_it(lazy
             runs, ["P@1"], qrels=qrels, baseline="scores", test="t",
             order="rank",
         )  # fmt: skip
+    # ranks and scores that order a query differently: which is meant is not known
+    both = {"scores": run, "ranked": ranked.with_columns(run["score"])}
+    message = "^columns 'rank' and 'score' of the run order query 'q1' \\(system='ranked'\\)"
+    with pytest.raises(irm.InvalidValueError, match=message):
+        irm.compare(both, ["P@1"], qrels=qrels, baseline="scores", test="t")

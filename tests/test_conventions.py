@@ -69,7 +69,7 @@ def test_input_order_is_never_used(evaluate: Evaluate) -> None:
     assert evaluate(shuffled, ["mrr"], qrels=qrels)["mrr"].item() == 1 / 2
 
 
-def test_rank_column_wins_over_score_when_present(evaluate: Evaluate) -> None:
+def test_the_rank_column_is_read_alone_or_when_chosen(evaluate: Evaluate) -> None:
     run = pl.DataFrame(
         {
             "query_id": ["q"] * 2,
@@ -79,8 +79,12 @@ def test_rank_column_wins_over_score_when_present(evaluate: Evaluate) -> None:
         }
     )
     qrels = pl.DataFrame({"query_id": ["q"], "doc_id": ["b"], "relevance": [1]})
-    assert evaluate(run, ["mrr"], qrels=qrels)["mrr"].item() == 1.0
+    assert evaluate(run.drop("score"), ["mrr"], qrels=qrels)["mrr"].item() == 1.0
+    assert evaluate(run, ["mrr"], qrels=qrels, order="rank")["mrr"].item() == 1.0
     assert evaluate(run, ["mrr"], qrels=qrels, order="score")["mrr"].item() == 1 / 2
+    # order='auto' with both, where they order the query differently: refused
+    with pytest.raises(irm.InvalidValueError, match=r"^columns 'rank' and 'score' of the run"):
+        evaluate(run, ["mrr"], qrels=qrels)
 
 
 def test_rank_gaps_are_positions(evaluate: Evaluate) -> None:

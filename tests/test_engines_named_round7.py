@@ -296,7 +296,7 @@ ACCEPTED: list[tuple[str, pl.DataFrame, list[str], dict[str, pl.DataFrame], dict
     ("rank-list-positions", LISTS, ["ndcg@10", "mrr"], {"qrels": QRELS}, {"rank": "pos"}),
     (
         "score-list-parallel",
-        LISTS.with_columns(sc=pl.Series([[1.0, 2.0], [1.0]])),
+        LISTS.with_columns(sc=pl.Series([[2.0, 1.0], [1.0]])),  # falling, as the lists rank
         ["ndcg@10", "mrr"],
         {"qrels": QRELS},
         {"score": "sc"},

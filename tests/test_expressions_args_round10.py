@@ -29,7 +29,7 @@ DF = pl.DataFrame(
         "query_id": ["a"] * 3,
         "doc_id": ["x", "y", "z"],
         "rank": [1, 2, 3],
-        "score": [0.1, 5.0, 5.0],
+        "score": [0.1, 5.0, 5.0],  # not the ranks' order: evaluate reads them by order="rank"
         "relevance": [0, 1, 0],
     }
 )
@@ -239,7 +239,7 @@ def test_expressions_read_numpy_numbers(
     # the name is one evaluate reads back, to the same value
     (name,) = got.columns
     assert "np." not in name
-    back = irm.evaluate(DF, [name], qrels=None)
+    back = irm.evaluate(DF, [name], qrels=None, order="rank")  # as the expressions
     assert back.item(0, name) == got.item()
 
 
@@ -247,7 +247,7 @@ def test_dcg_named_by_a_numpy_base_is_read_back_by_evaluate() -> None:
     # before: 'dcg(log_base=np.float64(10.0))@2', which evaluate cannot parse
     got = DF.select(irm.dcg(k=2, log_base=np.float64(10)))
     assert got.columns == ["dcg(log_base=10.0)@2"]
-    back = irm.evaluate(DF, ["dcg(log_base=10.0)@2"], qrels=None)
+    back = irm.evaluate(DF, ["dcg(log_base=10.0)@2"], qrels=None, order="rank")
     assert back.item(0, "dcg(log_base=10.0)@2") == got.item()
 
 
@@ -265,8 +265,8 @@ def test_evaluate_reads_numpy_options(options: dict[str, Any]) -> None:
     # before: "relevance_level must be a number, got np.int64(1)" (np.float64 accepted)
     plain = {name: int(value) for name, value in options.items()}
     metrics = ["ndcg", "precision@2", "map"]
-    got = irm.evaluate(DF, metrics, qrels=None, **options)
-    assert got.equals(irm.evaluate(DF, metrics, qrels=None, **plain))
+    got = irm.evaluate(DF, metrics, qrels=None, order="rank", **options)
+    assert got.equals(irm.evaluate(DF, metrics, qrels=None, order="rank", **plain))
 
 
 ECE = "metric 'irm.ece(...)': bins must be a positive integer or None, got 0"
@@ -325,6 +325,6 @@ def test_partial_auc_at_a_huge_cutoff_is_computed_alike(metric: str, k: int) -> 
     name = f"{metric}@{k}"
     expression = DF.group_by("query_id").agg(getattr(irm, metric)(k=k)).item(0, name)
     for engine in ("in-memory", "streaming"):
-        got = irm.evaluate(DF.lazy(), [name], qrels=None).collect(engine=engine)
+        got = irm.evaluate(DF.lazy(), [name], qrels=None, order="rank").collect(engine=engine)
         assert got.item(0, name) == expression
     assert expression == pytest.approx(1 - 1 / k if k > 3 else 2 / 3, rel=1e-15)

@@ -298,7 +298,11 @@ def test_cli_reads_list_columns_from_parquet_and_json_lines(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     run, qrels = _lists()
-    run = run.with_columns(score=pl.col("doc_id").list.eval(-pl.element().cast(pl.Float64)))
+    # scores falling along each list, as its positions rank it (scores that contradict
+    # them are refused: tests/test_orders_round25.py)
+    run = run.with_columns(
+        score=pl.col("doc_id").list.eval(-pl.int_range(pl.len()).cast(pl.Float64))
+    )
     run.write_parquet(tmp_path / "run.parquet")
     lines = "".join(json.dumps(row) + "\n" for row in run.iter_rows(named=True))
     (tmp_path / "run.jsonl").write_text(lines)

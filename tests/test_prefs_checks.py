@@ -334,9 +334,13 @@ def test_a_run_with_ranks_is_ordered_by_them(evaluate: Evaluate) -> None:
     by_score = evaluate(run, every, prefs=VALUED, per_query=True)
     assert by_score.select("prefs_simp").to_series().to_list() == [0.5, 1 / 3]  # 2 of 4, 1 of 3
     assert evaluate(_ranked(run), every, prefs=VALUED, per_query=True).equals(by_score)
-    # the ranks, not the scores, where the run has both (order='auto', as map)
+    # the ranks where the run has both and order='rank' says so (as map); under
+    # order='auto' scores that contradict them are refused, as map refuses them
     contrary = _ranked(run).with_columns(score=pl.col("rank").cast(pl.Float64))
-    assert evaluate(contrary, every, prefs=VALUED, per_query=True).equals(by_score)
+    chosen = evaluate(contrary, every, prefs=VALUED, per_query=True, order="rank")
+    assert chosen.equals(by_score)
+    with pytest.raises(irm.InvalidValueError, match=r"^columns 'rank' and 'score' of the run"):
+        evaluate(contrary, every, prefs=VALUED, per_query=True)
     reversed_order = evaluate(contrary.drop("rank"), every, prefs=VALUED, per_query=True)
     assert not reversed_order.equals(by_score)
     # depth keeps the ranks 1..depth, as the ranking metrics keep them: here the top one

@@ -60,8 +60,11 @@ def test_a_named_column_the_run_lacks_is_refused(
 
 def test_a_named_column_the_run_has_is_read() -> None:
     ranked = RUN.rename({"rank": "r"})
-    by_rank = irm.evaluate(ranked, ["ndcg@10"], qrels=QRELS, rank="r", per_query=True)
-    by_default = irm.evaluate(RUN, ["ndcg@10"], qrels=QRELS, per_query=True)
+    # order='rank': the scores contradict the ranks (refused under order='auto')
+    by_rank = irm.evaluate(
+        ranked, ["ndcg@10"], qrels=QRELS, rank="r", per_query=True, order="rank"
+    )
+    by_default = irm.evaluate(RUN, ["ndcg@10"], qrels=QRELS, per_query=True, order="rank")
     assert by_rank.equals(by_default)
     # a list-shaped run: its rank column is made under the name given
     lists = pl.DataFrame({"query_id": ["q1"], "doc_id": [["b", "a"]]})
@@ -79,7 +82,9 @@ def test_relevance_level_beside_metrics_with_their_own_is_refused() -> None:
     with pytest.raises(InvalidValueError, match=re.escape(message)):
         irm.evaluate(RUN, ["P(rel=2)@2"], qrels=QRELS, relevance_level=3)
     # beside a metric that reads it, it is read (P@1 of b, judged 0; level 2: a counts)
-    out = irm.evaluate(RUN, ["P(rel=2)@2", "recall@1"], qrels=QRELS, relevance_level=2)
+    out = irm.evaluate(
+        RUN, ["P(rel=2)@2", "recall@1"], qrels=QRELS, relevance_level=2, order="rank"
+    )
     assert out.row(0) == (2, 0.25, 0.0)
 
 
@@ -106,7 +111,7 @@ def test_doc_id_is_read_by_the_rank_similarity_metrics() -> None:
     # before: refused ("doc_id='did' is not read by metric 'rbo'"), though both tables
     # name their documents so
     run = RUN.rename({"doc_id": "did"})
-    out = irm.evaluate(run, ["rbo(p=0.9)", "jaccard@2"], reference=run, doc_id="did")
+    out = irm.evaluate(run, ["rbo(p=0.9)", "jaccard@2"], reference=run, doc_id="did", order="rank")
     assert out.row(0) == (2, 1.0, 1.0)
 
 

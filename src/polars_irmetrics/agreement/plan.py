@@ -38,7 +38,7 @@ from polars_irmetrics.errors import (
     MetricParameterError,
     QuerySetError,
 )
-from polars_irmetrics.ground.facts import score_order
+from polars_irmetrics.ground.facts import against_value, disagreements, score_order
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
@@ -50,6 +50,7 @@ from polars_irmetrics.ground.validate import (
     null_key_error,
     ordered,
     raise_unplaced,
+    rank_against,
     require_columns,
     sampled_error,
     with_common_ids,
@@ -118,6 +119,7 @@ def build_agreement_plan(
     run_schema, ref_schema = run.collect_schema(), reference.collect_schema()
     hint = "name the columns with query_id=, doc_id=, rank=, score= and by= or systems="
     sides = []
+    againsts: list[str | None] = []  # order='auto' reading ranks beside a score column
     for schema, what, need in ((run_schema, "run", keys), (ref_schema, "reference", [query_id])):
         require_columns(schema, [*need, doc_id], what, hint)
         use_rank = options.order == "rank" or (options.order == "auto" and options.rank in schema)
@@ -137,6 +139,8 @@ def build_agreement_plan(
                 f"read from it: cast it, e.g. pl.col({order!r}).cast(pl.Float64)"
             )
         sides.append((use_rank, order))
+        against = rank_against(schema, options.order, options.rank, options.score)
+        againsts.append(against if use_rank else None)
     for column in (query_id, doc_id):
         kinds = id_kind(run_schema, column, "run"), id_kind(ref_schema, column, "reference")
         if run_schema[column] != ref_schema[column] and kinds[0] != kinds[1]:
@@ -174,7 +178,9 @@ def build_agreement_plan(
         options.sample_id if options.sample_id in schema else None
         for schema in (run_schema, ref_schema)
     ]
-    checks = _checks(run, reference, keys, ref_keys, query_id, doc_id, sides, samples)
+    checks = _checks(
+        run, reference, keys, ref_keys, query_id, doc_id, sides, samples, againsts=againsts
+    )
     if shared:  # a reference per group: a group of the run it lacks is refused by name
         absent = (
             run.select(shared)
@@ -749,17 +755,20 @@ def _checks(
     doc_id: str,
     sides: Sequence[tuple[bool, str]],
     samples: Sequence[str | None] = (None, None),
+    *,
+    againsts: Sequence[str | None] = (None, None),
 ) -> pl.LazyFrame:
     """One row: for each side, the first query (by its keys) under more than one value
     of its ``samples`` column (the ``sample_id=`` column, where the side has it: sampled
     rankings, each side read as one ranking per query), whether a query id is null, and
     the first query with a null document id, a document twice, two documents at one
-    rank, or a null or NaN ranking value (raised by :func:`_raise_on_bad` when the plan
-    runs)."""
+    rank, or a null or NaN ranking value, then one whose ranks and scores order it
+    differently (``againsts``: each side's score column, where ``order='auto'`` reads
+    its ranks beside one) (raised by :func:`_raise_on_bad` when the plan runs)."""
     rows = []
-    for frame, what, group, (use_rank, order), sample in (
-        (run, "run", keys, sides[0], samples[0]),
-        (reference, "reference", ref_keys, sides[1], samples[1]),
+    for frame, what, group, (use_rank, order), sample, against in (
+        (run, "run", keys, sides[0], samples[0], againsts[0]),
+        (reference, "reference", ref_keys, sides[1], samples[1], againsts[1]),
     ):
         value = pl.col(order).cast(pl.Float64)
         per_query = [
@@ -772,6 +781,9 @@ def _checks(
         if use_rank:
             per_query.append((pl.col(order).n_unique() < pl.len()).alias("duplicate rank"))
             per_query.append((pl.col(order) < 1).sum().alias("bad rank"))
+        if against is not None:  # repeated ranks are refused before it is read
+            score = against_value(against, frame.collect_schema()[against])
+            per_query.append(disagreements(order, score).alias("two orders"))
         grouped = frame.group_by(group).agg(per_query)
         query = pl.col(query_id).cast(pl.String)
         # a null by= or systems= key, refused as the ranking metrics refuse it
@@ -808,6 +820,14 @@ def _checks(
                 f"|{order}" if kind in ("bad value", "duplicate rank") else ""
             )
             flags.append(query.filter(pl.col(kind)).min().alias(name))
+        if against is not None:  # the first query (as text), as a bad rank's
+            first = pl.col(query_id).filter(pl.col("two orders") > 0).sort().first()
+            count = pl.col("two orders").filter(pl.col(query_id) == first).first()
+            flags.append(
+                pl.struct(first.alias("query"), count.alias("n")).alias(
+                    f"{_BAD}|{what}|two orders|{order}|{against}"
+                )
+            )
         rows.append(grouped.select(flags))
     return pl.concat(rows, how="horizontal")
 
@@ -827,14 +847,14 @@ def _raise_on_bad(
         if value is None or value is False:
             continue
         _, what, kind, *column = name.split("|")
-        if kind == "bad rank" and value["query"] is None:
+        if kind in ("bad rank", "two orders") and value["query"] is None:
             continue
         # one plan raises the first flag, at its first query; a split evaluation
         # (buckets) the least of its parts' (ordered): the same
         place: object = value
         if kind == "sampled":
             place = [value[key] for key in value if key != "samples"]
-        elif kind == "bad rank":
+        elif kind in ("bad rank", "two orders"):
             place = value["query"]
         elif value is True:
             place = ()
@@ -870,6 +890,14 @@ def _flag_error(what: str, kind: str, column: list[str], value: Any, query_id: s
         return flag_error(
             "bad_rank",
             {"rank": column[0], "query_id": query_id},
+            value["query"],
+            value["n"],
+            frame=_FRAMES[what],
+        )
+    if kind == "two orders":
+        return flag_error(
+            "two_orders",
+            {"rank": column[0], "against": column[1], "query_id": query_id},
             value["query"],
             value["n"],
             frame=_FRAMES[what],

@@ -61,6 +61,7 @@ from polars_irmetrics.ground.options import (
 )
 from polars_irmetrics.ground.validate import (
     judged_tally,
+    rank_against,
     system_tallies,
     tally_counts,
     warn_on_judged,
@@ -344,7 +345,11 @@ def evaluate(
             are positions holding no document). ``"score"``: ``score`` descending, ties
             broken by ``doc_id`` descending compared as text, as trec_eval does.
             ``"auto"`` (default): ``"rank"`` when the run has a ``rank`` column, else
-            ``"score"``. Input row order is never used.
+            ``"score"``. Where the run has both and they order a query differently (a
+            document scores lower than one ranked below it), which is meant the data
+            cannot say: refused, naming the query; pass ``"rank"`` or ``"score"``
+            (which also skips that check, a sort of each query's scores). Input row
+            order is never used.
 
         ``relevance_level``
             A judged document is relevant when its relevance is ``>= relevance_level``
@@ -1664,7 +1669,10 @@ def _shared_facts(
     )
     if not whole:
         return None
-    return SharedFacts.of(run, options.query_id, options.doc_id, order)
+    # order='auto' reading the ranks beside a score column: the check of the two
+    score = rank_against(schema, options.order, options.rank, options.score) if use_rank else None
+    against = None if score is None else (score, not options.check_duplicates)
+    return SharedFacts.of(run, options.query_id, options.doc_id, order, against)
 
 
 def _shared_ids(

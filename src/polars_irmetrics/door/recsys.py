@@ -109,7 +109,9 @@ def beyond_accuracy(
     order
         How a cutoff ranks each user's list: ``"rank"`` (the ``rank`` column),
         ``"score"`` (descending, ties broken by the item id descending compared as text,
-        as :func:`~polars_irmetrics.evaluate` does) or ``"auto"`` (``rank`` if present).
+        as :func:`~polars_irmetrics.evaluate` does) or ``"auto"`` (``rank`` if present;
+        a list whose ranks and scores order it differently is refused, as
+        :func:`~polars_irmetrics.evaluate` refuses it: choose one).
     unseen_items
         A recommended item the interactions never saw (no popularity: novelty; no
         co-occurrence: ``item_sim_measure='item_cooccurrence_count'``), or that has no

@@ -45,6 +45,7 @@ from polars_irmetrics.exposure.rnd import (
     warn_values,
 )
 from polars_irmetrics.ground.facts import (
+    AGAINST,
     BELOW,
     DOCS,
     LENGTH,
@@ -74,6 +75,7 @@ from polars_irmetrics.ground.validate import (
     null_ids_error,
     null_key_error,
     raise_unplaced,
+    rank_against,
     require_columns,
     unplaced_query_error,
     with_common_ids,
@@ -196,6 +198,10 @@ def build_exposure_plan(
     )
     check_numeric(run_schema, order, "run", integer=use_rank)
     check_numeric(qrels_schema, options.relevance, "judgments", integer=False)
+    # order='auto' reading the ranks beside a score column: the two checked alike
+    against = rank_against(run_schema, options.order, options.rank, options.score)
+    against = against if use_rank else None
+    checked_against = None if against is None else (against, not options.check_duplicates)
     for column in (query_id, doc_id):
         _same_kind(run_schema, qrels_schema, column, "judgments")
     fair = [(label, r) for label, r in requests if r.metric.name in AWRF_MEASURES]
@@ -268,7 +274,13 @@ def build_exposure_plan(
     # scores exact (ground.facts.score_order): as Float64, integer scores beyond 2**53
     # tied, and the ranking was the ids' order
     value = pl.col(order).cast(pl.Float64) if use_rank else score_order(order, run_schema[order])
-    ranked = run.select(pl.col(query_id), sample.alias(_S), pl.col(doc_id), value.alias(order))
+    ranked = run.select(
+        pl.col(query_id),
+        sample.alias(_S),
+        pl.col(doc_id),
+        value.alias(order),
+        *([] if against is None else [pl.col(against)]),
+    )
     relevant = qrels.select(
         query_id, doc_id, pl.col(options.relevance).cast(pl.Float64).alias(_REL)
     ).filter(pl.col(_REL) > 0)
@@ -279,12 +291,15 @@ def build_exposure_plan(
     in_order = groups is None and any(m == "geometric" for m, _ in _by_model(exposure_requests))
     from_ranks = use_rank and not in_order  # positions from the ranks where they run 1..n
     counted = None
+    ties = not options.check_duplicates
     if sampled or keys:  # rankings of (query, sample), or queries keyed by segment
-        counted = ranking_facts(ranked, [query_id, _S], pl.col(doc_id), order)
+        counted = ranking_facts(
+            ranked, [query_id, _S], pl.col(doc_id), order, against=against, ties=ties
+        )
     elif facts is not None:  # one ranking per query: the counts other routes read too
-        counted = facts.frame([query_id], order, run.collect_schema())
+        counted = facts.frame([query_id], order, run.collect_schema(), checked_against)
     if counted is None:
-        counted = ranking_facts(run, [query_id], pl.col(doc_id), order)
+        counted = ranking_facts(run, [query_id], pl.col(doc_id), order, against=against, ties=ties)
     per_ranking = _per_ranking(counted, query_id, from_ranks, use_rank)
     checks = _checks(
         per_ranking,
@@ -426,6 +441,7 @@ def build_exposure_plan(
                     "doc_id": doc_id,
                     "rank": order,
                     "score": order,
+                    "against": against or order,
                     "relevance": options.relevance,
                     "query_id": query_id,
                 },
@@ -981,7 +997,8 @@ def _per_ranking(
     (:func:`_ranked_positions`); read by the checks, the positions and rND's blocks.
     Also its null documents, and (``use_rank``: ordered by rank) its ranks below 1 and
     ranks held twice: the counts the accuracy metrics' checks report."""
-    sample = _S if _S in facts.collect_schema() else pl.lit(0).alias(_S)
+    schema = facts.collect_schema()
+    sample = _S if _S in schema else pl.lit(0).alias(_S)
     no = pl.lit(0, pl.UInt32)
     return facts.select(
         query_id,
@@ -996,6 +1013,8 @@ def _per_ranking(
         (pl.col(BELOW).cast(pl.UInt32) if use_rank else no).alias("bad_rank"),
         ((pl.col(ORDERED) - pl.col(RANKS)).cast(pl.UInt32) if use_rank else no).alias("dup_rank"),
         pl.col(NANS).cast(pl.UInt32).alias("nan_order"),
+        # ranks that order the ranking otherwise than the scores (order='auto' with both)
+        (pl.col(AGAINST).cast(pl.UInt32) if AGAINST in schema else no).alias("two_orders"),
     )
 
 
@@ -1045,6 +1064,7 @@ def _checks(
             counts.append(("null_rank" if order_is_rank else "null_score", "null_order"))
         if order_is_rank:
             counts += [("bad_rank", "bad_rank"), ("dup_rank", "dup_rank")]
+            counts.append(("two_orders", "two_orders"))  # 0 unless checked against scores
         elif not sampled:
             counts.append(("nan_score", "nan_order"))
         flags += _first_counts(native, [(name, pl.col(column)) for name, column in counts])

@@ -611,7 +611,10 @@ def fuse(
     sums in a different order rank alike); ties are broken by document id,
     descending compared as text, in every method, as
     :func:`~polars_irmetrics.evaluate` and trec_eval break them (so a fused run
-    evaluated by its ranks scores as it would by its scores). A document a run did not
+    evaluated by its ranks scores as it would by its scores, but where two scores are
+    equal to 12 significant digits and not in their last digits: ``0.1 + 0.2`` beside
+    ``0.3`` tie in its ranks; ``evaluate``'s ``order='auto'`` reads the ranks, and
+    its check of them against the scores rounds float scores alike). A document a run did not
     retrieve contributes nothing to that run's term (Borda: the average of the
     remaining points; BayesFuse: ranx's ``log(0.001/0.999)``); after ``norm="borda"``
     each run holds every candidate, those it did not retrieve after its list, in the

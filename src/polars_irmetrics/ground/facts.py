@@ -35,6 +35,7 @@ import polars as pl
 
 __all__ = [
     "ABOVE",
+    "AGAINST",
     "BELOW",
     "DOCS",
     "HIGH",
@@ -52,6 +53,8 @@ __all__ = [
     "WIDE_INTEGERS",
     "SharedFacts",
     "SharedIds",
+    "against_value",
+    "disagreements",
     "id_rows",
     "ranking_facts",
     "score_order",
@@ -84,6 +87,9 @@ NANS = f"{_P}nans"
 ABOVE = f"{_P}above"
 #: Its distinct values of a sample column (null one of them), where the caller names one.
 SAMPLES = f"{_P}samples"
+#: Its rows that score below a row at a later rank (where the caller names a score
+#: column to check the ranks against: :func:`disagreements`).
+AGAINST = f"{_P}against"
 _INT64_MAX = 2**63 - 1
 #: The integer dtypes whose values go beyond Int64, where a rank is cast to Int64: a
 #: rank of 2**63 or more there is refused, never read as null (a rank never held).
@@ -106,6 +112,51 @@ def score_order(column: str, dtype: pl.DataType) -> pl.Expr:
     return pl.col(column).cast(pl.Float64)
 
 
+def disagreements(rank: str, score: pl.Expr, *, ties: bool = False) -> pl.Expr:
+    """In a group-by of one ranking per group: its rows whose ``score`` (an expression,
+    :func:`against_value`) is below that of a row at a later (greater) ``rank``, where
+    the rank and the score order the ranking differently (a null score, or a row without
+    a rank, is compared with nothing). ``ties``: ranks may repeat
+    (duplicate checks off), so rows of one rank are sorted by score, highest first, and
+    are not counted against one another; without it a repeated rank is refused before
+    this count is read, and one sort key is cheaper (measured on 10M rows: 0.5 s against
+    0.9 s beside the other facts).
+
+    >>> frame = pl.DataFrame({"q": [1, 1, 1, 2, 2], "rank": [1, 2, 3, 1, 2],
+    ...                       "score": [9.0, 5.0, 6.0, 2.0, 2.0]})
+    >>> frame.group_by("q").agg(disagreements("rank", pl.col("score"))).sort("q").rows()
+    [(1, 1), (2, 0)]
+
+    Tied scores are no disagreement: the ranks break the tie.
+    """
+    score = pl.when(pl.col(rank).is_not_null()).then(score)  # a row without a rank: none
+    if ties:
+        by_rank = score.sort_by([pl.col(rank), score], descending=[False, True], nulls_last=True)
+    else:
+        by_rank = score.sort_by(rank)
+    # the greatest score at each later rank (a null skipped: the next one's)
+    later = by_rank.cum_max(reverse=True).fill_null(strategy="backward").shift(-1)
+    return (by_rank < later).sum()
+
+
+def against_value(column: str, dtype: pl.DataType) -> pl.Expr:
+    """A score column as :func:`disagreements` compares it with the ranks: as
+    :func:`score_order` reads it (integers and decimals exactly), a float rounded to 12
+    significant digits (sums of the same terms added in another order differ beyond
+    them, and :func:`~polars_irmetrics.fuse` ranks its fused scores so: such scores
+    tie, and the ranks break the tie), a NaN as null (compared with nothing: its order
+    is unknown, and the ranks stand).
+
+    >>> frame = pl.DataFrame({"s": [7.2, 7.199999999999999, float("nan")]})
+    >>> frame.select(against_value("s", pl.Float64()))["s"].to_list()
+    [7.2, 7.2, None]
+    """
+    value = score_order(column, dtype)
+    if not dtype.is_float():
+        return value
+    return value.fill_nan(None).round_sig_figs(12)
+
+
 def ranking_facts(
     run: pl.LazyFrame,
     keys: Sequence[str],
@@ -113,6 +164,8 @@ def ranking_facts(
     order: str | None,
     *,
     sample: str | None = None,
+    against: str | None = None,
+    ties: bool = False,
 ) -> pl.LazyFrame:
     """One row per ranking (the ``keys``) of ``run``: the columns above, cached.
 
@@ -122,8 +175,10 @@ def ranking_facts(
     after a cast), or ``None`` for a table without one (then only :data:`LENGTH`,
     :data:`DOCS` and :data:`NULL_DOCS`). ``sample``: a column whose distinct values
     are counted too (:data:`SAMPLES`; a stochastic policy's sampled rankings, which a
-    route reading one ranking per query refuses). Only the columns some reader selects
-    are computed.
+    route reading one ranking per query refuses). ``against``: a score column the ranks
+    (``order``) are checked against (:data:`AGAINST`: :func:`disagreements`, ``ties``
+    as there), where ``order='auto'`` reads the ranks of a run that has both. Only the
+    columns some reader selects are computed.
     """
     counts = [
         pl.len().alias(LENGTH),
@@ -150,6 +205,9 @@ def ranking_facts(
         ]
     if sample is not None:
         counts.append(pl.col(sample).n_unique().alias(SAMPLES))
+    if against is not None and order is not None:
+        score = against_value(against, run.collect_schema()[against])
+        counts.append(disagreements(order, score, ties=ties).alias(AGAINST))
     return run.group_by(list(keys)).agg(counts).cache()
 
 
@@ -176,23 +234,45 @@ class SharedFacts:
     A route reads it through :meth:`frame` where its own rows and checks are these
     (the same keys and order column, ids not hashed); the ids may have been cast to
     match another table since (an integer widened), which changes no count, and
-    :meth:`frame` casts the keys to the route's dtypes.
+    :meth:`frame` casts the keys to the route's dtypes. ``against``: the score column
+    the ranks are checked against and whether ranks may tie (:func:`ranking_facts`'
+    ``against`` and ``ties``), or ``None``.
     """
 
     table: pl.LazyFrame
     keys: tuple[str, ...]
     order: str
+    against: tuple[str, bool] | None = None
 
     @classmethod
-    def of(cls, run: pl.LazyFrame, query_id: str, doc_id: str, order: str) -> SharedFacts:
+    def of(
+        cls,
+        run: pl.LazyFrame,
+        query_id: str,
+        doc_id: str,
+        order: str,
+        against: tuple[str, bool] | None = None,
+    ) -> SharedFacts:
         """The facts of ``run``'s rankings, one per query."""
-        return cls(ranking_facts(run, [query_id], pl.col(doc_id), order), (query_id,), order)
+        score, ties = against if against is not None else (None, False)
+        table = ranking_facts(run, [query_id], pl.col(doc_id), order, against=score, ties=ties)
+        return cls(table, (query_id,), order, against)
 
-    def frame(self, keys: Sequence[str], order: str, schema: pl.Schema) -> pl.LazyFrame | None:
+    def frame(
+        self,
+        keys: Sequence[str],
+        order: str,
+        schema: pl.Schema,
+        against: tuple[str, bool] | None = None,
+    ) -> pl.LazyFrame | None:
         """The shared frame for a route whose rankings are ``keys`` and whose order
-        column is ``order`` (``schema``: the route's run, whose key dtypes the frame
-        takes); ``None`` where they differ (the route computes its own)."""
+        column is ``order``, and which reads :data:`AGAINST` where it checks its ranks
+        ``against`` a score (``None``: a reader of the other columns, which any shared
+        frame serves); ``schema``: the route's run, whose key dtypes the frame takes.
+        ``None`` where they differ (the route computes its own)."""
         if tuple(keys) != self.keys or order != self.order:
+            return None
+        if against is not None and against != self.against:
             return None
         return self.table.with_columns(pl.col(key).cast(schema[key]) for key in self.keys)
 

@@ -61,6 +61,7 @@ __all__ = [
     "ordered",
     "raise_on_bad_rows",
     "raise_unplaced",
+    "rank_against",
     "refuse_null_ids",
     "require_columns",
     "sampled_error",
@@ -140,6 +141,25 @@ def neither_order(schema: pl.Schema, rank: str, score: str, frame: str) -> Colum
         f"the {frame} has neither a {rank!r} nor a {score!r} column to order its "
         f"documents (its columns: {have}); name yours with rank=... or score=..."
     )
+
+
+def rank_against(schema: pl.Schema, order: str, rank: str, score: str) -> str | None:
+    """The score column ``order='auto'``'s ranks are checked against: where the run has
+    both a ``rank`` column (which ``'auto'`` reads) and a numeric ``score`` column, the
+    two may order a query differently, and which order is meant the data cannot say
+    (refused: ``RUN_FLAGS``' ``two_orders``); ``None`` where the order is chosen
+    (``'rank'``, ``'score'``) or the run has one of them.
+
+    >>> schema = pl.Schema({"rank": pl.Int64, "score": pl.Float64})
+    >>> rank_against(schema, "auto", "rank", "score")
+    'score'
+    >>> rank_against(schema, "rank", "rank", "score") is None  # the order is chosen
+    True
+    """
+    if order != "auto" or rank == score or rank not in schema or score not in schema:
+        return None
+    dtype = schema[score]
+    return score if dtype.is_numeric() or dtype == pl.Boolean else None
 
 
 def is_text(dtype: pl.DataType) -> bool:
@@ -385,6 +405,8 @@ class CheckSpec:
     #: (:attr:`EvalOptions.offers_drop
     #: <polars_irmetrics.ground.options.EvalOptions.offers_drop>`).
     offers_drop: bool = True
+    #: The score column the ranks are checked against (:func:`rank_against`), or None.
+    against: str | None = None
 
 
 # (flag column, error class, message template). Templates see {col}, {query}, {n}.
@@ -449,6 +471,16 @@ RUN_FLAGS: tuple[tuple[str, type[Exception], str, str], ...] = (
         "score",
         "column {col!r} of the {frame} has {n} NaN value(s) in query {query}; NaN cannot be "
         "ranked: replace them, e.g. pl.col({col!r}).fill_nan(float('-inf'))",
+    ),
+    (
+        "two_orders",
+        InvalidValueError,
+        "rank",
+        "columns {col!r} and {score!r} of the {frame} order query {query} differently: {n} "
+        "document(s) score lower than a document ranked below them. order='auto' reads "
+        "{col!r} where the {frame} has it, and which order is meant the data cannot say: "
+        "pass order='rank' to rank by {col!r}, or order='score' to rank by {score!r} "
+        "(trec_eval's order, which ignores ranks)",
     ),
     (
         "q_null_doc",
@@ -544,6 +576,7 @@ def flag_error(
             qframe="judgments",
             query=text,
             n=n,
+            score=columns.get("against") or columns.get("score"),
         )
     )
 
@@ -692,6 +725,7 @@ def raise_on_bad_rows(
                 qframe=qrels_frame,
                 query=describe_query(row, spec),
                 n=row[column],
+                score=spec.against or spec.score,
             )
             raise ordered(error(text), 1, rank, [row[k] for k in spec.keys])
     if LISTED in frame.columns:  # the run's queries, from its per-query check rows

@@ -17,6 +17,7 @@ import operator
 import polars as pl
 
 from polars_irmetrics.ground.facts import (
+    AGAINST,
     DOCS,
     LENGTH,
     ORDERED,
@@ -48,8 +49,10 @@ __all__ = [
     "duplicate_checks",
     "duplicate_counts",
     "judged_rank_check",
+    "order_counts",
     "raise_on_samples",
     "recount",
+    "run_facts",
     "sampled_rows",
     "term_check",
 ]
@@ -137,28 +140,32 @@ def duplicate_checks(setup: Setup) -> list[pl.Expr]:
     return checks
 
 
-def duplicate_counts(
-    run: pl.LazyFrame,
-    setup: Setup,
-    shared: SharedFacts | None = None,
-    *,
-    num_ret: str | None = None,
-) -> pl.LazyFrame:
-    """:func:`duplicate_checks`' counts per query of ``run`` (where the setup checks
-    duplicates), read from :func:`~polars_irmetrics.ground.facts.ranking_facts` (the
-    same numbers: the rows less the distinct documents or their fingerprints, the
-    ranked rows less the distinct ranks), with ``num_ret`` the documents retrieved
-    (the rows with a rank or score: a run read whole, no depth): the door's ``shared``
-    facts where they are this run's (its keys and order column, ids not hashed), so
-    that the exposure measures' checks of the same rows in one call read the same
-    group-by."""
+def run_facts(run: pl.LazyFrame, setup: Setup, shared: SharedFacts | None = None) -> pl.LazyFrame:
+    """:func:`~polars_irmetrics.ground.facts.ranking_facts` of ``run`` by the setup's
+    keys and order, which :func:`duplicate_counts` and :func:`order_counts` read (one
+    cached group-by for both): the door's ``shared`` facts where they are this run's
+    (its keys, order column and check against the scores, ids not hashed), so that the
+    exposure measures' checks of the same rows in one call read the same group-by."""
     order = setup.rank if setup.order == "rank" else setup.score
-    facts = None
+    against = setup.check.against
+    checked = None if against is None else (against, not setup.check.check_duplicates)
     if shared is not None and not setup.doc_is_string:
-        facts = shared.frame(setup.keys, order, run.collect_schema())
-    if facts is None:
-        doc = doc_fingerprint(pl.col(setup.doc_id), setup)
-        facts = ranking_facts(run, list(setup.keys), doc, order)
+        facts = shared.frame(setup.keys, order, run.collect_schema(), checked)
+        if facts is not None:
+            return facts
+    doc = doc_fingerprint(pl.col(setup.doc_id), setup)
+    ties = not setup.check.check_duplicates
+    return ranking_facts(run, list(setup.keys), doc, order, against=against, ties=ties)
+
+
+def duplicate_counts(
+    facts: pl.LazyFrame, setup: Setup, *, num_ret: str | None = None
+) -> pl.LazyFrame:
+    """:func:`duplicate_checks`' counts per query of the run (where the setup checks
+    duplicates), read from its :func:`run_facts` (the same numbers: the rows less the
+    distinct documents or their fingerprints, the ranked rows less the distinct ranks),
+    with ``num_ret`` the documents retrieved (the rows with a rank or score: a run read
+    whole, no depth)."""
     counts = []
     if num_ret is not None:
         counts.append(pl.col(ORDERED).cast(pl.Int64).alias(num_ret))
@@ -168,6 +175,17 @@ def duplicate_counts(
             dup_rank = (pl.col(ORDERED) - pl.col(RANKS)).cast(pl.Int64)
             counts.append(dup_rank.alias(flag("dup_rank")))
     return facts.select(*setup.keys, *counts)
+
+
+def order_counts(facts: pl.LazyFrame, setup: Setup) -> pl.LazyFrame | None:
+    """The queries whose ranks and scores order them differently, from the run's
+    :func:`run_facts`, where ``order='auto'`` reads the ranks of a run with a score
+    column too (the setup's ``check.against``; ``None`` elsewhere): the rows that score
+    lower than a row ranked below them, refused (``RUN_FLAGS``' ``two_orders``)."""
+    if setup.check.against is None:
+        return None
+    counted = pl.col(AGAINST).cast(pl.Int64)
+    return facts.filter(counted > 0).select(*setup.keys, counted.alias(flag("two_orders")))
 
 
 def recount(run: pl.LazyFrame, setup: Setup) -> dict[str, Recount]:

@@ -69,8 +69,10 @@ from polars_irmetrics.offline.checks import (
     duplicate_checks,
     duplicate_counts,
     judged_rank_check,
+    order_counts,
     raise_on_samples,
     recount,
+    run_facts,
     sampled_rows,
     term_check,
 )
@@ -348,20 +350,26 @@ def _per_query(
         or bool(check.unplaced)  # which judged queries each group retrieved
     )
     markers = None
+    if markers_needed:  # read whole by the counts and by the join: cached, read once
+        run = run.cache()
     ranked_run = run  # the documents that are ranked (judged_only: the judged ones)
+    # one group-by per ranking for the duplicate counts and the ranks' check against
+    # the scores (order='auto' with both columns), where either is read
+    counted = run_facts(run, setup, facts)
+    against = order_counts(counted, setup)
+    if against is not None:
+        check_frames.append(against)
     if markers_needed:
-        # read whole by the counts and by the join: cached, the input is read once
-        run = ranked_run = run.cache()
         if setup.judged_only:
             ranked_run = _judged_only(run, qrels, setup)
             if check.check_duplicates:  # the run as given, unjudged documents too
-                check_frames.append(duplicate_counts(run, setup, facts))
+                check_frames.append(duplicate_counts(counted, setup))
         if setup.judged_only or setup.depth is not None:
             markers = ranked_run.group_by(keys).agg(
                 _num_ret(setup).alias(NUM_RET), *duplicate_checks(setup)
             )
         else:  # num_ret is every row with a rank (score): the checks' counts give it
-            markers = duplicate_counts(run, setup, facts, num_ret=NUM_RET)
+            markers = duplicate_counts(counted, setup, num_ret=NUM_RET)
         if setup.judged_only:
             # a query of the run whose documents are all unjudged is still one of its
             # queries, with nothing retrieved (trec_eval -J: num_ret 0, every measure 0)
@@ -376,7 +384,7 @@ def _per_query(
             ranked_run = _judged_only(run, qrels, setup)
         if check.check_duplicates:  # one row per query of the run: its query list too
             check_frames.append(
-                duplicate_counts(run, setup, facts).with_columns(pl.lit(True).alias(LISTED))
+                duplicate_counts(counted, setup).with_columns(pl.lit(True).alias(LISTED))
             )
 
     within = pl.col(RANK) <= setup.depth if setup.depth is not None else None

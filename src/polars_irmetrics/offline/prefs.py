@@ -90,8 +90,10 @@ from polars_irmetrics.metrics.scope import exact_sum
 from polars_irmetrics.offline.checks import (
     bad_rows,
     duplicate_counts,
+    order_counts,
     raise_on_samples,
     recount,
+    run_facts,
     sampled_rows,
 )
 from polars_irmetrics.offline.columns import CHECK, JUDGED, RETRIEVED
@@ -379,8 +381,12 @@ def build_prefs_plan(
     sample = options.sample_id if options.sample_id in run_schema else None
     if sample is not None:
         checks.append(sampled_rows(run, list(spec.keys), sample))
+    counted = run_facts(run, setup)  # one group-by per ranking for both checks below
     if spec.check_duplicates:
-        checks.append(duplicate_counts(run, setup))
+        checks.append(duplicate_counts(counted, setup))
+    against = order_counts(counted, setup)  # order='auto' beside a score column
+    if against is not None:
+        checks.append(against)
     flagged = pl.concat(
         [per_query, *(frame.with_columns(seen) for frame in checks)], how="diagonal_relaxed"
     )

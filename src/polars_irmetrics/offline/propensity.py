@@ -44,6 +44,7 @@ from polars_irmetrics.errors import (
     InvalidValueError,
     MetricParameterError,
 )
+from polars_irmetrics.ground.facts import against_value, disagreements
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
@@ -61,6 +62,7 @@ from polars_irmetrics.ground.validate import (
     neither_order,
     null_ids_error,
     null_key_error,
+    rank_against,
     require_columns,
     sampled_error,
     warn_on_judged,
@@ -269,6 +271,9 @@ class PsPlan:
     #: The run's ``sample_id=`` column, where it has one: a query under more than one
     #: of its values (sampled rankings) is refused, as the ranking metrics refuse it.
     sample: str | None = None
+    #: The score column the ranks are checked against (``order='auto'`` reading the
+    #: ranks of a run that has one too), as the ranking metrics check it; or None.
+    against: str | None = None
 
     @property
     def key(self) -> str:
@@ -317,6 +322,7 @@ class PsPlan:
             self.run_schema[position],
             by_rank=self.order == "rank",
             sample=self.sample,
+            against=self.against,
         )
         return pl.concat([sums, checks, problems], how="diagonal_relaxed").select(
             pl.col(name).cast(dtype) for name, dtype in self.part_schema.items()
@@ -374,6 +380,7 @@ class PsPlan:
         combined = pl.concat([result, problems], how="diagonal_relaxed")
         d, key, kind = self.options.doc_id, self.key, self.run_schema[self.options.doc_id]
         names = {"doc_id": d, "rank": self._position, "score": self._position, "query_id": q}
+        names["against"] = self.against or self._position
         names["relevance"] = self.options.relevance
         names["sample"] = str(self.sample)
         raised = combined.map_batches(
@@ -496,6 +503,10 @@ def prepare_propensity(
     read = {q: ids[q], d: ids[d], position: run_schema[position]}
     if sample is not None:
         read.setdefault(sample, run_schema[sample])
+    against = rank_against(run_schema, options.order, options.rank, options.score)
+    against = against if order == "rank" else None
+    if against is not None:
+        read.setdefault(against, run_schema[against])
     return PsPlan(
         requests=requests,
         options=options,
@@ -505,6 +516,7 @@ def prepare_propensity(
         by_position=by_position,
         order=order,
         sample=sample,
+        against=against,
     )
 
 
@@ -643,12 +655,15 @@ def _data_problems(
     *,
     by_rank: bool,
     sample: str | None = None,
+    against: str | None = None,
 ) -> pl.LazyFrame:
     """One part's run (``q, d`` and its order column ``position`` of dtype ``kind``,
     ranks where ``by_rank``, else scores) and judgments (``q, d, rel``) checked as the
     accuracy metrics check them: one row per query and failed check, the check's number
     (``_PROBLEM``) and count (``_VALUE``). ``sample``: the run's sample column, whose
-    distinct values per query (null one of them) are counted where more than one."""
+    distinct values per query (null one of them) are counted where more than one;
+    ``against``: a score column the ranks are checked against
+    (:func:`~polars_irmetrics.ground.facts.disagreements`)."""
     doc, value, label = pl.col(d), pl.col(position), pl.col("rel")
     listed = doc.drop_nulls()
     twice = listed.len() - listed.n_unique()
@@ -659,6 +674,9 @@ def _data_problems(
             "bad_rank": (value < 1).sum(),
             "dup_rank": ranks.len() - ranks.n_unique(),
         }
+        if against is not None:  # order='auto' beside a score column: the two alike
+            score = against_value(against, run.collect_schema()[against])
+            ordered["two_orders"] = disagreements(position, score)
     else:  # scores
         nan = value.is_nan().sum() if kind.is_float() else pl.lit(0)
         ordered = {"null_score": value.null_count(), "nan_score": nan}

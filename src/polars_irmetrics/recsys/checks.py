@@ -158,6 +158,7 @@ CHECKS: tuple[Check, ...] = (
             "dup_rank",
             "null_score",
             "nan_score",
+            "two_orders",
         )
     ),
     Check(

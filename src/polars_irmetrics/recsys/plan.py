@@ -56,6 +56,7 @@ from polars_irmetrics.errors import (
 )
 from polars_irmetrics.ground.facts import (
     ABOVE,
+    AGAINST,
     BELOW,
     DOCS,
     ID_ROWS,
@@ -79,6 +80,7 @@ from polars_irmetrics.ground.validate import (
     common_id_dtype,
     features_tally,
     id_kind,
+    rank_against,
     require_columns,
     side_ids_hint,
     warn_empty_table,
@@ -778,7 +780,7 @@ def _rows(
     keep = [*by, user, item]
     if "check:rank" in scope.needs:
         keep.append(options.rank)
-    if "check:score" in scope.needs:
+    if "check:score" in scope.needs or _against(recommendations, scope, options):
         keep.append(options.score)
     if options.relevance is not None:
         keep.append(options.relevance)
@@ -1210,6 +1212,15 @@ def _order(schema: pl.Schema, options: RecsysOptions) -> Literal["rank", "score"
     return "score" if options.score in schema else None
 
 
+def _against(rows: pl.LazyFrame, scope: CollectionScope, options: RecsysOptions) -> str | None:
+    """The score column the ranks are checked against, where the plan checks the
+    ranks and ``order='auto'`` reads them beside a numeric score column
+    (:func:`~polars_irmetrics.ground.validate.rank_against`); else ``None``."""
+    if "check:rank" not in scope.needs:
+        return None
+    return rank_against(rows.collect_schema(), options.order, options.rank, options.score)
+
+
 def _frame(options: RecsysOptions) -> str:
     """The recommendations' name in messages: as the caller named its argument."""
     return "recommendations" if options.caller == "irm.beyond_accuracy" else "run"
@@ -1273,7 +1284,18 @@ def _run_checks(
     if sample is not None:  # a user's sampled rankings, read as one list: refused first
         many = pl.col(SAMPLES)
         checks = {"sampled": pl.when(many > 1).then(many).otherwise(0), **checks}
-    facts = ranking_facts(rows, [*by, user], pl.col(item), order, sample=sample)
+    against = _against(rows, scope, options)
+    if against is not None:  # the ranks and the scores order a list alike, or refused
+        checks["two_orders"] = pl.col(AGAINST)
+    facts = ranking_facts(
+        rows,
+        [*by, user],
+        pl.col(item),
+        order,
+        sample=sample,
+        against=against,
+        ties=not options.check_duplicates,
+    )
     known = pl.col(user).is_not_null()
     if options.relevance is not None:  # serendipity's weights: null, NaN or infinite
         weight = pl.col(RELEVANCE)
