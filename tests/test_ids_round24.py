@@ -20,7 +20,9 @@
    judgments, queries=, interactions=, reference=; Int32 beside Int64, Categorical or
    Float64 beside String) is refused by one shared text
    (``ground.validate.key_dtype_error``) that names the cast giving both one dtype; it
-   said "cast one side to match", naming none, in six copies.
+   said "cast one side to match", naming none, in six copies. (Round 25: a key of one
+   kind in two dtypes, Int32 beside Int64 or Categorical beside String, is lined up
+   instead, as the ids are: tests/test_key_widths_round25.py; two kinds stay refused.)
 4. Off-policy evaluation: a policy that takes none of the logged actions, whose text
    action ids match the log's once their spelling is ignored (``'A'`` beside ``'a'``,
    ``'01'`` beside ``'1'``), says so with the fix (``ground.spelling``'s hint, as the
@@ -460,21 +462,21 @@ HISTORY = RUN.select("query_id", "doc_id")
 # (case, metrics, the side table's keyword, the run's key dtype, the table's, the
 #  refusal's start, the dtype named)
 KEY_DTYPES: list[tuple[str, list[str], str, pl.DataType, pl.DataType, str, str]] = [
-    ("judgments: Int32 beside Int64", ["ndcg@2"], "qrels", pl.Int32(), pl.Int64(),
-     "column 'day' has dtype Int32 in the run but Int64 in the judgments", "Int64"),
-    ("judgments: Categorical beside String", ["ndcg@2"], "qrels", pl.Categorical(),
-     pl.String(), "column 'day' has dtype Categorical in the run but String in the "
+    ("judgments: Int32 beside String", ["ndcg@2"], "qrels", pl.Int32(), pl.String(),
+     "column 'day' has dtype Int32 in the run but String in the judgments", "String"),
+    ("judgments: Categorical beside Int64", ["ndcg@2"], "qrels", pl.Categorical(),
+     pl.Int64(), "column 'day' has dtype Categorical in the run but Int64 in the "
      "judgments", "String"),
     ("judgments: Float64 beside Int64", ["ndcg@2"], "qrels", pl.Float64(), pl.Int64(),
      "column 'day' has dtype Float64 in the run but Int64 in the judgments", "Float64"),
     ("exposure judgments: String beside Int64", ["ee_loss"], "qrels", pl.String(),
      pl.Int64(), "column 'day' has dtype String in the run but Int64 in the judgments",
      "String"),
-    ("queries=: Int64 beside UInt8", ["ndcg@2"], "queries", pl.Int64(), pl.UInt8(),
-     "column 'day' has dtype Int64 in the run but UInt8 in queries=", "Int64"),
-    ("interactions: UInt64 beside Int64", ["novelty@2"], "interactions", pl.UInt64(),
-     pl.Int64(), "column 'day' has dtype UInt64 in the recommendations but Int64 in the "
-     "interactions", "Int128"),
+    ("queries=: String beside UInt8", ["ndcg@2"], "queries", pl.String(), pl.UInt8(),
+     "column 'day' has dtype String in the run but UInt8 in queries=", "String"),
+    ("interactions: UInt64 beside Categorical", ["novelty@2"], "interactions", pl.UInt64(),
+     pl.Categorical(), "column 'day' has dtype UInt64 in the recommendations but "
+     "Categorical in the interactions", "String"),
     ("reference: Int64 beside String", ["rbo"], "reference", pl.Int64(), pl.String(),
      "column 'day' has dtype Int64 in the run but String in the reference", "String"),
 ]  # fmt: skip

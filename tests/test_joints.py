@@ -672,11 +672,12 @@ def test_unseen_items_dropped_refuses_ids_of_another_kind() -> None:
     )
     with pytest.raises(ColumnTypeError, match=f"^{re.escape(message)}$"):
         irm.evaluate(RUN, ["surprisal@2"], interactions=history, unseen_items="drop")
-    run = RUN.with_columns(system=pl.lit(1, pl.Int32))
+    # a key of two kinds (one kind in two widths is lined up: test_key_widths_round25.py)
+    run = RUN.with_columns(system=pl.lit("1"))
     keyed = HISTORY.with_columns(system=pl.lit(1, pl.Int64))
     message = (
-        "column 'system' has dtype Int32 in the recommendations but Int64 in the "
-        "interactions; cast one side to match, e.g. pl.col('system').cast(pl.Int64) on both"
+        "column 'system' has dtype String in the recommendations but Int64 in the "
+        "interactions; cast one side to match, e.g. pl.col('system').cast(pl.String) on both"
     )
     with pytest.raises(ColumnTypeError, match=f"^{re.escape(message)}$"):
         irm.evaluate(run, ["surprisal@2"], interactions=keyed, unseen_items="drop", by="system")

@@ -65,6 +65,7 @@ from polars_irmetrics.ground.validate import (
     system_tallies,
     tally_counts,
     warn_on_judged,
+    with_common_keys,
     with_group_check,
     with_tally,
 )
@@ -1099,6 +1100,10 @@ def evaluate_plan(
             doc_id=options.doc_id,
             relevance=options.relevance,
         )
+    # a by=/systems= key of one kind in two dtypes (Int32 beside Int64, Categorical
+    # beside String) in the run and a table matched on it: one dtype on both, as the ids
+    # (two kinds are refused by each route, naming the cast)
+    table, tables = with_common_keys(table, tables, options.by_keys)
     if ids is None:
         ids = _shared_ids(table, options, tables, warn)
     if route == "online":  # a door of impression logs: what a metric reads, not its table

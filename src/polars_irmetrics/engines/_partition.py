@@ -59,7 +59,12 @@ from polars_irmetrics.ground.options import (
     check_read,
 )
 from polars_irmetrics.ground.partitions import spanning_error
-from polars_irmetrics.ground.validate import INTERNAL, empty_table_text, warn_from_plan
+from polars_irmetrics.ground.validate import (
+    INTERNAL,
+    empty_table_text,
+    warn_from_plan,
+    with_common_keys,
+)
 from polars_irmetrics.metrics.fairness import EXPECTED_EXPOSURE
 from polars_irmetrics.metrics.registry import (
     labels_by_route,
@@ -324,11 +329,19 @@ def attribute_columns(
     >>> attribute_columns(run, qrels, queries, EvalOptions(by="day"))
     (('day',), ('day',))
     """
-    _, _, keys = with_query_attributes(
+    # a key of one kind in two dtypes is lined up, as the door lines it up
+    queries = _empty(queries_schema).lazy()
+    run, tables = with_common_keys(
         _empty(run_schema).lazy(),
-        None if qrels_schema is None else _empty(qrels_schema).lazy(),
-        _empty(queries_schema).lazy(),
-        options,
+        {
+            "qrels": None if qrels_schema is None else _empty(qrels_schema).lazy(),
+            "queries": queries,
+        },
+        options.by_keys,
+    )
+    lined = tables["queries"]
+    _, _, keys = with_query_attributes(
+        run, tables["qrels"], queries if lined is None else lined, options
     )
     return keys, tuple(k for k in keys if k not in run_schema.names)
 

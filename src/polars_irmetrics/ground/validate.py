@@ -30,6 +30,7 @@ from polars_irmetrics.errors import (
 from polars_irmetrics.ground.facts import SharedIds, id_rows
 
 __all__ = [
+    "KEYED_TABLES",
     "SYSTEM_TALLIES",
     "TALLY_ROW",
     "CheckSpec",
@@ -87,6 +88,8 @@ __all__ = [
     "warn_on_pairs",
     "warns_of_features",
     "with_common_ids",
+    "with_common_key_frames",
+    "with_common_keys",
     "with_group_check",
     "with_history_check",
     "with_interactions_tally",
@@ -232,11 +235,13 @@ def key_dtype_error(
     run"``) and another ``other_where`` (``"the judgments"``, ``"queries="``), the two
     tables joined on it: it names the cast that gives both one dtype (text for text or
     text beside integers, the integer dtype that holds both for integers, else the
-    dtype ``where`` holds), so that the groups meet by value.
+    dtype ``where`` holds), so that the groups meet by value. Through the door only two
+    kinds reach it (text beside integers, a float beside an integer): one kind in two
+    dtypes is lined up first (:func:`with_common_keys`).
 
-    >>> error = key_dtype_error("day", pl.Int32(), "the run", pl.Int64(), "the judgments")
+    >>> error = key_dtype_error("day", pl.Int32(), "the run", pl.String(), "the judgments")
     >>> str(error).split("; ")[1]
-    "cast one side to match, e.g. pl.col('day').cast(pl.Int64) on both"
+    "cast one side to match, e.g. pl.col('day').cast(pl.String) on both"
     """
     kinds = {kind_of(dtype), kind_of(other)}
     if kinds == {"integer"}:
@@ -276,6 +281,68 @@ def with_common_ids(
             if schemas[name][column] != dtype:
                 casts[name].append(pl.col(column).cast(dtype))
     return {k: t.with_columns(casts[k]) if casts[k] else t for k, t in tables.items()}
+
+
+#: The side tables that hold a ``by``/``systems`` key beside the run and are matched with
+#: it on that key (their rows serve their own group): the judgments, ``queries=``, the
+#: interactions and item features, the reference run and the exact neighbours.
+KEYED_TABLES = ("qrels", "queries", "interactions", "item_features", "reference", "neighbors")
+
+
+def with_common_keys(
+    run: pl.LazyFrame, tables: Mapping[str, pl.LazyFrame | None], keys: Sequence[str]
+) -> tuple[pl.LazyFrame, dict[str, pl.LazyFrame | None]]:
+    """``run`` and ``tables`` with each ``by``/``systems`` key of ``keys`` that the run
+    and some table of :data:`KEYED_TABLES` hold in dtypes of one kind (integers of two
+    widths, Categorical beside String) cast to :func:`common_id_dtype` of them on every
+    side, as the ids are (:func:`with_common_ids`): the groups then meet by value (a
+    UInt64 group beyond Int64 kept whole, in Int128). A key of two kinds (text beside
+    integers) or of a dtype that holds no ids (floats, dates) is left as it is, for the
+    route to refuse by name (:func:`key_dtype_error`); so is every table the key is not
+    matched on (``labels=``, ``groups=``...: the run's key stays its own there).
+
+    Examples
+    --------
+    >>> run = pl.LazyFrame({"day": [1]}, schema={"day": pl.Int32})
+    >>> qrels = pl.LazyFrame({"day": [1]}, schema={"day": pl.Int64})
+    >>> run, tables = with_common_keys(run, {"qrels": qrels, "labels": run}, ["day"])
+    >>> run.collect_schema()["day"], tables["labels"].collect_schema()["day"]
+    (Int64, Int32)
+    """
+    given = {k: t for k, t in tables.items() if k in KEYED_TABLES and t is not None}
+    cast = _common_keys({"run": run, **given}, keys)
+    return cast["run"], {k: cast.get(k, t) for k, t in tables.items()}
+
+
+def with_common_key_frames(keys: Sequence[str], *frames: pl.LazyFrame) -> tuple[pl.LazyFrame, ...]:
+    """``frames``, matched on the ``by``/``systems`` keys (the run first, then its side
+    tables, or a part's rows and a side table), with each key of ``keys`` that the
+    first holds lined up as :func:`with_common_keys` lines it up.
+
+    >>> run = pl.LazyFrame({"day": ["1"]}, schema={"day": pl.Categorical})
+    >>> run, other = with_common_key_frames(["day"], run, pl.LazyFrame({"day": ["1"]}))
+    >>> run.collect_schema()["day"]
+    String
+    """
+    names = ["run", *(str(n) for n in range(1, len(frames)))]
+    cast = _common_keys(dict(zip(names, frames, strict=True)), keys)
+    return tuple(cast[n] for n in names)
+
+
+def _common_keys(tables: dict[str, pl.LazyFrame], keys: Sequence[str]) -> dict[str, pl.LazyFrame]:
+    """``tables`` (the run's under ``"run"``) with the keys of one kind in two dtypes
+    the run holds cast to one (:func:`with_common_keys`)."""
+    if not keys or len(tables) < 2:
+        return tables
+    schemas = {k: t.collect_schema() for k, t in tables.items()}
+    columns: dict[str, list[str]] = {}
+    for key in keys:
+        holding = [k for k, schema in schemas.items() if key in schema]
+        dtypes = {schemas[k][key] for k in holding}
+        kinds = {kind_of(d) for d in dtypes}
+        if "run" in holding and len(dtypes) > 1 and len(kinds) == 1 and None not in kinds:
+            columns[key] = holding
+    return with_common_ids(tables, columns) if columns else tables
 
 
 def check_id_kinds(

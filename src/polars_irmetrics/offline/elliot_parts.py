@@ -20,7 +20,7 @@ from dataclasses import replace
 import polars as pl
 
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import INTERNAL
+from polars_irmetrics.ground.validate import INTERNAL, with_common_key_frames
 from polars_irmetrics.metrics.registry import MetricRequest, get_metric
 from polars_irmetrics.offline.coverage import CoverageSink
 from polars_irmetrics.offline.elliot import build_elliot_plan, elliot_means
@@ -69,6 +69,8 @@ def elliot_part(
     (2, 1.0)
     """
     helper = replace(requests[0][1], metric=_NUM_REL, k=None, options=(), aggregate=None)
+    # a by= key of one kind in two dtypes lined up, as the door lines it up
+    run, qrels, interactions = with_common_key_frames(options.by_keys, run, qrels, interactions)
     judged = build_plan(
         run, [(_CHECKED, helper)], qrels, options.replace(per_query=True), warn=warn
     )

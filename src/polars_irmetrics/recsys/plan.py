@@ -86,6 +86,7 @@ from polars_irmetrics.ground.validate import (
     warn_empty_table,
     warn_on_features,
     warns_of_features,
+    with_common_key_frames,
     with_interactions_tally,
     with_tally,
 )
@@ -1442,6 +1443,8 @@ def unseen_items(
     :func:`merge_unseen_items` adds up over the shares and
     :func:`raise_on_unseen_items` refuses as :func:`build_recsys_plan` does."""
     user, item, by = options.user_id, options.item_id, list(options.by_keys)
+    # a by= key of one kind in two dtypes lined up, as the door lines it up
+    recommendations, interactions = with_common_key_frames(by, recommendations, interactions)
     kinds = _unseen_kinds(recommendations, interactions, options)
     keys = _interaction_keys(interactions, options)
     held = _cast_ids(interactions.select(*keys, item), kinds).unique()
@@ -1473,6 +1476,7 @@ def raise_on_unseen_items(
     interactions hold no item is refused as empty instead). ``recommendations``: a frame
     of the run's schema (its id dtypes)."""
     user, item, by = options.user_id, options.item_id, list(options.by_keys)
+    rows, interactions = with_common_key_frames(by, rows, interactions)
     kinds = _unseen_kinds(recommendations, interactions, options)
     scope = CollectionScope(item=pl.col(item))
     joined = _popularity(interactions, scope, options, kinds)(_cast_ids(rows, kinds))

@@ -35,6 +35,7 @@ from typing import Literal
 import polars as pl
 
 from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import with_common_keys
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.recsys.options import recsys_options, recsys_tables
 from polars_irmetrics.recsys.plan import (
@@ -79,6 +80,8 @@ def part_rows(
     history (the engine's, over the whole table)."""
     users = kind == "users"
     recsys = recsys_options(options.replace(per_query=True) if users else options, caller)
+    # a by= key of one kind in two dtypes lined up, as the door lines it up
+    run, sides = with_common_keys(run, sides, options.by_keys)
     tables = recsys_tables(run, sides.get("interactions"), sides.get("item_features"), recsys)
     return build_recsys_plan(
         tables, requests, recsys, tally=False, counts=kind == "counts", users=users
@@ -118,6 +121,7 @@ def merge_rows(
     0.75
     """
     recsys = recsys_options(options, caller)
+    run, sides = with_common_keys(run, sides, options.by_keys)
     tables = recsys_tables(run, sides.get("interactions"), sides.get("item_features"), recsys)
     merge = merge_counts if kind == "counts" else merge_users
     return merge(rows, tables, requests, recsys)

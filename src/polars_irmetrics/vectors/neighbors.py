@@ -43,6 +43,7 @@ from polars_irmetrics.ground.validate import (
     flag,
     held_tally,
     id_kind,
+    key_dtype_error,
     raise_on_bad_rows,
     require_columns,
     sampled_error,
@@ -468,6 +469,8 @@ def _common_ids(
             run = run.with_columns(pl.col(key).cast(pl.String))
             neighbors = neighbors.with_columns(pl.col(key).cast(pl.String))
             continue
+        if key not in ids:  # a by=/systems= key of two kinds (the door lines up one's)
+            raise key_dtype_error(key, left, "the run", right, "the neighbors")
         raise ColumnTypeError(
             f"column {key!r} is {left} in the run and {right} in the neighbors; the "
             f"approximate run's {ids.get(key, 'queries')} are matched with the exact run's "
