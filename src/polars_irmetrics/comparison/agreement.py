@@ -34,6 +34,7 @@ from polars_irmetrics.errors import (
 )
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lazy import LazyModule
+from polars_irmetrics.ground.validate import FLOAT64_EXACT
 from polars_irmetrics.metrics.registry import parse_metric
 from polars_irmetrics.metrics.requests import refuse_own_summaries
 from polars_irmetrics.stats.multitest import Correction, adjust, check_correction
@@ -559,10 +560,6 @@ def _inherited(
     return given_a
 
 
-#: The largest integer magnitude float64 holds with every integer below it.
-_EXACT_INTEGER = 2**53
-
-
 def _matrix(
     frame: FrameInput,
     side: str,
@@ -640,14 +637,12 @@ def _matrix(
                 f"{'' if nulls == 1 else 's'}; every row needs {what}: fill or drop those rows"
             )
     if dtype.is_integer():  # the means and tests read float64, exact to 2**53
-        beyond = data.filter(
-            (pl.col(metric) > _EXACT_INTEGER) | (pl.col(metric) < -_EXACT_INTEGER)
-        )
+        beyond = data.filter((pl.col(metric) > FLOAT64_EXACT) | (pl.col(metric) < -FLOAT64_EXACT))
         if beyond.height:
             raise InvalidValueError(
                 f"{side} has {metric!r} {beyond[metric][0]} for system {beyond[system][0]!r} "
                 f"on query {beyond[query_id][0]!r}, an integer beyond 2**53 = "
-                f"{_EXACT_INTEGER} in magnitude, which the means and tests (float64) cannot "
+                f"{FLOAT64_EXACT} in magnitude, which the means and tests (float64) cannot "
                 "hold: integers that differ by less than float64's spacing there would read "
                 "as equal, their systems as tied; subtract a common offset, or cast the "
                 f"column to accept the rounding, e.g. pl.col({metric!r}).cast(pl.Float64)"

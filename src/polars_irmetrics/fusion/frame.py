@@ -41,7 +41,7 @@ from polars_irmetrics.fusion.options import FusionOptions, Weights
 from polars_irmetrics.ground.inputs import ArrowStreamExportable, as_polars
 from polars_irmetrics.ground.lists import long_run
 from polars_irmetrics.ground.options import EvalOptions, check_named_columns
-from polars_irmetrics.ground.validate import common_id_dtype, id_kind
+from polars_irmetrics.ground.validate import FLOAT64_EXACT, common_id_dtype, id_kind
 
 __all__ = [
     "BAD",
@@ -187,10 +187,6 @@ def gather(runs: Runs, options: FusionOptions) -> Gathered:
     )
 
 
-#: Integers beyond this magnitude have no exact Float64 (2**53 + 1 is 2**53 there).
-_EXACT = 2**53
-
-
 def _is_table(value: object) -> bool:
     """Whether ``value`` is a table :func:`~polars_irmetrics.ground.inputs.as_polars`
     reads: a polars frame, a pandas DataFrame, an Arrow table or stream."""
@@ -231,7 +227,7 @@ def _raw(order: str, dtype: pl.DataType, options: FusionOptions) -> pl.Expr:
         inexact = given.is_not_null() & (back != given).fill_null(True)
         raw = pl.when(inexact).then(math.inf).otherwise(raw)
     elif _is_wide(dtype):
-        raw = pl.when(pl.col(order).abs() > _EXACT).then(math.inf).otherwise(raw)
+        raw = pl.when(pl.col(order).abs() > FLOAT64_EXACT).then(math.inf).otherwise(raw)
     return raw.fill_null(math.nan).alias(RAW)
 
 

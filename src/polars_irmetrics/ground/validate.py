@@ -30,6 +30,7 @@ from polars_irmetrics.errors import (
 from polars_irmetrics.ground.facts import SharedIds, id_rows
 
 __all__ = [
+    "FLOAT64_EXACT",
     "KEYED_TABLES",
     "SYSTEM_TALLIES",
     "TALLY_ROW",
@@ -112,6 +113,12 @@ JUDGED_DOCS = f"{INTERNAL}judged_docs"
 FOUND_DOCS = f"{INTERNAL}found_docs"
 LISTED = f"{INTERNAL}listed"
 
+
+#: Float64's largest exact integer: every integer of smaller magnitude has an exact
+#: Float64, and 2**53 + 1 reads as 2**53 there. A value a plan reads as Float64 (an
+#: order column, a metric's mean, a rank written as a float) is refused beyond it,
+#: never read as its neighbour.
+FLOAT64_EXACT = 2**53
 
 #: The fix a missing id column of the run names, and one of the judgments: one wording
 #: whatever metric reads them.

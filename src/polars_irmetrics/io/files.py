@@ -42,6 +42,7 @@ from polars_irmetrics.errors import (
     MissingFileError,
     TrecFormatError,
 )
+from polars_irmetrics.ground.validate import FLOAT64_EXACT
 from polars_irmetrics.io.sources import (
     STDIN,
     check_reachable,
@@ -91,9 +92,6 @@ __all__ = [
     "trec_shape",
 ]
 
-#: A rank written as a float beyond this is not exact (a reader holds
-#: ``9007199254740993.0`` as ``9007199254740992.0``): refused, not read as another.
-_EXACT_FLOAT = 2.0**53
 _BEYOND = (
     "a float beyond 2**53, which no reader holds exactly: write the rank as an integer "
     "(without a decimal point)"
@@ -856,7 +854,7 @@ def _number_casts(
         value = text.cast(pl.Float64)
         whole = value == value.floor()
         # a float beyond 2**53 is not exact (9007199254740993.0 reads as ...992.0)
-        exact = (value.abs() < _EXACT_FLOAT) | text.cast(pl.Int64, strict=False).is_not_null()
+        exact = (value.abs() < FLOAT64_EXACT) | text.cast(pl.Int64, strict=False).is_not_null()
         found = (
             lazy.select(pl.col(rank).cast(pl.String), whole.alias("whole"))
             .with_row_index("row")
@@ -972,7 +970,7 @@ position 1, 2, 3, ... in its query's list: fix or drop the line
     if rank is None or not _json_dtype(lazy, rank).is_float():
         return
     value = pl.col(rank)
-    whole = (value == value.floor()) & (value.abs() < _EXACT_FLOAT)
+    whole = (value == value.floor()) & (value.abs() < FLOAT64_EXACT)
     if not lazy.select((value.is_not_null() & ~whole).any()).collect().item():
         return
     for number, line in enumerate(io.BytesIO(whole_text(data)), start=1):
@@ -982,7 +980,7 @@ position 1, 2, 3, ... in its query's list: fix or drop the line
             continue
         if not math.isfinite(held) or not held.is_integer():
             why = _NOT_WHOLE
-        elif abs(held) >= _EXACT_FLOAT:
+        elif abs(held) >= FLOAT64_EXACT:
             why = _BEYOND
         else:
             continue

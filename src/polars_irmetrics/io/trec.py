@@ -41,6 +41,7 @@ from polars_irmetrics.errors import (
     InvalidValueError,
     TrecFormatError,
 )
+from polars_irmetrics.ground.validate import FLOAT64_EXACT
 from polars_irmetrics.io.output import write_atomic
 from polars_irmetrics.io.sources import display_name, excerpt, open_text, undecodable_error
 from polars_irmetrics.io.text import atol
@@ -77,8 +78,6 @@ _REL_INT = "_rel_int"  # qrels relevance as Int64 (null: not a whole number)
 _INTERNAL = (_LN, _N, _BAD, _REL_FLOAT, _REL_INT)
 
 _INT64_LIMIT = 2.0**63
-#: Integers beyond this magnitude have no exact Float64 (2**53 + 1 reads as 2**53).
-_EXACT = 2**53
 
 _RUN_SCHEMA: dict[str, pl.DataType] = {
     "query_id": pl.String(),
@@ -891,13 +890,13 @@ def _beyond_exact(score: pl.Series) -> pl.Series:
     """Whether each integer score is beyond 2**53 in magnitude (no exact Float64)."""
     if score.dtype in (pl.Int64, pl.UInt64):
         wide = score.cast(pl.Int128)
-        beyond: pl.Series = (wide > _EXACT) | (wide < -_EXACT)
+        beyond: pl.Series = (wide > FLOAT64_EXACT) | (wide < -FLOAT64_EXACT)
         return beyond
     if score.dtype == pl.UInt128:  # compared as integers: 2**53 + 1 too
-        above: pl.Series = score > _EXACT
+        above: pl.Series = score > FLOAT64_EXACT
         return above
     if score.dtype == pl.Int128:
-        far: pl.Series = (score > _EXACT) | (score < -_EXACT)
+        far: pl.Series = (score > FLOAT64_EXACT) | (score < -FLOAT64_EXACT)
         return far
     return pl.Series([False] * score.len())  # 32 bits or fewer: always exact
 

@@ -89,6 +89,7 @@ from polars_irmetrics.ground.options import (
     shared_column_error,
 )
 from polars_irmetrics.ground.validate import (
+    FLOAT64_EXACT,
     INTERNAL,
     common_id_dtype,
     id_kind,
@@ -912,7 +913,7 @@ def _checks(
             checks.append(
                 _Check(
                     f"{role}_wide",
-                    both & (pl.col(column).cast(pl.Float64).abs() >= 2.0**53),
+                    both & (pl.col(column).cast(pl.Float64).abs() >= FLOAT64_EXACT),
                     pl.col(column),
                     InvalidValueError,
                     f"column {{{role}!r}} has {{n}} value(s) of magnitude 2**53 or more"
