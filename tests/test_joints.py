@@ -548,9 +548,12 @@ POLICY = pl.DataFrame({"round_id": [1, 1, 2, 2, 3, 3], "action": [0, 1] * 3, "pr
             ["auc"],
             {"labels": _suffixed(LABELS, "doc_id")},
             QuerySetError,
-            "8 (query_id, doc_id) pair(s) have a prediction but no label (e.g. (q1, a)); pass "
-            "unmatched='drop' to evaluate only the pairs on both sides (as Microsoft "
-            "Recommenders' inner merge does)",
+            # no pair at all: the ids, not a drop that leaves every value null (round 25)
+            "labels= and the predictions share none of their (query_id, doc_id) pairs (8 "
+            "predictions, 8 labels; e.g. the predictions' (q1, a), the labels' (q1, a_z)): ids "
+            "that do not line up are the likely cause: give labels= and the predictions the "
+            "same 'query_id' and 'doc_id' values (same spelling, same collection); "
+            "unmatched='drop' would leave no pair to evaluate, every value null",
         ),
         (
             PREDICTIONS,

@@ -848,12 +848,15 @@ def _checks(
     float_label = schema[scope.label].is_float()
     both = pl.col(_SIDE) == "both" if two_tables else pl.lit(True)
     checks = _key_checks(options) if two_tables else []
+    # the groups are the predictions' columns: a label without a prediction has none (a
+    # one-sided pair, refused as such), not a null group
+    predicted = pl.col(_SIDE) != "labels" if two_tables else pl.lit(True)
     for index, key in enumerate(options.by_keys):  # as the ranking metrics refuse one
         name = repr(key).replace("{", "{{").replace("}", "}}")
         checks.append(
             _Check(
                 f"group_null_{index}",
-                pl.col(key).is_null(),
+                predicted & pl.col(key).is_null(),
                 pl.lit(None),
                 InvalidValueError,
                 f"column {name} has {{n}} null value(s); every row needs its group (by= and "
@@ -1039,8 +1042,53 @@ def _checks(
                 "sides (as Microsoft Recommenders' inner merge does)",
                 smallest=True,
             ),
+            # the pairs on both sides: never raised, read where one-sided pairs are (none
+            # at all: ids that do not line up, not pairs to drop; _none_matched)
+            _Check(_MATCHED, pl.col(_SIDE) == "both", pl.lit(None), QuerySetError, ""),
         ]
     return checks
+
+
+#: The check that counts the pairs on both sides (:func:`_none_matched`).
+_MATCHED = "matched"
+_ONE_SIDED = ("only_pred", "only_labels")
+
+
+def _none_matched(frame: pl.DataFrame, fields: Mapping[str, object]) -> QuerySetError | None:
+    """The refusal of predictions and ``labels=`` that share no pair at all, from the
+    check counts of every group (``frame``), or ``None`` where some pair matches:
+    ``unmatched='drop'`` would leave every value null, so it names what is likely
+    wrong instead of the drop. Both sides with rows: ids that do not line up (another
+    spelling, another id space), with the key columns and a first pair of each side
+    (the smallest); one side empty: that side (a filter that kept nothing)."""
+    counts = {name: f"{INTERNAL}n_{name}" for name in (_MATCHED, *_ONE_SIDED)}
+    if any(column not in frame.columns for column in counts.values()):
+        return None
+    total = {name: int(frame[column].sum()) for name, column in counts.items()}
+    if total[_MATCHED] or not (total["only_pred"] or total["only_labels"]):
+        return None  # some pair matches, or both tables are empty (warned of as such)
+    first = {name: str(frame[f"{INTERNAL}e_{name}"].drop_nulls().min()) for name in _ONE_SIDED}
+    predictions, labels = total["only_pred"], total["only_labels"]
+    pairs = f"({fields['query_id']}, {fields['doc_id']})"
+    drop = "unmatched='drop' would leave no pair to evaluate, every value null"
+    if not labels or not predictions:
+        empty, other = (
+            ("labels= holds", "predictions") if not labels else ("the predictions hold", "labels")
+        )
+        held = predictions or labels
+        example = first["only_pred"] if labels == 0 else first["only_labels"]
+        return QuerySetError(
+            f"{empty} no row, so none of the {held} {other}' {pairs} pairs is matched "
+            f"(e.g. {example}): {drop}; pass the table that holds them (an empty one is a "
+            "filter that kept nothing, or an empty file)"
+        )
+    return QuerySetError(
+        f"labels= and the predictions share none of their {pairs} pairs ({predictions} "
+        f"predictions, {labels} labels; e.g. the predictions' {first['only_pred']}, the "
+        f"labels' {first['only_labels']}): ids that do not line up are the likely cause: "
+        f"give labels= and the predictions the same {fields['query_id']!r} and "
+        f"{fields['doc_id']!r} values (same spelling, same collection); {drop}"
+    )
 
 
 def _text_label_checks(found: pl.Expr, both: pl.Expr, positive: object) -> list[_Check]:
@@ -1151,6 +1199,8 @@ def _raised_checks(checks: list[_Check], names: set[str]) -> list[tuple[_Check, 
     rating = sorted(names & RATING_METRICS)
     raised: list[tuple[_Check, str]] = []
     for check in checks:
+        if check.name == _MATCHED:  # a count the one-sided pairs' refusal reads
+            continue
         if check.name == "range":
             if probability:
                 raised.append((check, ", ".join(probability)))
@@ -1176,6 +1226,9 @@ def _raise_on_flags(
         bad = frame.filter(pl.col(check.count) > 0)
         if not bad.height:
             continue
+        none = _none_matched(frame, fields) if check.name in _ONE_SIDED else None
+        if none is not None:
+            raise none
         first = bad.row(0, named=True)
         total = int(bad[check.count].sum())
         place = ", ".join(f"{k}={first[k]!r}" for k in keys)
