@@ -318,6 +318,28 @@ def test_a_uint64_group_beyond_int64_is_kept_whole(
         assert got.equals(want)
 
 
+# (case, metrics, the side table's keyword, the side table)
+OUT_OF_CORE: list[tuple[str, list[str], str, pl.DataFrame]] = [
+    ("qrels=", ["ndcg@2", "map"], "qrels", QRELS),
+    ("interactions=", ["novelty@2", "catalog_coverage@2"], "interactions", HISTORY),
+]
+
+
+@pytest.mark.parametrize("option", _OPTIONS)
+@pytest.mark.parametrize(
+    ("case", "metrics", "keyword", "side"), OUT_OF_CORE, ids=[c[0] for c in OUT_OF_CORE]
+)
+def test_out_of_core_lines_a_key_up_as_one_plan(
+    case: str, metrics: list[str], keyword: str, side: pl.DataFrame, option: str
+) -> None:
+    run, tables = _keyed(RUN, keyword, side, {}, pl.Int32(), pl.Int64())
+    lazy = {k: v.lazy() for k, v in tables.items()}
+    got = _quiet(lambda: irm.evaluate(run.lazy(), metrics, **lazy, **{option: "day"}, buckets=2))
+    one, same = _keyed(RUN, keyword, side, {}, pl.Int64(), pl.Int64())
+    want = _quiet(lambda: irm.evaluate(one, metrics, **same, **{option: "day"}))
+    assert got.equals(want)
+
+
 # --- Spark and Dask: the same values as one machine's call of one dtype ---------------
 
 # (case, metrics, the run, the side table's keyword, the side table, the other tables,
