@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import re
 import warnings
 from pathlib import Path
@@ -378,22 +379,22 @@ def test_cli_reads_lists_from_parquet(tmp_path: Path) -> None:
         (["ips(clip=1e20)"], "long", "ips(clip=1e20)"),
     ],
 )
-def test_a_term_beyond_the_exact_range_is_refused(
+def test_a_weight_beyond_2_48_is_summed_at_a_scale_of_its_own(
     frame_kind: str, metrics: list[str], shape: str, label: str
 ) -> None:
-    # a pscore of 1e-16: the weight 0.5 / 1e-16 = 5e15 squares to 2.5e31 > 2**96 (7.9e28);
-    # a float sum would lose round 1's terms entirely, a NaN would hide why
+    # a pscore of 1e-16: the weight 0.5 / 1e-16 = 5e15 squares to 2.5e31 > 2**96 (7.9e28),
+    # the exact sums' range, where it was refused; each sum is now read at a power of two
+    # of its own (the squares scaled before they are squared: ope/sums.py), and the
+    # effective sample size is float64's formula (a float sum would lose round 1's terms)
     log = _LOG.with_columns(pscore=pl.Series([0.5, 1e-16, 0.5]))
     pi, q = (_PI, _Q) if shape == "list" else (_exploded(_PI, "prob"), _exploded(_Q, "q_hat"))
     extra = {"reward_model": q} if metrics == ["dr"] else {}
-    message = (
-        f"metric {label!r} cannot be summed exactly: a term of its sums is not finite or "
-        "reaches 2**96 in magnitude, beyond the exact sums' range (the importance weight pi "
-        "/ 'pscore' squared does for a column 'pscore' below about 3.6e-15"
-    )
+    scaled = [w * 2.0**-53 for w in (1.8, 0.5 / 1e-16, 1.8)]  # ESS holds at any scale
+    ess = math.fsum(scaled) ** 2 / math.fsum(w * w for w in scaled)
     for kwargs in ({}, {"ci": 0.9, "n_bootstrap": 50}):
-        with pytest.raises(InvalidValueError, match=re.escape(message)):
-            _run(frame_kind, log, metrics, policy=pi, **extra, **kwargs)
+        out = _run(frame_kind, log, metrics, policy=pi, **extra, **kwargs)
+        assert out[f"{label}_ess"].item() == pytest.approx(ess, rel=1e-15)
+        assert out[f"{label}_max_weight"].item() == 0.5 / 1e-16
     # capped below 2**48, the same log is summed exactly: round 2's weight 5e15 counts as
     # 1000 (times its reward 0): (0.9 / 0.5 * 1 + 1000 * 0 + 0.9 / 0.5 * 1) / 3
     out = _run(frame_kind, log, ["ips(clip=1000)"], policy=pi)

@@ -39,6 +39,13 @@ log's reward column, gives each partition's largest magnitude (:func:`ope_peak`)
 :func:`scaled_job` puts the scale they give in the job every task reads (the one plan's,
 so the same sums, and the same verdict of the checks of a reward or ``q_hat`` too small
 beside the largest reward, or of a log of subnormal rewards, which read it).
+
+Each sum is read times a power of two of its own (the importance weights all tiny or
+all huge, and their products: :class:`~polars_irmetrics.ope.sums.Summary`'s
+``scaled``), from the whole log's largest magnitude of its terms: the parts' sums are
+computed at the call with every such scale 1, with each part's largest magnitudes, and
+where the whole log's give other scales (:func:`rescaled_job`; 1 wherever the weights
+are of ordinary size) every part is read again at them, the same sums as the one plan.
 """
 
 from __future__ import annotations
@@ -73,6 +80,7 @@ from polars_irmetrics.ope.parts import (
     merge_sums,
     part_rows,
     part_sums,
+    rescaled_peaks,
     warned,
 )
 from polars_irmetrics.ope.scale import SCALE, reward_peak, scale_from_peaks
@@ -93,6 +101,7 @@ __all__ = [
     "ope_summary",
     "prepare_ope",
     "reads_policy",
+    "rescaled_job",
     "scaled_job",
     "slots",
     "taken_schema",
@@ -127,6 +136,10 @@ class OpeJob(ParsedJob):
     #: The rewards' scale of the whole log (:func:`scaled_job`, after the first pass
     #: over the log's rewards); ``None`` before it.
     scale: float | None = None
+    #: The whole log's largest magnitude of each sum's terms, where the parts' sums are
+    #: read again at the scales they give (:func:`rescaled_job`); ``None``: every sum's
+    #: scale 1 (the first pass of the sums, which stands in the usual case).
+    peaks: dict[str, float | None] | None = None
 
     @property
     def reward_scale(self) -> float:
@@ -354,8 +367,18 @@ def ope_part(
     """One part's sums (every row of its rounds, from the three tables; a table without
     rows in this part is an empty frame of its schema)."""
     tables = _part_tables(job, log, policy, reward_model)
-    sums = part_sums(tables, job.requests, job.options, job.reward_scale)
+    sums = part_sums(tables, job.requests, job.options, job.reward_scale, job.peaks)
     return _to_arrow(sums.collect(), job.part_schema)
+
+
+def rescaled_job(job: OpeJob, sums: pa.Table) -> OpeJob | None:
+    """``job`` reading its parts again at the scales of the whole log's sums, where the
+    parts' sums of a first pass (every part's :func:`ope_part`, stacked) were read at
+    others (weights all tiny or all huge:
+    :func:`~polars_irmetrics.ope.parts.rescaled_peaks`); ``None`` where they stand."""
+    parts = _frame(sums).select(pl.col(c).cast(t) for c, t in job.part_schema.items())
+    peaks = rescaled_peaks(parts, job.empty(), job.requests, job.options)
+    return None if peaks is None else replace(job, peaks=peaks)
 
 
 def _part_tables(

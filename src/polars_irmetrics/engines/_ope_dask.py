@@ -3,7 +3,10 @@
 The log, the policy and the reward model get each row's part number (the engine's
 polars hash of its ``round_id``) and are shuffled on it into ``partitions`` partitions;
 each partition (with the same partitions of the other tables) gives its exact sums per
-``by`` group (``map_partitions``), which are gathered in one partition and merged
+``by`` group (``map_partitions``, computed at the call, and once more where the sums need
+other scales than 1: weights all tiny or all huge,
+:func:`~polars_irmetrics.engines._ope.rescaled_job`), which are gathered in one
+partition and merged
 (``per_query=True``: each group's mean weight, computed at the call and broadcast to a
 second ``map_partitions`` that gives each partition's rows). The rewards' scale
 (:mod:`polars_irmetrics.ope.scale`) is found first, at the call: each partition's
@@ -34,6 +37,7 @@ from polars_irmetrics.engines._ope import (
     ope_rows,
     ope_summary,
     prepare_ope,
+    rescaled_job,
     scaled_job,
     slots,
     taken_schema,
@@ -80,14 +84,16 @@ def ope_frame(
     frames = [_shuffled(log, round_id, count, tag), _shuffled(policy, round_id, count, side)]
     if reward_model is not None:
         frames.append(_shuffled(reward_model, round_id, count, side))
-    sums = dd.map_partitions(
-        _part,
-        *frames,
-        job=job,
-        meta=meta(job.part_schema),
-        enforce_metadata=False,
-        align_dataframes=False,
-    )
+    sums = _sums(frames, job)
+    # the parts' sums, now: read again where the whole log's sums need other scales
+    # than 1 (weights all tiny or all huge)
+    first = sums.compute()
+    again = rescaled_job(job, to_table(first))
+    if again is None:
+        sums = dd.from_pandas(first, npartitions=1)
+    else:
+        job = again
+        sums = _sums(frames, job)
     merged = sums.repartition(npartitions=1).map_partitions(
         _summarize, job, meta=meta(job.merged_schema), enforce_metadata=False
     )
@@ -102,6 +108,18 @@ def ope_frame(
         job=job,
         weights=weights,
         meta=meta(job.result_schema),
+        enforce_metadata=False,
+        align_dataframes=False,
+    )
+
+
+def _sums(frames: list[dd.DataFrame], job: OpeJob) -> dd.DataFrame:
+    """Each part's exact sums (:func:`_part`), not yet computed."""
+    return dd.map_partitions(
+        _part,
+        *frames,
+        job=job,
+        meta=meta(job.part_schema),
         enforce_metadata=False,
         align_dataframes=False,
     )

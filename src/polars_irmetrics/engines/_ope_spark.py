@@ -3,7 +3,9 @@
 The log, the policy and the reward model (in one frame: each table's columns renamed,
 a side flag) are ``repartition``-ed on the part number of each row's round (the
 engine's ``pmod(xxhash64(round_id), partitions)``), and ``mapInArrow`` hands each
-partition to one Python task, which gives its exact sums per ``by`` group; the sums go to
+partition to one Python task, which gives its exact sums per ``by`` group, computed at
+the call (and once more where the sums need other scales than 1: weights all tiny or
+all huge, :func:`~polars_irmetrics.engines._ope.rescaled_job`); the sums go to
 one partition, where one task merges them into the result (``per_query=True``: each
 ``by`` group's mean weight, computed at the call and broadcast to a second
 ``mapInArrow`` over the same partitions, which gives each partition's rows). The rewards' scale
@@ -36,6 +38,7 @@ from polars_irmetrics.engines._ope import (
     ope_rows,
     ope_summary,
     prepare_ope,
+    rescaled_job,
     scaled_job,
     slots,
     taken_schema,
@@ -129,17 +132,26 @@ def ope_frame(
             )
         return tables
 
-    def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        found = list(batches)
-        if not found:  # no round in this partition
-            return
-        sums = carrying(ope_part, job, *sides(found))
-        yield from sums.rename_columns(inner).to_batches()
+    def sums_of(job: OpeJob) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+        def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            found = list(batches)
+            if not found:  # no round in this partition
+                return
+            sums = carrying(ope_part, job, *sides(found))
+            yield from sums.rename_columns(inner).to_batches()
+
+        return task
 
     shuffled = both.repartition(count, PART)
-    parts = shuffled.mapInArrow(task, parts_schema)
-    merged_schema = spark_schema(job.merged_schema, job.by)
     names = list(job.part_schema)
+    # the parts' sums, now: read again where the whole log's sums need other scales
+    # than 1 (weights all tiny or all huge), the shuffle's files read again
+    parts = gather(shuffled.mapInArrow(sums_of(job), parts_schema))
+    again = rescaled_job(job, parts.toArrow().rename_columns(names))
+    if again is not None:
+        job = again
+        parts = gather(shuffled.mapInArrow(sums_of(job), parts_schema))
+    merged_schema = spark_schema(job.merged_schema, job.by)
     statistics = pa.schema(
         field.with_name(name)
         for field, name in zip(arrow_schema(job.part_schema), inner, strict=True)

@@ -61,6 +61,8 @@ __all__ = [
 _OBP = "obp"
 _FIXTURES = "on obp's SyntheticBanditDataset (tests/fixtures/ope/), to 1e-9"
 
+#: The smallest normal float64: a ``clip`` other than 0 below it is refused.
+_NORMAL = 2.0**-1022
 #: Metrics that read the reward model (``reward_model=``).
 MODEL_METRICS = frozenset({"dm", "dr", "sndr", "switch_dr", "dr_os", "sg_dr", "cascade_dr"})
 #: The slate IPS estimators: the propensity column each reads (in the log and the policy)
@@ -121,6 +123,13 @@ def ope_parameter(name: str, params: Params, label: str, *, high: float = math.i
         and not math.isnan(value)
         and 0.0 <= value <= high
     ):
+        if name == "clip" and 0.0 < value < _NORMAL:
+            raise MetricParameterError(
+                f"metric {label!r}: clip={value!r} is subnormal (other than 0 but below "
+                f"2**-1022 = {_NORMAL!r}, the smallest normal float64): the weights it caps "
+                "would hold fewer digits than a float64; use clip=0 (no weight) or a clip "
+                "of at least 2**-1022"
+            )
         return float(value)
     bound = "in [0, 1]" if high == 1.0 else ">= 0 (inf: no threshold)"
     raise MetricParameterError(f"metric {label!r}: {name} must be a number {bound}, got {value!r}")

@@ -114,7 +114,7 @@ from polars_irmetrics.ope.intervals import (
 )
 from polars_irmetrics.ope.normal import normal_interval, wants_normal
 from polars_irmetrics.ope.rounds import NUM_ROUNDS, over_rounds
-from polars_irmetrics.ope.scale import FLOOR, SCALE, scale_column, unscaled
+from polars_irmetrics.ope.scale import FLOOR, SCALE, scale_column, sum_scale, unscaled
 from polars_irmetrics.ope.slates import build_slate_plan
 from polars_irmetrics.ope.sums import (
     BOUND,
@@ -125,7 +125,7 @@ from polars_irmetrics.ope.sums import (
     effective_sample_size,
     exact_mean,
     exact_sum,
-    exact_total,
+    unscaled_total,
     with_exact_totals,
 )
 
@@ -152,6 +152,10 @@ NUM_ROWS = "num_rows"
 #: The mean weight of a ``by`` group, read by the self-normalised estimators' rows.
 MEAN_WEIGHT = f"{INTERNAL}mean_weight"
 _NW = f"{INTERNAL}nw"
+#: The smallest normal float64: a weight other than 0 below it is refused.
+_NORMAL = 2.0**-1022
+#: The weights' scale of ``per_query=True``'s mean weights (one plan).
+_WSCALE = f"{INTERNAL}wscale"
 
 _PI = f"{INTERNAL}pi"
 _PROB = f"{INTERNAL}prob"
@@ -209,6 +213,7 @@ def build_ope_parts(
     reward_model: pl.LazyFrame | None,
     options: EvalOptions,
     scale: float | None = None,
+    peaks: dict[str, float | None] | None = None,
 ) -> PartsPlan:
     """The sums of :func:`build_ope_plan`'s estimates over one part of the log (whole
     rounds, with every policy and reward-model row of those rounds), and how the parts
@@ -218,8 +223,14 @@ def build_ope_parts(
     frame and are raised by the merge; the support warning is the caller's
     (:func:`warn_unsupported`). ``scale``: the rewards' scale of the whole log
     (:func:`~polars_irmetrics.ope.scale.scale_from_peaks`), the same for every part;
-    ``None``: this part's own (a part that is the whole log)."""
-    plan = _ope_plan(log, requests, policy, reward_model, options, parts=True, scale=scale)
+    ``None``: this part's own (a part that is the whole log). ``peaks``: the whole log's
+    largest magnitude of each sum's terms, which scale the sums
+    (:meth:`~polars_irmetrics.ope.sums.Summary.part`); ``None``: every scale 1, a first
+    pass whose parts tell whether they are read again at other scales
+    (:meth:`~polars_irmetrics.ope.sums.Summary.rescaled`)."""
+    plan = _ope_plan(
+        log, requests, policy, reward_model, options, parts=True, scale=scale, peaks=peaks or {}
+    )
     if not isinstance(plan, PartsPlan):  # pragma: no cover - parts=True gives parts
         raise TypeError("the parts of an off-policy plan")
     return plan
@@ -385,6 +396,7 @@ def _ope_plan(
     parts: bool,
     weights: pl.LazyFrame | None = None,
     scale: float | None = None,
+    peaks: dict[str, float | None] | None = None,
 ) -> pl.LazyFrame | PartsPlan:
     for label, request in requests:
         if "policy" not in request.metric.reads:  # pragma: no cover - routed by the door
@@ -446,6 +458,7 @@ def _ope_plan(
             return cascade
         return _warning(cascade, log, policy, keys, action)
     w = pl.col(_PI) / pl.col(options.propensity).cast(pl.Float64)
+    checks += _weight_checks(w, keys, options.propensity)
     terms = OpeTerms(
         r=pl.col(options.reward).cast(pl.Float64) * pl.col(SCALE),
         w=w,
@@ -458,12 +471,16 @@ def _ope_plan(
         # (:mod:`polars_irmetrics.ope.sums`): a split log merges it in a first pass
         if parts:
             first = _mean_weight(w, checks)
-            return PartsPlan(first.part(rows, by), first, by)
+            return PartsPlan(first.part(rows, by, peaks), first, by)
         # joined as a column (one plan and parts alike): the same division, the same bits
         split = weights is not None
         if weights is None:
-            mean_w = (exact_sum(w) / w.count()).alias(MEAN_WEIGHT)
-            weights = rows.group_by(by).agg(mean_w) if by else rows.select(mean_w)
+            # the weights at the power of two of the whole log's largest (as the parts'
+            # first pass reads them: _mean_weight)
+            scaled = rows.with_columns(sum_scale(w.abs().max()).alias(_WSCALE))
+            at = pl.col(_WSCALE)
+            mean_w = (exact_sum(w * at) / at.first() / w.count()).alias(MEAN_WEIGHT)
+            weights = scaled.group_by(by).agg(mean_w) if by else scaled.select(mean_w)
         means = weights.select(*by, MEAN_WEIGHT)
         on = {"on": by, "how": "left", "nulls_equal": True} if by else {"how": "cross"}
         rows = rows.join(means, **on)
@@ -491,7 +508,7 @@ def _ope_plan(
     bootstrap = options.ci is not None and not wants_normal(options.ci, options.ci_method)
     labels = [label for label, _ in requests]
     if parts:
-        part = summary.part(rows, by)
+        part = summary.part(rows, by, peaks)
         if not bootstrap:
             return PartsPlan(part, summary, by, labels=tuple(labels))
         # the bootstrap's bucket sums beside the sums: they add up across parts too
@@ -516,19 +533,21 @@ def _summary(
     a sum of ratios of sums (:func:`~polars_irmetrics.metrics.ope.components`), a
     weighted one with its weights' effective sample size and largest weight; the normal
     interval too (:mod:`polars_irmetrics.ope.normal`), so that it adds up across parts."""
-    summary = Summary(count=NUM_ROWS, count_expr=pl.len(), checks=checks, scale=SCALE)
+    # each sum at a power of two of its own (:class:`Summary`'s ``scaled``): weights all
+    # tiny or all huge, and their products, keep their digits
+    summary = Summary(count=NUM_ROWS, count_expr=pl.len(), checks=checks, scale=SCALE, scaled=True)
     n = pl.col(NUM_ROWS).cast(pl.Float64)
     for label, request in requests:
         parts = components(request.metric.name, request.params(1.0), label, terms)
         value: pl.Expr = pl.lit(0.0)
         for k, (num, den) in enumerate(parts):
             summary.sums[f"{label}:n{k}"] = num
-            total = exact_total(f"{label}:n{k}")
+            total = unscaled_total(f"{label}:n{k}")
             if den is None:
                 value = value + total / n
             else:
                 summary.sums[f"{label}:d{k}"] = den
-                value = value + total / exact_total(f"{label}:d{k}")
+                value = value + total / unscaled_total(f"{label}:d{k}")
         summary.outputs.append(pl.when(n > 0).then(value).alias(label))
         if wants_normal(options.ci, options.ci_method):
             bounds = normal_interval(summary, label, parts, f"{label}:n0", n, options.ci or 0.0)
@@ -537,8 +556,9 @@ def _summary(
             weight = effective_weight(request.metric.name, request.params(1.0), label, terms.w)
             summary.sums[f"{label}:w"] = weight
             summary.sums[f"{label}:w2"] = weight * weight
+            summary.squares[f"{label}:w2"] = f"{label}:w"
             summary.maxima[f"{INTERNAL}{label}:max"] = weight
-            ess = effective_sample_size(f"{label}:w", f"{label}:w2")
+            ess = effective_sample_size(f"{label}:w", f"{label}:w2", scaled=True)
             summary.outputs.extend(
                 [
                     ess.alias(f"{label}_ess"),
@@ -719,8 +739,9 @@ def _mean_weight(w: pl.Expr, checks: list[Check]) -> Summary:
         count=_NW,
         count_expr=w.count(),
         sums={MEAN_WEIGHT: w},
-        outputs=[(exact_total(MEAN_WEIGHT) / n).alias(MEAN_WEIGHT)],
+        outputs=[(unscaled_total(MEAN_WEIGHT) / n).alias(MEAN_WEIGHT)],
         checks=checks,
+        scaled=True,
     )
 
 
@@ -1433,6 +1454,40 @@ def _checks(
         )
     # the round is written as text only on the rows that fail
     return [replace(check, keys=tuple(keys)) for check in checks]
+
+
+def _weight_checks(w: pl.Expr, keys: list[str], propensity: str) -> list[Check]:
+    """The importance weights no scale keeps exact: one that is subnormal (other than 0,
+    below 2**-1022: fewer digits than a float64) or beyond float64's range (a
+    propensity too small for its probability), refused, the first one's values named.
+    Every other weight, tiny or huge, is summed at a power of two of the whole log's
+    (:class:`~polars_irmetrics.ope.sums.Summary`'s ``scaled``)."""
+    values = pl.format(f"prob={{}}, {propensity}={{}}", pl.col(_PI), pl.col(propensity))
+    return [
+        Check(
+            "weight_subnormal",
+            ((w != 0.0) & (w.abs() < _NORMAL)).fill_null(False),
+            InvalidValueError,
+            f"{{n}} log row(s) have an importance weight prob / {propensity!r} that is "
+            f"subnormal, other than 0 but below 2**-1022 = {_NORMAL!r} (first: {{first}}): "
+            "such a weight holds fewer digits than a float64, which no scale gives back; "
+            "set the policy's probabilities that small to 0 (the action not taken), or "
+            "evaluate such rounds apart",
+            keys=tuple(keys),
+            detail=values,
+        ),
+        Check(
+            "weight_infinite",
+            w.is_infinite().fill_null(False),
+            InvalidValueError,
+            f"{{n}} log row(s) have an importance weight prob / {propensity!r} beyond "
+            f"float64's range (first: {{first}}): column {propensity!r} is too small for "
+            "the policy's probability (below prob / 1.8e308); drop those rows, or check "
+            "how the logging propensities were computed (e.g. a product of many small ones)",
+            keys=tuple(keys),
+            detail=values,
+        ),
+    ]
 
 
 def _null_id_rows(keys: list[str], model: bool, *, listed: bool) -> dict[str, str]:

@@ -20,7 +20,7 @@ import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.ground.validate import INTERNAL
-from polars_irmetrics.ope.sums import Summary, exact_total
+from polars_irmetrics.ope.sums import Summary, exact_total, scale_column
 from polars_irmetrics.stats.normal import two_sided_z
 
 __all__ = ["normal_interval", "wants_normal"]
@@ -77,6 +77,8 @@ def normal_interval(
     x = terms[0][0]
     square = f"{label}:x2"
     summary.sums[square] = x * x
+    if summary.scaled:  # the squares of the contributions, scaled before squaring
+        summary.squares[square] = total
     # the largest and the smallest contribution (of the rows ``present`` marks): where
     # they are one value the variance is 0 exactly, which the two sums' difference
     # misses by their rounding (contributions all -0.19 gave a half width of 2.5e-9)
@@ -85,11 +87,17 @@ def normal_interval(
     summary.maxima[high] = read
     summary.maxima[low] = -read
     sum_x = exact_total(total)
+    if summary.scaled:  # read at the squares' scale (a power of two: exact), divided last
+        at = scale_column(square)
+        sum_x = sum_x * (at / scale_column(total))
     mean = sum_x / n
     spread = ((exact_total(square) - sum_x * mean) / (n - 1.0)).clip(lower_bound=0.0)
     variance = pl.when(pl.col(high) == -pl.col(low)).then(pl.lit(0.0)).otherwise(spread)
     half = two_sided_z(ci) * variance.sqrt() / n.sqrt()
+    lower, upper = mean - half, mean + half
+    if summary.scaled:
+        lower, upper = lower / at, upper / at
     return [
-        pl.when(n > 1).then(mean - half).alias(f"{label}_lower"),
-        pl.when(n > 1).then(mean + half).alias(f"{label}_upper"),
+        pl.when(n > 1).then(lower).alias(f"{label}_lower"),
+        pl.when(n > 1).then(upper).alias(f"{label}_upper"),
     ]

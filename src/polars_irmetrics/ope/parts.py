@@ -72,6 +72,7 @@ __all__ = [
     "part_rows",
     "part_sums",
     "reads_support",
+    "rescaled_peaks",
     "to_transport",
     "warned",
 ]
@@ -128,18 +129,37 @@ def _key_dtype(key: pl.Expr, frame: pl.LazyFrame) -> pl.DataType:
 
 
 def part_sums(
-    tables: OpeTables, requests: Requests, options: EvalOptions, scale: float | None = None
+    tables: OpeTables,
+    requests: Requests,
+    options: EvalOptions,
+    scale: float | None = None,
+    peaks: dict[str, float | None] | None = None,
 ) -> pl.LazyFrame:
     """One part's exact sums, one row per ``by`` group (every round of the part whole in
     its tables), its Int128 columns as halves (:func:`to_transport`). ``scale``: the
     rewards' scale of the whole log (:func:`~polars_irmetrics.ope.scale.scale_from_peaks`
     of every part's :func:`~polars_irmetrics.ope.scale.reward_peak`), the same for every
-    part; ``None``: this part's own (a part that is the whole log)."""
+    part; ``None``: this part's own (a part that is the whole log). ``peaks``: the whole
+    log's largest magnitude of each sum's terms (:func:`rescaled_peaks` of a first pass's
+    parts, where they need other scales than 1); ``None``: every sum's scale 1."""
     options = _sums_options(options, requests)
     plan = build_ope_parts(
-        tables.log, requests, tables.policy, tables.reward_model, options, scale
+        tables.log, requests, tables.policy, tables.reward_model, options, scale, peaks
     )
     return to_transport(plan.frame)
+
+
+def rescaled_peaks(
+    sums: pl.DataFrame, tables: OpeTables, requests: Requests, options: EvalOptions
+) -> dict[str, float | None] | None:
+    """Whether the parts' sums (:func:`part_sums` of every part, stacked) are read
+    again: the whole log's largest magnitude of each sum's terms, where the scales they
+    give are not those the parts were read at (weights all tiny or all huge: a second
+    pass, :func:`part_sums` with these ``peaks``); ``None``: the sums stand (the usual
+    case, one pass). ``tables`` give the schemas (empty frames will do)."""
+    options = _sums_options(options, requests)
+    plan = build_ope_parts(tables.log, requests, tables.policy, tables.reward_model, options)
+    return plan.summary.rescaled(sums)
 
 
 def _sums_options(options: EvalOptions, requests: Requests) -> EvalOptions:
@@ -289,11 +309,22 @@ def ope_in_buckets(tables: OpeTables, requests: Requests, options: EvalOptions) 
             # the first pass: the rewards' scale of the whole log, from its buckets
             peaks = pl.concat([part.log.select(reward_peak(options.reward)) for part in parts])
             scale = scale_from_peaks(peaks.collect())
-            sums = [
-                part_sums(part, requests, options, scale).collect()
-                for part in track(parts, "buckets", count, enabled=options.progress)
-            ]
-            merged = merge_sums(pl.concat(sums).lazy(), tables, requests, options, warn=False)
+            sums = pl.concat(
+                [
+                    part_sums(part, requests, options, scale).collect()
+                    for part in track(parts, "buckets", count, enabled=options.progress)
+                ]
+            )
+            # the sums' scales: a second pass where the weights are all tiny or huge
+            again = rescaled_peaks(sums, tables, requests, options)
+            if again is not None:
+                sums = pl.concat(
+                    [
+                        part_sums(part, requests, options, scale, again).collect()
+                        for part in track(parts, "buckets", count, enabled=options.progress)
+                    ]
+                )
+            merged = merge_sums(sums.lazy(), tables, requests, options, warn=False)
             if not options.per_query:
                 return warned(merged, tables, requests, options).collect()
             # per_query: a second pass, each bucket's rows with the whole groups' means

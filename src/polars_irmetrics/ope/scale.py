@@ -148,3 +148,46 @@ def unscaled(frame: pl.LazyFrame, labels: Sequence[str]) -> pl.LazyFrame:
         if column in schema
     ]
     return frame.with_columns(pl.col(c) / pl.col(SCALE) for c in columns).drop(SCALE)
+
+
+#: The sums' own scales (:func:`sum_scale`): a sum whose terms' largest magnitude is
+#: below this is read times a power of two (as the rewards are).
+SUM_LOW = 0.5
+#: A sum of terms up to this is read unscaled: their exact sums hold them (terms below
+#: 2**96, :data:`~polars_irmetrics.ope.sums.EXACT_LIMIT`); a larger peak is brought to
+#: ``[1, 2)``.
+SUM_HIGH = 2.0**96
+#: The same bound for the base of a sum of squares: its squares stay below 2**96.
+SQUARE_HIGH = 2.0**48
+
+
+def sum_scale(peak: pl.Expr, high: float = SUM_HIGH) -> pl.Expr:
+    """The power of two an exact sum's terms are read times, from their largest magnitude
+    ``peak`` (the whole log's): 1 from :data:`SUM_LOW` up to ``high`` (the same bits as
+    an unscaled sum), for 0, NaN, an infinity or none (null); otherwise ``2**k`` that
+    brings ``peak`` to ``[1, 2)`` (``k`` from -1024, the scale itself then subnormal, to
+    1023: a subnormal ``peak`` is left below 1, and refused by the caller).
+
+    The importance weights (and their products: the contributions, their squares) of a
+    policy or a ``clip=`` that makes every weight small, or of tiny propensities that
+    make them huge, are summed this way without losing digits, the sum divided by the
+    scale last (exact).
+
+    >>> peaks = pl.DataFrame({"p": [1.0, 0.49, 1e-9, 2.0**96, 3e300, 0.0, None]})
+    >>> peaks.select(sum_scale(pl.col("p")).alias("s"))["s"].to_list()
+    [1.0, 4.0, 1073741824.0, 1.262177448353619e-29, 3.7330544740128755e-301, 1.0, 1.0]
+    >>> pl.select(sum_scale(pl.lit(2.0**-1020)) * 2.0**-1020).item()
+    1.0
+    """
+    peak = peak.cast(pl.Float64)
+    # -floor(log2 peak), corrected by one where the logarithm rounds across an integer;
+    # 2**k as two factors, each within float64's range
+    first = (-peak.log(2.0).floor()).clip(-1100.0, 1100.0)
+    half = (first / 2.0).floor()
+    brought = peak * pl.lit(2.0).pow(half) * pl.lit(2.0).pow(first - half)
+    k = first + (brought < 1.0).cast(pl.Float64) - (brought >= 2.0).cast(pl.Float64)
+    k = k.clip(-1074.0, 1023.0)
+    outside = ((peak > 0.0) & ((peak < SUM_LOW) | (peak >= high)) & peak.is_finite()).fill_null(
+        False
+    )
+    return pl.when(outside).then(pl.lit(2.0).pow(k)).otherwise(1.0)

@@ -38,7 +38,7 @@ from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
 from polars_irmetrics.ope.checks import Check, raising
-from polars_irmetrics.ope.scale import unscaled
+from polars_irmetrics.ope.scale import SQUARE_HIGH, SUM_HIGH, sum_scale, unscaled
 
 __all__ = [
     "BOUND",
@@ -56,6 +56,8 @@ __all__ = [
     "exact_sum",
     "exact_total",
     "exact_total_over",
+    "scale_column",
+    "unscaled_total",
     "with_exact_totals",
 ]
 
@@ -80,6 +82,14 @@ def _bad(name: str) -> str:
     return f"{INTERNAL}{name}#inexact"
 
 
+def _pk(name: str) -> str:
+    return f"{INTERNAL}{name}#peak"
+
+
+def _sc(name: str) -> str:
+    return f"{INTERNAL}{name}#scale"
+
+
 def exact_total(name: str) -> pl.Expr:
     """The float value of the exact sum ``name`` (its whole and fraction columns), NaN
     where a term was not summed exactly.
@@ -98,12 +108,35 @@ def exact_total(name: str) -> pl.Expr:
     return _as_float(pl.col(_hi(name)), pl.col(_lo(name)), pl.col(_bad(name)))
 
 
-def effective_sample_size(weights: str, squares: str) -> pl.Expr:
+def scale_column(name: str) -> pl.Expr:
+    """The column of the scale of sum ``name`` of a scaled :class:`Summary`."""
+    return pl.col(_sc(name))
+
+
+def unscaled_total(name: str, *, square: bool = False) -> pl.Expr:
+    """:func:`exact_total` of a sum of a scaled :class:`Summary` divided by its scale
+    (exact: a power of two), the sum of its terms as given; ``square``: a sum of
+    squares (:attr:`Summary.squares`), divided by its base's scale twice.
+
+    >>> s = Summary(count="n", count_expr=pl.len(), sums={"v": pl.col("v")}, scaled=True)
+    >>> frame = pl.LazyFrame({"v": [1e-30, 3e-30]})
+    >>> s.part(frame, []).select(unscaled_total("v")).collect().item()
+    4e-30
+    """
+    scale = pl.col(_sc(name))
+    total = exact_total(name) / scale
+    return total / scale if square else total
+
+
+def effective_sample_size(weights: str, squares: str, *, scaled: bool = False) -> pl.Expr:
     """Kish's effective sample size of an estimator's weights, ``(sum w)^2 / sum w^2``,
     from the exact sums ``weights`` and ``squares``; 0 where every weight is 0 (no row
     carries weight: ``ips(clip=0)``, a policy that takes none of the logged actions).
     That 0 / 0 was NaN, which polars orders above every number: a filter
-    ``pl.col("ips_ess") > 100`` kept such a group.
+    ``pl.col("ips_ess") > 100`` kept such a group. ``scaled`` (a scaled
+    :class:`Summary`, ``squares`` the squares of ``weights``): the ratio read at the
+    squares' scale, where it holds whatever the weights' magnitude (the sum of weights
+    times the ratio of the two scales, a power of two: exact).
 
     >>> s = Summary(count="n", count_expr=pl.len(), sums={"w": pl.col("w"),
     ...                                                   "w2": pl.col("w") ** 2})
@@ -112,6 +145,8 @@ def effective_sample_size(weights: str, squares: str) -> pl.Expr:
     0.0
     """
     w, w2 = exact_total(weights), exact_total(squares)
+    if scaled:
+        w = w * (pl.col(_sc(squares)) / pl.col(_sc(weights)))
     return pl.when(w2 == 0.0).then(pl.lit(0.0)).otherwise(w**2 / w2)
 
 
@@ -398,6 +433,18 @@ class Summary:
     one value for the whole log): kept as a maximum through the parts, and in the result
     beside the outputs, which the caller divides by it last
     (:func:`~polars_irmetrics.ope.scale.unscaled`).
+
+    ``scaled``: each sum is read times a power of two of its own
+    (:func:`~polars_irmetrics.ope.scale.sum_scale` of its terms' largest magnitude over
+    the whole log: 1 from 0.5 up to 2**96, the same bits as unscaled), so that terms
+    all tiny (the importance weights of a small ``clip=``, or of a policy that gives
+    every logged action a tiny probability) or all huge (tiny propensities) keep their
+    digits; ``outputs`` read :func:`unscaled_total`. ``squares``: a sum of squares ->
+    the sum it squares, its terms ``(term * s)**2`` with ``s`` from the base's largest
+    magnitude, bounded by 2**48 (so that the squares stay below 2**96). The scales are
+    columns of :meth:`part`'s rows, with the terms' largest magnitudes (``#peak``), kept
+    through the merge: a split log's parts take the whole log's largest magnitudes from
+    a first pass (:meth:`rescaled`).
     """
 
     count: str
@@ -409,6 +456,8 @@ class Summary:
     within: str | None = None
     within_outputs: dict[str, pl.Expr] = field(default_factory=dict)
     scale: str | None = None
+    scaled: bool = False
+    squares: dict[str, str] = field(default_factory=dict)
 
     def _part_aggs(
         self, first: dict[str, str], first_max: dict[str, str], *, grouped: bool
@@ -416,8 +465,11 @@ class Summary:
         aggs = [self.count_expr.cast(pl.Int64).alias(self.count)]
         for name, value in self.sums.items():
             if first[name] == name:
-                hi, lo, bad = _exact_aggs(value, grouped=grouped)
+                hi, lo, bad = _exact_aggs(self._term(name, value), grouped=grouped)
                 aggs += [hi.alias(_hi(name)), lo.alias(_lo(name)), bad.alias(_bad(name))]
+                if self.scaled:
+                    peak = self._base(name).cast(pl.Float64).abs().max()
+                    aggs += [peak.alias(_pk(name)), pl.col(_sc(name)).max()]
         aggs += [
             value.max().alias(name)
             for name, value in self.maxima.items()
@@ -426,25 +478,106 @@ class Summary:
         aggs += self._scale()
         return aggs + [e for check in self.checks for e in check.aggs()]
 
+    def _base(self, name: str) -> pl.Expr:
+        """The terms whose largest magnitude gives the scale of sum ``name``: its own, or
+        those it squares."""
+        return self.sums[self.squares.get(name, name)]
+
+    def _term(self, name: str, value: pl.Expr) -> pl.Expr:
+        """A row's term of sum ``name`` as summed: times its scale (a scaled summary),
+        a square's base scaled before it is squared (so that no square of a huge term
+        overflows float64)."""
+        if not self.scaled:
+            return value
+        if name in self.squares:
+            base = self._base(name).cast(pl.Float64) * pl.col(_sc(name))
+            return base * base
+        return value.cast(pl.Float64) * pl.col(_sc(name))
+
+    def _scales(self, peaks: dict[str, float | None] | None, names: list[str]) -> list[pl.Expr]:
+        """The scale of each sum of ``names``, a column of the rows: from its terms'
+        largest magnitude over these rows (``peaks`` ``None``: the rows are the whole
+        log), or from ``peaks`` (the whole log's, a first pass's; a name without one: 1)."""
+        columns = []
+        for name in names:
+            if peaks is None:
+                peak = self._base(name).cast(pl.Float64).abs().max()
+            else:
+                peak = pl.lit(peaks.get(name), pl.Float64)
+            high = SQUARE_HIGH if name in self.squares else SUM_HIGH
+            columns.append(sum_scale(peak, high).alias(_sc(name)))
+        return columns
+
+    def rescaled(self, parts: pl.DataFrame) -> dict[str, float | None] | None:
+        """The whole log's largest magnitude of each sum's terms, from ``parts`` (every
+        part's :meth:`part`), where the scales they give differ from those the parts
+        were read at (the parts are then read again with them: :meth:`part`'s
+        ``peaks``); ``None`` where they are the same (or the summary is not scaled):
+        the parts' sums stand.
+
+        >>> s = Summary(count="n", count_expr=pl.len(), sums={"v": pl.col("v")}, scaled=True)
+        >>> frame = pl.LazyFrame({"v": [1e-30, 3e-30]})
+        >>> s.rescaled(s.part(frame, [], peaks={}).collect())
+        {'v': 3e-30}
+        >>> s.rescaled(s.part(frame, [], peaks={"v": 3e-30}).collect()) is None
+        True
+        """
+        if not self.scaled:
+            return None
+        names = list(self.sums)
+        frame = parts.lazy()
+        found = frame.select(
+            *(pl.col(_pk(name)).max().alias(name) for name in names),
+            *(
+                (
+                    sum_scale(
+                        pl.col(_pk(name)).max(), SQUARE_HIGH if name in self.squares else SUM_HIGH
+                    )
+                    != pl.col(_sc(name)).max().fill_null(1.0)
+                ).alias(f"{name}#differs")
+                for name in names
+            ),
+        ).collect()
+        if not any(found[f"{name}#differs"].fill_null(False).item() for name in names):
+            return None
+        return {name: found[name].item() for name in names}
+
     def _scale(self) -> list[pl.Expr]:
         """The scale's column over several rows (each the same, or null: a part without
         rows), as a maximum."""
         return [] if self.scale is None else [pl.col(self.scale).max()]
 
-    def part(self, rows: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
+    def part(
+        self,
+        rows: pl.LazyFrame,
+        by: list[str],
+        peaks: dict[str, float | None] | None = None,
+    ) -> pl.LazyFrame:
         """One row per ``by`` group of ``rows`` (one row without ``by``, even for no
         rows): the count, the exact sums, the maxima and the checks' columns; a sum or
-        maximum of the same expression as an earlier one is computed once."""
+        maximum of the same expression as an earlier one is computed once. A scaled
+        summary's sums are read at the scales of ``peaks`` (the whole log's largest
+        magnitude of each sum's terms; ``{}``: every scale 1, a split log's first pass)
+        or, ``None``, of ``rows`` (the whole log)."""
         # estimators share sums (the weights of ips, snips and dr are one): each once
         first, first_max = _first_of_each(self.sums), _first_of_each(self.maxima)
+        if self.scaled:
+            # a sum of squares shares only another square's columns (its terms are scaled
+            # at its base's scale before they are squared)
+            first = {
+                name: same if (same in self.squares) == (name in self.squares) else name
+                for name, same in first.items()
+            }
+            rows = rows.with_columns(self._scales(peaks, [n for n, f in first.items() if n == f]))
         keys = [*by, *([self.within] if self.within else [])]
         aggs = self._part_aggs(first, first_max, grouped=bool(keys))
         part = rows.group_by(keys).agg(aggs) if keys else rows.select(aggs)
+        columns = (_hi, _lo, _bad, _pk, _sc) if self.scaled else (_hi, _lo, _bad)
         copies = [
             pl.col(column(same)).alias(column(name))
             for name, same in first.items()
             if same != name
-            for column in (_hi, _lo, _bad)
+            for column in columns
         ]
         copies += [pl.col(same).alias(name) for name, same in first_max.items() if same != name]
         return part.with_columns(copies) if copies else part
@@ -459,6 +592,8 @@ class Summary:
                 pl.col(_lo(name)).sum(),
                 pl.col(_bad(name)).max(),
             ]
+            if self.scaled:
+                aggs += [pl.col(_pk(name)).max(), pl.col(_sc(name)).max()]
         aggs += [pl.col(name).max() for name in self.maxima]
         aggs += self._scale()
         for check in self.checks:
@@ -507,6 +642,15 @@ def _refusing_inexact(
         for name, flag in zip(names, flags, strict=True):
             if (frame[flag] == _TOO_LARGE).any():
                 label = name.rsplit(":", 1)[0].removeprefix(INTERNAL)
+                if summary.scaled:  # each sum at its own scale: a term not finite
+                    raise InvalidValueError(
+                        f"metric {label!r} cannot be summed: a term of its sums is beyond "
+                        "float64's range (the product of a huge importance weight pi / "
+                        f"{options.propensity!r} and a huge {options.reward!r} or 'q_hat'): "
+                        "read the rewards and q_hat at a larger unit (e.g. "
+                        f"pl.col({options.reward!r}) * 2.0**-600, the estimates then at that "
+                        "unit), or cap the weights (e.g. ips(clip=1e300))"
+                    )
                 raise InvalidValueError(
                     f"metric {label!r} cannot be summed exactly: a term of its sums is not "
                     "finite or reaches 2**96 in magnitude, beyond the exact sums' range (the "
