@@ -277,3 +277,95 @@ def test_a_subnormal_clip_is_refused() -> None:
     )
     with pytest.raises(MetricParameterError, match=f"^{re.escape(message)}$"):
         _evaluate(Case("", ORDINARY, PSCORES, "ips(clip=1e-310)"))
+
+
+#: Segment 2's rounds (3 and 4) log action "b", which the policy never takes there.
+_SEGMENTS = pl.DataFrame(
+    {
+        "round_id": [1, 2, 3, 4, 5],
+        "action": ["a", "a", "b", "b", "a"],
+        "reward": [1.0, 0.0, 1.0, 1.0, 0.0],
+        "pscore": [0.5] * 5,
+        "segment": [1, 1, 2, 2, 3],
+    }
+)
+_SEGMENT_POLICY = pl.DataFrame(
+    {
+        "round_id": [r for r in (1, 2, 3, 4, 5) for _ in range(2)],
+        "action": ["a", "b"] * 5,
+        "prob": [0.9, 0.1, 0.5, 0.5, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0],
+    }
+)
+_SEGMENT_WARNING = (
+    "the policy gives a positive probability to none of the logged actions in 2 by "
+    "group(s) (first: segment=2): every importance weight there is 0, so the weighted "
+    "estimators read none of their logged rewards (ips 0, snips and sndr NaN, "
+    "<metric>_ess 0); the log cannot support the policy in those groups (the direct "
+    "method extrapolates the reward model there)"
+)
+
+
+def _said(run: Any) -> tuple[list[str], Any]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = run()
+    return [str(w.message) for w in caught if issubclass(w.category, SupportWarning)], out
+
+
+@pytest.mark.parametrize("path", ["one plan", "buckets"])
+def test_a_segment_the_policy_supports_nowhere_is_named(path: str) -> None:
+    # segments 2 and 3 log only actions the policy gives probability 0 there (it takes
+    # them elsewhere: no action is unsupported in the whole log): ips 0, ESS 0, named
+    def run() -> pl.DataFrame:
+        if path == "buckets":
+            lazy = irm.evaluate(
+                _SEGMENTS.lazy(),
+                ["ips", "snips"],
+                policy=_SEGMENT_POLICY.lazy(),
+                by="segment",
+                buckets=2,
+            )
+            return lazy.collect()
+        return irm.evaluate(_SEGMENTS, ["ips", "snips"], policy=_SEGMENT_POLICY, by="segment")
+
+    said, out = _said(run)
+    assert said == [_SEGMENT_WARNING]
+    assert out["ips_ess"].to_list()[1:] == [0.0, 0.0]
+    assert "_wmax" not in "".join(out.columns)
+
+
+@pytest.mark.parametrize(
+    ("metrics", "options"),
+    [(["dm"], {"by": "segment"}), (["ips"], {}), (["ips"], {"by": "segment", "per_query": True})],
+    ids=["dm reads no weight", "no by", "per_query"],
+)
+def test_the_segment_warning_needs_weights_and_segments(
+    metrics: list[str], options: dict[str, Any]
+) -> None:
+    model = _SEGMENT_POLICY.select("round_id", "action", q_hat=pl.lit(0.5))
+    extra = {"reward_model": model} if metrics == ["dm"] else {}
+    said, _ = _said(
+        lambda: irm.evaluate(_SEGMENTS, metrics, policy=_SEGMENT_POLICY, **extra, **options)
+    )
+    assert said == []
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_the_engines_name_the_segment_as_one_plan(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    evaluate, to_engine, back = engine_io(engine, request)
+    whole = irm.evaluate(_SEGMENTS, ["ips"], policy=_SEGMENT_POLICY, by="segment")
+    said, out = _said(
+        lambda: back(
+            evaluate(
+                to_engine(_SEGMENTS),
+                ["ips"],
+                policy=to_engine(_SEGMENT_POLICY),
+                by="segment",
+                partitions=2,
+            )
+        )
+    )
+    assert said == [_SEGMENT_WARNING]
+    assert out.sort("segment").cast(whole.schema).equals(whole)

@@ -81,6 +81,7 @@ from polars_irmetrics.ope.parts import (
     part_rows,
     part_sums,
     rescaled_peaks,
+    warn_unsupported_parts,
     warned,
 )
 from polars_irmetrics.ope.scale import SCALE, reward_peak, scale_from_peaks
@@ -106,6 +107,7 @@ __all__ = [
     "slots",
     "taken_schema",
     "taken_slots",
+    "warn_groups",
     "warn_slates",
     "warn_support",
 ]
@@ -369,6 +371,15 @@ def ope_part(
     tables = _part_tables(job, log, policy, reward_model)
     sums = part_sums(tables, job.requests, job.options, job.reward_scale, job.peaks)
     return _to_arrow(sums.collect(), job.part_schema)
+
+
+def warn_groups(job: OpeJob, sums: pa.Table) -> None:
+    """The support warning of the ``by`` groups where the policy takes none of the
+    logged actions, as one machine gives it
+    (:func:`~polars_irmetrics.ope.evaluate.warn_unsupported_groups`), on the driver from
+    every part's :func:`ope_part` (stacked): each group's count and largest weight."""
+    parts = _frame(sums).lazy().select(pl.col(c).cast(t) for c, t in job.part_schema.items())
+    warn_unsupported_parts(parts, list(job.by))
 
 
 def rescaled_job(job: OpeJob, sums: pa.Table) -> OpeJob | None:

@@ -42,6 +42,7 @@ from polars_irmetrics.engines._ope import (
     slots,
     taken_schema,
     taken_slots,
+    warn_groups,
     warn_slates,
     warn_support,
 )
@@ -65,8 +66,10 @@ def ope_frame(
     options: EvalOptions,
     tag: Tag,
 ) -> dd.DataFrame:
-    """:func:`polars_irmetrics.dask.evaluate`'s lazy result for the off-policy
-    estimators (module doc); the support warning is given now."""
+    """:func:`polars_irmetrics.dask.evaluate`'s result for the off-policy estimators
+    (module doc): the parts' sums are computed now (the driver reads their scales, and
+    the support warning of ``by`` groups), the merge is lazy; the support warning is
+    given now."""
     job = prepare_ope(
         arrow_of(log),
         arrow_of(policy),
@@ -88,6 +91,7 @@ def ope_frame(
     # the parts' sums, now: read again where the whole log's sums need other scales
     # than 1 (weights all tiny or all huge)
     first = sums.compute()
+    warn_groups(job, to_table(first))  # by groups the policy supports none of
     again = rescaled_job(job, to_table(first))
     if again is None:
         sums = dd.from_pandas(first, npartitions=1)

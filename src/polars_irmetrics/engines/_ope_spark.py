@@ -43,6 +43,7 @@ from polars_irmetrics.engines._ope import (
     slots,
     taken_schema,
     taken_slots,
+    warn_groups,
     warn_slates,
     warn_support,
 )
@@ -147,7 +148,9 @@ def ope_frame(
     # the parts' sums, now: read again where the whole log's sums need other scales
     # than 1 (weights all tiny or all huge), the shuffle's files read again
     parts = gather(shuffled.mapInArrow(sums_of(job), parts_schema))
-    again = rescaled_job(job, parts.toArrow().rename_columns(names))
+    first = parts.toArrow().rename_columns(names)
+    warn_groups(job, first)  # by groups the policy supports none of
+    again = rescaled_job(job, first)
     if again is not None:
         job = again
         parts = gather(shuffled.mapInArrow(sums_of(job), parts_schema))

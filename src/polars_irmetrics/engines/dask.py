@@ -229,7 +229,8 @@ def evaluate(
     Returns
     -------
     dask.dataframe.DataFrame
-        Lazy (persisted with ``progress=True``); ``compute()`` gives a pandas
+        Lazy (persisted with ``progress=True``; the off-policy estimators compute their
+        parts' sums in this call, and merge them lazily); ``compute()`` gives a pandas
         DataFrame with pyarrow-backed columns and the columns and values of
         :func:`polars_irmetrics.evaluate`'s result (per-query rows in partition (or
         task) order, means sorted by the ``by`` keys).

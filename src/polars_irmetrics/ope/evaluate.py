@@ -61,6 +61,7 @@ from polars_irmetrics.errors import (
     InvalidValueError,
     MetricParameterError,
     QuerySetError,
+    SupportWarning,
 )
 from polars_irmetrics.ground.options import EvalOptions, log_key_error, refuse_result_keys
 from polars_irmetrics.ground.spelling import Sides, spelling_hint
@@ -70,6 +71,7 @@ from polars_irmetrics.ground.validate import (
     id_kind,
     is_text,
     require_columns,
+    warn_from_plan,
 )
 from polars_irmetrics.metrics.ope import (
     CASCADE_METRICS,
@@ -136,10 +138,12 @@ __all__ = [
     "PROB",
     "Q_HAT",
     "SUM_TOLERANCE",
+    "WMAX",
     "build_ope_parts",
     "build_ope_plan",
     "build_ope_rows",
     "warn_unsupported",
+    "warn_unsupported_groups",
 ]
 
 #: The policy table's probability column and the reward model's estimate column.
@@ -149,6 +153,9 @@ Q_HAT = "q_hat"
 SUM_TOLERANCE = 1e-5 + 1e-8
 #: The column counting the log rows averaged.
 NUM_ROWS = "num_rows"
+#: The largest importance weight of a ``by`` group, beside its sums (dropped from the
+#: result by :func:`warn_unsupported_groups`).
+WMAX = f"{INTERNAL}wmax"
 #: The mean weight of a ``by`` group, read by the self-normalised estimators' rows.
 MEAN_WEIGHT = f"{INTERNAL}mean_weight"
 _NW = f"{INTERNAL}nw"
@@ -520,7 +527,8 @@ def _ope_plan(
         frame = pl.concat([part, boot.frame], how="diagonal")
         return PartsPlan(frame, summary, by, beside=((BUCKET, finish),), labels=tuple(labels))
     result = summary.merge(summary.part(rows, by), by, options)
-    result = _warning(result, log, policy, keys, action)
+    # the log's unsupported actions, then the by groups the policy supports none of
+    result = warn_unsupported_groups(_warning(result, log, policy, keys, action), by)
     if not bootstrap:  # the normal interval is in the sums
         return result
     return with_intervals(result, rows, keys, terms_of, by, options)
@@ -565,7 +573,46 @@ def _summary(
                     pl.col(f"{INTERNAL}{label}:max").alias(f"{label}_max_weight"),
                 ]
             )
+    # the largest weight of each group: 0 where the policy takes none of its logged
+    # actions (warn_unsupported_groups), for the estimators that weigh the rewards
+    if any(request.metric.name in WEIGHTED for _, request in requests):
+        summary.maxima[WMAX] = terms.w
+        summary.outputs.append(pl.col(WMAX))
     return summary
+
+
+def warn_unsupported_groups(
+    result: pl.LazyFrame, by: list[str], count: str = NUM_ROWS, *, warn: bool = True
+) -> pl.LazyFrame:
+    """``result`` (one row per ``by`` group with its count of log rows and :data:`WMAX`,
+    the group's largest importance weight) without :data:`WMAX`, warning when it is
+    collected (``warn``, with ``by`` keys: :class:`~polars_irmetrics.errors.SupportWarning`)
+    if in a group with log rows the policy gives every logged action probability 0:
+    every weight there is 0, so its weighted estimates read none of its rewards (ips 0,
+    the self-normalised ones NaN), whatever the whole log's support. The groups are
+    named by the first one (in the result's order) and their count."""
+    schema = result.collect_schema()
+    if WMAX not in schema:  # no weighted sums (per_query's mean weights, slates)
+        return result
+    if not (warn and by):
+        return result.drop(WMAX)
+    schema = result.drop(WMAX).collect_schema()
+
+    def warning(frame: pl.DataFrame) -> pl.DataFrame:
+        empty = frame.filter((pl.col(count) > 0) & (pl.col(WMAX) == 0.0))
+        if empty.height:
+            first = ", ".join(f"{k}={empty[k][0]}" for k in by)
+            warn_from_plan(
+                f"the policy gives a positive probability to none of the logged actions in "
+                f"{empty.height} by group(s) (first: {first}): every importance weight there "
+                "is 0, so the weighted estimators read none of their logged rewards (ips 0, "
+                "snips and sndr NaN, <metric>_ess 0); the log cannot support the policy in "
+                "those groups (the direct method extrapolates the reward model there)",
+                SupportWarning,
+            )
+        return frame.drop(WMAX)
+
+    return result.map_batches(warning, schema=schema)
 
 
 def warn_unsupported(

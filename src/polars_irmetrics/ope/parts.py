@@ -54,10 +54,13 @@ from polars_irmetrics.metrics.ope import CASCADE_METRICS, SLATE_COLUMNS
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.ope.checks import slate_columns, wide_id_dtype
 from polars_irmetrics.ope.evaluate import (
+    NUM_ROWS,
+    WMAX,
     build_ope_parts,
     build_ope_plan,
     build_ope_rows,
     warn_unsupported,
+    warn_unsupported_groups,
 )
 from polars_irmetrics.ope.scale import reward_peak, scale_from_peaks
 from polars_irmetrics.ope.slates import slate_support_warning
@@ -74,6 +77,7 @@ __all__ = [
     "reads_support",
     "rescaled_peaks",
     "to_transport",
+    "warn_unsupported_parts",
     "warned",
 ]
 
@@ -225,11 +229,28 @@ def merge_sums(
     """The result of :func:`polars_irmetrics.evaluate` from the sums of every part
     (:func:`part_sums`); ``tables`` give the schemas (empty frames will do) and, with
     ``warn``, the distinct actions of the log and policy for the support warning
-    (:func:`warned`)."""
+    (:func:`warned`), then of the ``by`` groups the policy supports none of
+    (:func:`~polars_irmetrics.ope.evaluate.warn_unsupported_groups`; an engine's driver
+    gives it from the parts' sums: ``warn=False`` in its task)."""
     options = _sums_options(options, requests)
     plan = build_ope_parts(tables.log, requests, tables.policy, tables.reward_model, options)
     merged = plan.merge(from_transport(sums), options)
-    return warned(merged, tables, requests, options) if warn else merged
+    if warn:
+        merged = warned(merged, tables, requests, options)
+    # then the by groups the policy supports none of (the merge's: the whole log's)
+    return warn_unsupported_groups(merged, plan.by, warn=warn)
+
+
+def warn_unsupported_parts(sums: pl.LazyFrame, by: list[str]) -> None:
+    """The support warning of the ``by`` groups where the policy takes none of the
+    logged actions, as :func:`merge_sums` gives it
+    (:func:`~polars_irmetrics.ope.evaluate.warn_unsupported_groups`), now, from every
+    part's :func:`part_sums` (stacked): each group's count and largest weight (an
+    engine's driver, whose merge runs in a task)."""
+    if not by or WMAX not in sums.collect_schema():
+        return
+    groups = sums.group_by(by).agg(pl.col(NUM_ROWS).sum(), pl.col(WMAX).max())
+    warn_unsupported_groups(groups.sort(by, nulls_last=True), by).collect()
 
 
 def warned(
@@ -324,9 +345,10 @@ def ope_in_buckets(tables: OpeTables, requests: Requests, options: EvalOptions) 
                         for part in track(parts, "buckets", count, enabled=options.progress)
                     ]
                 )
-            merged = merge_sums(sums.lazy(), tables, requests, options, warn=False)
-            if not options.per_query:
-                return warned(merged, tables, requests, options).collect()
+            per_query = options.per_query
+            merged = merge_sums(sums.lazy(), tables, requests, options, warn=not per_query)
+            if not per_query:
+                return merged.collect()
             # per_query: a second pass, each bucket's rows with the whole groups' means
             weights = merged.collect().lazy()
             rows = [
