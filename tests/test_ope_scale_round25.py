@@ -19,6 +19,9 @@ import pytest
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import InvalidValueError, MetricParameterError, SupportWarning
+from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.metrics.registry import parse_metric_list
+from polars_irmetrics.ope.parts import OpeTables, part_sums, rescaled_peaks
 
 from .helpers import engine_io
 
@@ -369,3 +372,25 @@ def test_the_engines_name_the_segment_as_one_plan(
     )
     assert said == [_SEGMENT_WARNING]
     assert out.sort("segment").cast(whole.schema).equals(whole)
+
+
+@pytest.mark.parametrize(
+    ("probs", "metrics", "again"),
+    [
+        (ORDINARY, ["ips", "snips", "dr", "sndr", "dm"], False),  # dm near 0.05: unscaled
+        (ORDINARY, ["ips(clip=1e-9)"], True),
+        (TINY, ["snips"], True),
+    ],
+    ids=["ordinary weights", "tiny clip", "tiny policy"],
+)
+def test_a_split_log_reads_its_parts_again_only_for_weights_out_of_range(
+    probs: list[float], metrics: list[str], again: bool
+) -> None:
+    # the parts' first pass reads every sum at scale 1: a second pass only where the
+    # whole log's largest terms ask for another scale (not for a small direct method)
+    model = _model().with_columns(q_hat=pl.col("q_hat") / 10.0).lazy() if "dm" in metrics else None
+    tables = OpeTables(_log(PSCORES).lazy(), _policy(probs).lazy(), model)
+    requests = parse_metric_list(metrics)
+    options = EvalOptions()
+    sums = part_sums(tables, requests, options, 1.0).collect()
+    assert (rescaled_peaks(sums, tables, requests, options) is not None) == again

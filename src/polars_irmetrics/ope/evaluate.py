@@ -550,6 +550,8 @@ def _summary(
         value: pl.Expr = pl.lit(0.0)
         for k, (num, den) in enumerate(parts):
             summary.sums[f"{label}:n{k}"] = num
+            if num.meta.eq(terms.dm):  # no weight: unscaled (dm, sndr's first term)
+                summary.fixed.add(f"{label}:n{k}")
             total = unscaled_total(f"{label}:n{k}")
             if den is None:
                 value = value + total / n

@@ -458,17 +458,22 @@ class Summary:
     scale: str | None = None
     scaled: bool = False
     squares: dict[str, str] = field(default_factory=dict)
+    #: Sums of a scaled summary read at scale 1 all the same (terms that hold no weight,
+    #: such as the direct method's: the same bits as before, and no second pass), their
+    #: squares too.
+    fixed: set[str] = field(default_factory=set)
 
     def _part_aggs(
-        self, first: dict[str, str], first_max: dict[str, str], *, grouped: bool
+        self, first: dict[str, str], first_max: dict[str, str], *, grouped: bool, split: bool
     ) -> list[pl.Expr]:
         aggs = [self.count_expr.cast(pl.Int64).alias(self.count)]
         for name, value in self.sums.items():
             if first[name] == name:
                 hi, lo, bad = _exact_aggs(self._term(name, value), grouped=grouped)
                 aggs += [hi.alias(_hi(name)), lo.alias(_lo(name)), bad.alias(_bad(name))]
-                if self.scaled:
+                if self.scaled:  # the part's largest terms: a split log's (rescaled)
                     peak = self._base(name).cast(pl.Float64).abs().max()
+                    peak = peak if split else pl.lit(None, pl.Float64)
                     aggs += [peak.alias(_pk(name)), pl.col(_sc(name)).max()]
         aggs += [
             value.max().alias(name)
@@ -487,7 +492,7 @@ class Summary:
         """A row's term of sum ``name`` as summed: times its scale (a scaled summary),
         a square's base scaled before it is squared (so that no square of a huge term
         overflows float64)."""
-        if not self.scaled:
+        if not self.scaled or self.squares.get(name, name) in self.fixed:
             return value
         if name in self.squares:
             base = self._base(name).cast(pl.Float64) * pl.col(_sc(name))
@@ -504,9 +509,15 @@ class Summary:
                 peak = self._base(name).cast(pl.Float64).abs().max()
             else:
                 peak = pl.lit(peaks.get(name), pl.Float64)
-            high = SQUARE_HIGH if name in self.squares else SUM_HIGH
-            columns.append(sum_scale(peak, high).alias(_sc(name)))
+            columns.append(self._implied(name, peak).alias(_sc(name)))
         return columns
+
+    def _implied(self, name: str, peak: pl.Expr) -> pl.Expr:
+        """The scale of sum ``name`` from its terms' largest magnitude ``peak``: 1 for a
+        fixed one (:attr:`fixed`)."""
+        if self.squares.get(name, name) in self.fixed:
+            return pl.lit(1.0)
+        return sum_scale(peak, SQUARE_HIGH if name in self.squares else SUM_HIGH)
 
     def rescaled(self, parts: pl.DataFrame) -> dict[str, float | None] | None:
         """The whole log's largest magnitude of each sum's terms, from ``parts`` (every
@@ -530,9 +541,7 @@ class Summary:
             *(pl.col(_pk(name)).max().alias(name) for name in names),
             *(
                 (
-                    sum_scale(
-                        pl.col(_pk(name)).max(), SQUARE_HIGH if name in self.squares else SUM_HIGH
-                    )
+                    self._implied(name, pl.col(_pk(name)).max())
                     != pl.col(_sc(name)).max().fill_null(1.0)
                 ).alias(f"{name}#differs")
                 for name in names
@@ -570,7 +579,7 @@ class Summary:
             }
             rows = rows.with_columns(self._scales(peaks, [n for n, f in first.items() if n == f]))
         keys = [*by, *([self.within] if self.within else [])]
-        aggs = self._part_aggs(first, first_max, grouped=bool(keys))
+        aggs = self._part_aggs(first, first_max, grouped=bool(keys), split=peaks is not None)
         part = rows.group_by(keys).agg(aggs) if keys else rows.select(aggs)
         columns = (_hi, _lo, _bad, _pk, _sc) if self.scaled else (_hi, _lo, _bad)
         copies = [
