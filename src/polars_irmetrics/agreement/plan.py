@@ -139,8 +139,7 @@ def build_agreement_plan(
                 f"read from it: cast it, e.g. pl.col({order!r}).cast(pl.Float64)"
             )
         sides.append((use_rank, order))
-        against = rank_against(schema, options.order, options.rank, options.score)
-        againsts.append(against if use_rank else None)
+        againsts.append(rank_against(schema, options.order, options.rank, options.score))
     for column in (query_id, doc_id):
         kinds = id_kind(run_schema, column, "run"), id_kind(ref_schema, column, "reference")
         if run_schema[column] != ref_schema[column] and kinds[0] != kinds[1]:

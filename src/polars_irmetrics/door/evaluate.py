@@ -1675,9 +1675,9 @@ def _shared_facts(
     if not whole:
         return None
     # order='auto' reading the ranks beside a score column: the check of the two
-    score = rank_against(schema, options.order, options.rank, options.score) if use_rank else None
-    against = None if score is None else (score, not options.check_duplicates)
-    return SharedFacts.of(run, options.query_id, options.doc_id, order, against)
+    against = rank_against(schema, options.order, options.rank, options.score)
+    ties = not options.check_duplicates
+    return SharedFacts.of(run, options.query_id, options.doc_id, order, against, ties=ties)
 
 
 def _shared_ids(

@@ -200,8 +200,6 @@ def build_exposure_plan(
     check_numeric(qrels_schema, options.relevance, "judgments", integer=False)
     # order='auto' reading the ranks beside a score column: the two checked alike
     against = rank_against(run_schema, options.order, options.rank, options.score)
-    against = against if use_rank else None
-    checked_against = None if against is None else (against, not options.check_duplicates)
     for column in (query_id, doc_id):
         _same_kind(run_schema, qrels_schema, column, "judgments")
     fair = [(label, r) for label, r in requests if r.metric.name in AWRF_MEASURES]
@@ -297,7 +295,7 @@ def build_exposure_plan(
             ranked, [query_id, _S], pl.col(doc_id), order, against=against, ties=ties
         )
     elif facts is not None:  # one ranking per query: the counts other routes read too
-        counted = facts.frame([query_id], order, run.collect_schema(), checked_against)
+        counted = facts.frame([query_id], order, run.collect_schema(), against)
     if counted is None:
         counted = ranking_facts(run, [query_id], pl.col(doc_id), order, against=against, ties=ties)
     per_ranking = _per_ranking(counted, query_id, from_ranks, use_rank)

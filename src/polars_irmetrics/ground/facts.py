@@ -235,14 +235,14 @@ class SharedFacts:
     (the same keys and order column, ids not hashed); the ids may have been cast to
     match another table since (an integer widened), which changes no count, and
     :meth:`frame` casts the keys to the route's dtypes. ``against``: the score column
-    the ranks are checked against and whether ranks may tie (:func:`ranking_facts`'
-    ``against`` and ``ties``), or ``None``.
+    the ranks are checked against (:func:`ranking_facts`' ``against``; its ``ties`` are
+    the call's ``check_duplicates``, one for every route), or ``None``.
     """
 
     table: pl.LazyFrame
     keys: tuple[str, ...]
     order: str
-    against: tuple[str, bool] | None = None
+    against: str | None = None
 
     @classmethod
     def of(
@@ -251,11 +251,12 @@ class SharedFacts:
         query_id: str,
         doc_id: str,
         order: str,
-        against: tuple[str, bool] | None = None,
+        against: str | None = None,
+        *,
+        ties: bool = False,
     ) -> SharedFacts:
         """The facts of ``run``'s rankings, one per query."""
-        score, ties = against if against is not None else (None, False)
-        table = ranking_facts(run, [query_id], pl.col(doc_id), order, against=score, ties=ties)
+        table = ranking_facts(run, [query_id], pl.col(doc_id), order, against=against, ties=ties)
         return cls(table, (query_id,), order, against)
 
     def frame(
@@ -263,7 +264,7 @@ class SharedFacts:
         keys: Sequence[str],
         order: str,
         schema: pl.Schema,
-        against: tuple[str, bool] | None = None,
+        against: str | None = None,
     ) -> pl.LazyFrame | None:
         """The shared frame for a route whose rankings are ``keys`` and whose order
         column is ``order``, and which reads :data:`AGAINST` where it checks its ranks

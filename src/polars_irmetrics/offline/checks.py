@@ -148,9 +148,8 @@ def run_facts(run: pl.LazyFrame, setup: Setup, shared: SharedFacts | None = None
     exposure measures' checks of the same rows in one call read the same group-by."""
     order = setup.rank if setup.order == "rank" else setup.score
     against = setup.check.against
-    checked = None if against is None else (against, not setup.check.check_duplicates)
     if shared is not None and not setup.doc_is_string:
-        facts = shared.frame(setup.keys, order, run.collect_schema(), checked)
+        facts = shared.frame(setup.keys, order, run.collect_schema(), against)
         if facts is not None:
             return facts
     doc = doc_fingerprint(pl.col(setup.doc_id), setup)

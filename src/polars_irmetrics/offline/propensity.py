@@ -504,7 +504,6 @@ def prepare_propensity(
     if sample is not None:
         read.setdefault(sample, run_schema[sample])
     against = rank_against(run_schema, options.order, options.rank, options.score)
-    against = against if order == "rank" else None
     if against is not None:
         read.setdefault(against, run_schema[against])
     return PsPlan(

@@ -211,7 +211,7 @@ def resolve(
         run_keys=tuple(k for k in by_keys if k not in from_queries),
         judged_keys=tuple(k for k in qrels_keys[:-1] if k not in from_queries),
         offers_drop=options.offers_drop,
-        against=rank_against(run_schema, order, rank, score) if resolved == "rank" else None,
+        against=rank_against(run_schema, order, rank, score),
     )
     return Setup(
         keys=(*by_keys, query_id),
