@@ -804,14 +804,7 @@ def _checks(
         ]
         flags.append(pl.col(query_id).is_null().any().alias(f"{_BAD}|{what}|null query"))
         if use_rank:  # the first query (as text, as the others) with a rank below 1
-            first = pl.col(query_id).filter(pl.col("bad rank") > 0).sort().first()
-            count = pl.col("bad rank").filter(pl.col(query_id) == first).first()
-            # a struct: the query as written (its repr) and its count
-            flags.append(
-                pl.struct(first.alias("query"), count.alias("n")).alias(
-                    f"{_BAD}|{what}|bad rank|{order}"
-                )
-            )
+            flags.append(_first_counted(query_id, "bad rank", f"{_BAD}|{what}|bad rank|{order}"))
         for kind in ("null doc", "duplicate doc", "bad value", "duplicate rank"):
             if kind == "duplicate rank" and not use_rank:
                 continue
@@ -819,16 +812,20 @@ def _checks(
                 f"|{order}" if kind in ("bad value", "duplicate rank") else ""
             )
             flags.append(query.filter(pl.col(kind)).min().alias(name))
-        if against is not None:  # the first query (as text), as a bad rank's
-            first = pl.col(query_id).filter(pl.col("two orders") > 0).sort().first()
-            count = pl.col("two orders").filter(pl.col(query_id) == first).first()
-            flags.append(
-                pl.struct(first.alias("query"), count.alias("n")).alias(
-                    f"{_BAD}|{what}|two orders|{order}|{against}"
-                )
-            )
+        if against is not None:  # the first query, as a bad rank's
+            name = f"{_BAD}|{what}|two orders|{order}|{against}"
+            flags.append(_first_counted(query_id, "two orders", name))
         rows.append(grouped.select(flags))
     return pl.concat(rows, how="horizontal")
+
+
+def _first_counted(query_id: str, count: str, name: str) -> pl.Expr:
+    """On :func:`_checks`' per-query rows: the first query (as text, in order) whose
+    ``count`` is above 0 and that count, a struct (``query``, ``n``) named ``name``
+    (null fields where none is)."""
+    first = pl.col(query_id).filter(pl.col(count) > 0).sort().first()
+    n = pl.col(count).filter(pl.col(query_id) == first).first()
+    return pl.struct(first.alias("query"), n.alias("n")).alias(name)
 
 
 _IN_REFERENCE = f"{INTERNAL}in_reference"
@@ -885,22 +882,10 @@ def _flag_error(what: str, kind: str, column: list[str], value: Any, query_id: s
         keyed = [f"{key}={value[key]!r}" for key in value if key not in (query_id, "samples")]
         shown += f" ({', '.join(keyed)})" if keyed else ""
         return sampled_error(column[0], shown, value["samples"], frame=what)
-    if kind == "bad rank":
-        return flag_error(
-            "bad_rank",
-            {"rank": column[0], "query_id": query_id},
-            value["query"],
-            value["n"],
-            frame=_FRAMES[what],
-        )
-    if kind == "two orders":
-        return flag_error(
-            "two_orders",
-            {"rank": column[0], "against": column[1], "query_id": query_id},
-            value["query"],
-            value["n"],
-            frame=_FRAMES[what],
-        )
+    if kind in ("bad rank", "two orders"):  # RUN_FLAGS' bad_rank, two_orders
+        roles = {"rank": column[0], "against": column[-1], "query_id": query_id}
+        name = kind.replace(" ", "_")
+        return flag_error(name, roles, value["query"], value["n"], frame=_FRAMES[what])
     if kind == "absent group":
         group = ", ".join(f"{key}={shown!r}" for key, shown in value.items())
         names = ", ".join(repr(key) for key in value)
