@@ -84,6 +84,7 @@ from polars_irmetrics.errors import (
 )
 from polars_irmetrics.ground.options import (
     EvalOptions,
+    key_keyword,
     metrics_named,
     refuse_zero_positive,
     shared_column_error,
@@ -93,6 +94,7 @@ from polars_irmetrics.ground.validate import (
     INTERNAL,
     common_id_dtype,
     id_kind,
+    key_dtype_error,
     kind_of,
     require_columns,
     system_name,
@@ -154,6 +156,10 @@ _SIDE = f"{INTERNAL}side"
 _IN_PRED = f"{INTERNAL}in_pred"
 _IN_LABELS = f"{INTERNAL}in_labels"
 _DUP = f"{INTERNAL}dup"
+#: A ``by``/``systems`` key of ``labels=`` beside the predictions' (by its index in
+#: ``by_keys``), and whether a pair's two values differ (:func:`_joined`).
+_LABEL_KEY = f"{INTERNAL}labels_key_"
+_KEY_DIFFERS = f"{INTERNAL}key_differs_"
 _PREDICTION_ROWS = f"{INTERNAL}prediction_rows"
 _LABEL_ROWS = f"{INTERNAL}label_rows"
 #: Each system's predictions (its keys and ``rows``), where ``systems=`` names them.
@@ -670,9 +676,12 @@ def _joined(table: pl.LazyFrame, labels: pl.LazyFrame, options: EvalOptions) -> 
         cast[key] = common_id_dtype([mine, theirs])
     table = table.with_columns(pl.col(k).cast(t) for k, t in cast.items())
     labels = labels.with_columns(pl.col(k).cast(t) for k, t in cast.items())
+    carried = _label_keys(options, pred_schema, label_schema)
     keep = [c for c in pred_schema.names() if c != options.label]
     left = table.select(keep).with_columns(pl.lit(True).alias(_IN_PRED))
-    right = labels.select(*keys, options.label).with_columns(pl.lit(True).alias(_IN_LABELS))
+    right = labels.select(
+        *keys, options.label, *(pl.col(k).alias(f"{_LABEL_KEY}{i}") for k, i, _ in carried)
+    ).with_columns(pl.lit(True).alias(_IN_LABELS))
     joined = left.join(right, on=keys, how="full", coalesce=True, nulls_equal=False)
     side = (
         pl.when(pl.col(_IN_PRED) & pl.col(_IN_LABELS))
@@ -682,10 +691,48 @@ def _joined(table: pl.LazyFrame, labels: pl.LazyFrame, options: EvalOptions) -> 
         .otherwise(pl.lit("labels"))
     )
     joined = joined.with_columns(side.alias(_SIDE))
+    if carried:  # a pair whose key in labels= is not the predictions' (a null differs)
+        joined = joined.with_columns(
+            (
+                (pl.col(_SIDE) == "both")
+                & _as(pl.col(key), dtype).ne_missing(_as(pl.col(f"{_LABEL_KEY}{i}"), dtype))
+            ).alias(f"{_KEY_DIFFERS}{i}")
+            for key, i, dtype in carried
+        )
     null_key = pl.any_horizontal(pl.col(k).is_null() for k in keys)
     if options.unmatched == "drop":  # a null key is refused, not dropped (_checks)
         joined = joined.filter((pl.col(_SIDE) == "both") | null_key)
     return joined.with_columns(((pl.len().over(keys) > 1) & ~null_key).alias(_DUP))
+
+
+def _label_keys(
+    options: EvalOptions, pred_schema: pl.Schema, label_schema: pl.Schema
+) -> list[tuple[str, int, pl.DataType | None]]:
+    """The ``by``/``systems`` keys ``labels=`` holds beside the predictions: each key,
+    its index in ``by_keys`` and the dtype both sides are compared in (``None``: one
+    dtype). The groups are the predictions' column; a ``labels=`` column of that name
+    is matched against it pair by pair (:func:`_key_checks`), never passed over: ids
+    of one kind in two dtypes compare in the dtype that holds both, any other two
+    dtypes are refused (:func:`~polars_irmetrics.ground.validate.key_dtype_error`)."""
+    carried: list[tuple[str, int, pl.DataType | None]] = []
+    ids = (options.query_id, options.doc_id, options.label)
+    for index, key in enumerate(options.by_keys):
+        if key in ids or key not in label_schema or key not in pred_schema:
+            continue  # a key the predictions lack is refused as theirs (prepare_rows)
+        mine, theirs = pred_schema[key], label_schema[key]
+        if mine == theirs:
+            carried.append((key, index, None))
+            continue
+        kinds = {kind_of(mine), kind_of(theirs)}
+        if len(kinds) != 1 or None in kinds:
+            raise key_dtype_error(key, mine, "the predictions", theirs, "labels=")
+        carried.append((key, index, common_id_dtype([mine, theirs])))
+    return carried
+
+
+def _as(column: pl.Expr, dtype: pl.DataType | None) -> pl.Expr:
+    """``column`` cast to ``dtype`` (``None``: as it is)."""
+    return column if dtype is None else column.cast(dtype)
 
 
 def check_keys_read(
@@ -1022,6 +1069,7 @@ def _checks(
                 "e.g. .unique([{query_id!r}, {doc_id!r}])",
                 smallest=True,
             ),
+            *_key_agreement_checks(schema, options),
             _Check(
                 "only_pred",
                 pl.col(_SIDE) == "predictions",
@@ -1046,6 +1094,51 @@ def _checks(
             # at all: ids that do not line up, not pairs to drop; _none_matched)
             _Check(_MATCHED, pl.col(_SIDE) == "both", pl.lit(None), QuerySetError, ""),
         ]
+    return checks
+
+
+def _shown(column: str, dtype: pl.DataType) -> pl.Expr:
+    """A key's value as a message shows it: text quoted, a null as ``null``."""
+    text = pl.col(column).cast(pl.String)
+    if dtype == pl.String or isinstance(dtype, pl.Categorical | pl.Enum):
+        text = pl.concat_str(pl.lit("'"), text, pl.lit("'"))
+    return text.fill_null(pl.lit("null"))
+
+
+def _key_agreement_checks(schema: pl.Schema, options: EvalOptions) -> list[_Check]:
+    """Two tables: a pair whose ``by``/``systems`` key in ``labels=`` (where it holds
+    the column) is not the predictions' value (:func:`_label_keys`). The groups are the
+    predictions' column, so such a column is refused where it disagrees, never passed
+    over: a labels table keyed by another day than its predictions is a join gone
+    wrong, not a choice between two values."""
+    checks = []
+    for index, key in enumerate(options.by_keys):
+        differs, theirs = f"{_KEY_DIFFERS}{index}", f"{_LABEL_KEY}{index}"
+        if differs not in schema:
+            continue
+        keyword, _ = key_keyword(options, key)
+        name = repr(key).replace("{", "{{").replace("}", "}}")
+        example = pl.format(
+            "({}, {}): {} in the predictions, {} in labels=",
+            pl.col(options.query_id),
+            pl.col(options.doc_id),
+            _shown(key, schema[key]),
+            _shown(theirs, schema[theirs]),
+        )
+        checks.append(
+            _Check(
+                f"key_differs_{index}",
+                pl.col(differs),
+                example,
+                InvalidValueError,
+                f"column {name} of labels= disagrees with the predictions' on {{n}} "
+                f"({{query_id}}, {{doc_id}}) pair(s){{where}} (e.g. {{example}}); "
+                f"{keyword}= groups the pairs by the predictions' column, and labels= "
+                f"that holds it must agree pair by pair: fix its values, or drop it "
+                f"from labels=, e.g. labels.drop({name})",
+                smallest=True,
+            )
+        )
     return checks
 
 
