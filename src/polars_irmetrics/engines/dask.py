@@ -604,20 +604,24 @@ def _with_attributes(
     keys, missing = attribute_columns(
         arrow_of(run), None if qrels is None else arrow_of(qrels), arrow_of(queries), options
     )
+    # matched in the dtype that holds every table's ids (Int64 ids of queries= beside
+    # an Int32 run: Int64), never cast to the run's (which failed with Arrow's text)
+    frames = [f for f in (run, qrels, queries) if f is not None]
+    ids = [as_polars_frame(arrow_of(f).empty_table())[query_id].dtype for f in frames]
+    common = meta(pl.Schema({query_id: common_id_dtype(ids)}))[query_id].dtype
     attributes = queries[[query_id, *keys]].drop_duplicates()
-    attributes[query_id] = attributes[query_id].astype(run[query_id].dtype)
+    if attributes[query_id].dtype != common:
+        attributes[query_id] = attributes[query_id].astype(common)
     if qrels is not None:
-        judged = attributes
-        if qrels[query_id].dtype != run[query_id].dtype:
+        if qrels[query_id].dtype != run[query_id].dtype:  # as the plan casts them
             dtypes = [
                 as_polars_frame(arrow_of(f).empty_table())[query_id].dtype for f in (run, qrels)
             ]
-            common = meta(pl.Schema({query_id: common_id_dtype(dtypes)}))[query_id].dtype
-            qrels = qrels.assign(**{query_id: qrels[query_id].astype(common)})
-            judged = attributes.assign(**{query_id: attributes[query_id].astype(common)})
-        qrels = qrels.merge(judged, on=query_id, how="left")
+            judged = meta(pl.Schema({query_id: common_id_dtype(dtypes)}))[query_id].dtype
+            qrels = qrels.assign(**{query_id: qrels[query_id].astype(judged)})
+        qrels = _merged_on_query(qrels, attributes, query_id, common)
     if missing:
-        run = run.merge(attributes[[query_id, *missing]], on=query_id, how="left")
+        run = _merged_on_query(run, attributes[[query_id, *missing]], query_id, common)
     nulls = [
         (key, side[side[key].isna()][[query_id]].drop_duplicates(split_out=1).to_delayed()[0])
         for key in keys
@@ -629,6 +633,21 @@ def _with_attributes(
     if qrels is not None:
         qrels = qrels[qrels[list(keys)].notnull().all(axis=1)]
     return run, qrels, placed
+
+
+def _merged_on_query(
+    frame: dd.DataFrame, attributes: dd.DataFrame, query_id: str, common: Any
+) -> dd.DataFrame:
+    """``frame`` left-merged with ``attributes`` (their ids of dtype ``common``) on the
+    query id compared as ``common``; ``frame``'s id column cast back to its own dtype
+    (its own values, so exactly)."""
+    own = frame[query_id].dtype
+    if own == common:
+        return frame.merge(attributes, on=query_id, how="left")
+    merged = frame.assign(**{query_id: frame[query_id].astype(common)}).merge(
+        attributes, on=query_id, how="left"
+    )
+    return merged.assign(**{query_id: merged[query_id].astype(own)})
 
 
 def _placed(nulls: list[tuple[str, pd.DataFrame]]) -> bool:

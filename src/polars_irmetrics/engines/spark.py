@@ -657,14 +657,28 @@ def _with_attributes(
             "partitioned_by= the run is read where it lies and cannot be joined first: "
             f"add a {missing[0]!r} column to the run's files, or drop partitioned_by="
         )
-    attributes = queries.select(
-        F.col(query_id).cast(run.schema[query_id].dataType).alias(query_id), *keys
-    ).distinct()
+    attributes = queries.select(query_id, *keys).distinct()
     if qrels is not None:
-        qrels = qrels.join(F.broadcast(attributes), on=query_id, how="left")
+        qrels = _joined_on_query(qrels, attributes, query_id)
     if missing:
-        run = run.join(F.broadcast(attributes.select(query_id, *missing)), on=query_id, how="left")
+        run = _joined_on_query(run, attributes.select(query_id, *missing), query_id)
     return run, qrels, functools.partial(_placed, run, qrels, keys, query_id)
+
+
+def _joined_on_query(frame: DataFrame, attributes: DataFrame, query_id: str) -> DataFrame:
+    """``frame`` left-joined with ``attributes`` (broadcast) on the query id; ids of two
+    dtypes (of one kind: the driver refused two kinds) compared as their text, which is
+    one integer's in every width, never cast to ``frame``'s (a wider id overflowed the
+    cast); ``frame``'s id column as it was."""
+    if frame.schema[query_id].dataType == attributes.schema[query_id].dataType:
+        return frame.join(F.broadcast(attributes), on=query_id, how="left")
+    key = f"{INTERNAL}query_key"
+    text = attributes.select(F.col(query_id).cast("string").alias(key), *attributes.columns[1:])
+    return (
+        frame.withColumn(key, F.col(query_id).cast("string"))
+        .join(F.broadcast(text), on=key, how="left")
+        .drop(key)
+    )
 
 
 def _placed(run: DataFrame, qrels: DataFrame | None, keys: Sequence[str], query_id: str) -> None:

@@ -14,13 +14,18 @@ import polars as pl
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
+    INTERNAL,
     check_id_kinds,
+    common_id_dtype,
     key_dtype_error,
     null_ids_error,
     require_columns,
 )
 
 __all__ = ["with_query_attributes"]
+
+#: The query id in the dtype every table's ids share, while ``queries=`` is joined.
+_QUERY_KEY = f"{INTERNAL}query_key"
 
 
 def with_query_attributes(
@@ -86,16 +91,38 @@ def with_query_attributes(
         # judgments' (which take queries=' column, so the refusal would name them)
         if key in run_schema and run_schema[key] != schema[key]:
             raise key_dtype_error(key, run_schema[key], "the run", schema[key], "queries=")
-    # ids of one kind (integers of two widths are cast): a string id never equals an integer
+    # ids of one kind: a string id never equals an integer
     check_id_kinds(schema, "queries", run_schema, "run", [query_id])
-    if query_id in run_schema and schema[query_id] != run_schema[query_id]:
-        attributes = attributes.with_columns(pl.col(query_id).cast(run_schema[query_id]))
     if qrels is not None:
-        qrels = qrels.join(attributes, on=query_id, how="left", nulls_equal=False)
+        check_id_kinds(schema, "queries", qrels.collect_schema(), "judgments", [query_id])
+    # matched in the dtype that holds every table's ids (a UInt64 id beyond Int64 beside
+    # an Int64 run: Int128), never cast to the run's (which failed or wrapped); the run's
+    # and the judgments' own columns keep their dtypes
+    schemas = [schema, run_schema, *(() if qrels is None else (qrels.collect_schema(),))]
+    common = common_id_dtype([s[query_id] for s in schemas if query_id in s])
+    if schema[query_id] != common:
+        attributes = attributes.with_columns(pl.col(query_id).cast(common))
+    if qrels is not None:
+        qrels = _with_attributes(qrels, attributes, query_id, common)
     missing = [k for k in keys if k not in run_schema]
     if missing:
-        run = run.join(attributes.select(query_id, *missing), on=query_id, how="left")
+        run = _with_attributes(run, attributes.select(query_id, *missing), query_id, common)
     return run, qrels, tuple(keys)
+
+
+def _with_attributes(
+    table: pl.LazyFrame, attributes: pl.LazyFrame, query_id: str, common: pl.DataType
+) -> pl.LazyFrame:
+    """``table`` left-joined with ``attributes`` (their ids in ``common``) on the query
+    id compared in ``common``; ``table``'s id column as it was."""
+    if table.collect_schema()[query_id] == common:
+        return table.join(attributes, on=query_id, how="left", nulls_equal=False)
+    matched = attributes.rename({query_id: _QUERY_KEY})
+    return (
+        table.with_columns(pl.col(query_id).cast(common).alias(_QUERY_KEY))
+        .join(matched, on=_QUERY_KEY, how="left", nulls_equal=False)
+        .drop(_QUERY_KEY)
+    )
 
 
 def _refuse_null_ids(frame: pl.DataFrame, query_id: str) -> pl.DataFrame:
