@@ -360,9 +360,8 @@ ENGINE_ROUTES: list[tuple[str, list[str], pl.DataFrame, str, pl.DataFrame, dict[
 ]  # fmt: skip
 #: (the engine, the run's key dtype, the side table's, the one dtype they are lined up
 #:  in): each engine a narrower run and a narrower side (one machine's cases above hold
-#:  every pair on every route); a Categorical column reaches Dask as a pyarrow
-#:  dictionary, which its shuffle does not take whatever the dtypes beside (one dtype
-#:  too), so it is Spark's alone
+#:  every pair on every route); a Categorical column on Dask (a pyarrow dictionary,
+#:  read as its text since round 26): tests/test_trust_round26.py
 ENGINE_WIDTHS = [
     ("spark", pl.Int32(), pl.Int64(), pl.Int64()),
     ("spark", pl.Categorical(), pl.String(), pl.String()),

@@ -100,7 +100,7 @@ from polars_irmetrics.errors import (
     IrmWarning,
     MissingDependencyError,
 )
-from polars_irmetrics.ground.options import EvalKwargs, EvalOptions
+from polars_irmetrics.ground.options import EvalKwargs, EvalOptions, key_names
 from polars_irmetrics.ground.validate import common_id_dtype, unplaced_query_error
 from polars_irmetrics.offline.coverage import Coverage
 
@@ -272,6 +272,91 @@ def evaluate(
             run, ["ndcg@10"], qrels=qrels, partitioned_by="bucket", progress=True
         )
     """
+    tables = {
+        "qrels": qrels,
+        "queries": queries,
+        "labels": labels,
+        "policy": policy,
+        "reward_model": reward_model,
+        "propensities": propensities,
+        "groups": groups,
+        "target": target,
+        "interactions": interactions,
+        "item_features": item_features,
+        "reference": reference,
+    }
+    # Arrow dictionary columns (polars' Categorical and Enum) fail Dask's P2P shuffle:
+    # read as their values' text, the run's group keys given back in their own dtype
+    # (one machine's result holds the run's key column)
+    found = _dictionary_columns(run)
+    text = {name: _as_values(table) for name, table in tables.items()}
+    values = _evaluate(
+        _as_values(run),
+        metrics,
+        qrels=text["qrels"],
+        queries=text["queries"],
+        labels=text["labels"],
+        policy=text["policy"],
+        reward_model=text["reward_model"],
+        propensities=text["propensities"],
+        groups=text["groups"],
+        target=text["target"],
+        interactions=text["interactions"],
+        item_features=text["item_features"],
+        reference=text["reference"],
+        partitions=partitions,
+        **options,
+    )
+    keys = {*key_names("by", options.get("by")), *key_names("systems", options.get("systems"))}
+    back = {c: found[c] for c in values.columns if c in found and c in keys}
+    return values.astype(back) if back else values
+
+
+def _dictionary_columns(frame: Any) -> dict[str, Any]:
+    """The Arrow dictionary columns (Categorical, Enum) of ``frame`` and their dtypes
+    (none where it is no Dask frame: the door refuses it)."""
+    if not isinstance(frame, dd.DataFrame):
+        return {}
+    return {str(c): dtype for c, dtype in frame.dtypes.items() if _is_dictionary(dtype)}
+
+
+def _is_dictionary(dtype: Any) -> bool:
+    return isinstance(dtype, pd.ArrowDtype) and pa.types.is_dictionary(dtype.pyarrow_dtype)
+
+
+def _as_values(frame: Any) -> Any:
+    """``frame`` (a Dask frame; anything else as it is, for the door to refuse) with
+    each Arrow dictionary column as its values (text: an id's or a group's text, which
+    is how every table's Categorical and String ids meet)."""
+    if not isinstance(frame, dd.DataFrame):
+        return frame
+    cast = {
+        column: pd.ArrowDtype(dtype.pyarrow_dtype.value_type)
+        for column, dtype in frame.dtypes.items()
+        if _is_dictionary(dtype)
+    }
+    return frame.astype(cast) if cast else frame
+
+
+def _evaluate(
+    run: dd.DataFrame,
+    metrics: str | Iterable[str],
+    *,
+    qrels: dd.DataFrame | None = None,
+    queries: dd.DataFrame | None = None,
+    labels: dd.DataFrame | None = None,
+    policy: dd.DataFrame | None = None,
+    reward_model: dd.DataFrame | None = None,
+    propensities: dd.DataFrame | None = None,
+    groups: dd.DataFrame | None = None,
+    target: dd.DataFrame | None = None,
+    interactions: dd.DataFrame | None = None,
+    item_features: dd.DataFrame | None = None,
+    reference: dd.DataFrame | None = None,
+    partitions: int | None = None,
+    **options: Unpack[EvalKwargs],
+) -> dd.DataFrame:
+    """:func:`evaluate` on frames without Arrow dictionary columns."""
     _ensure_frame(run, "run")
     if qrels is not None:
         _ensure_frame(qrels, "qrels")
