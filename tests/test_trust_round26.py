@@ -399,3 +399,97 @@ def test_categorical_columns_on_the_engines(
         assert want.schema["day"] == (pl.String() if "day" not in in_run else to)
     got = got.with_columns(pl.col(k).cast(want.schema[k]) for k in keys)
     assert got.sort(keys).rows() == want.sort(keys).rows()
+
+
+# --- 4. a list-shaped run's two orders, in words of the lists --------------------------
+
+#: the long RUN of test_orders_round25 as lists: q1's scores rise from b to c
+LISTED = pl.DataFrame(
+    {
+        "query_id": ["q1", "q2"],
+        "doc_id": [["a", "b", "c"], ["a", "b", "c"]],
+        "score": [[0.9, 0.2, 0.7], [0.5, 0.5, 0.1]],
+    }
+)
+LONG = LISTED.explode("doc_id", "score").with_columns(
+    pl.int_range(1, 4, dtype=pl.Int64).over("query_id").alias("rank")
+)
+LIST_QRELS = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["c", "a"], "relevance": [1, 1]})
+LIST_ROUTES: dict[str, tuple[list[str], dict[str, pl.DataFrame]]] = {
+    "ranking": (["ndcg", "P@2"], {"qrels": LIST_QRELS}),
+    "exposure": (["ee_loss"], {"qrels": LIST_QRELS}),
+    "grouped exposure": (
+        ["awrf"],
+        {
+            "qrels": LIST_QRELS,
+            "groups": pl.DataFrame({"doc_id": ["a", "b", "c"], "group": ["x", "y", "x"]}),
+        },
+    ),
+    "recommendations": (
+        ["novelty@2"],
+        {
+            "interactions": pl.DataFrame(
+                {"query_id": ["u1", "u2", "u3"], "doc_id": ["a", "b", "c"]}
+            )
+        },
+    ),
+    "data quality": (["unrepeated_reco@2"], {}),
+    "propensity": (
+        ["ps_ndcg@3"],
+        {
+            "qrels": LIST_QRELS,
+            "propensities": pl.DataFrame({"doc_id": ["a", "b", "c"], "propensity": [0.5] * 3}),
+        },
+    ),
+    "reference": (["rbo(p=0.9)@3"], {"reference": LONG.with_columns(score=-pl.col("rank"))}),
+}
+LISTS_REFUSAL = (
+    "the lists' order and column 'score' of the run order query 'q1' differently: 1 "
+    "document(s) score lower than a document listed after them. order='auto' reads the "
+    "lists' order (their positions) where the run has no list of ranks, and which order "
+    "is meant the data cannot say: pass order='rank' to rank by the lists' order, or "
+    "order='score' to rank by the score lists in 'score' (trec_eval's order, which "
+    "ignores ranks)"
+)
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["frame", "lazy"])
+@pytest.mark.parametrize("route", list(LIST_ROUTES))
+def test_list_run_of_two_orders_names_the_lists_order(route: str, lazy: bool) -> None:
+    metrics, tables = LIST_ROUTES[route]
+    run = LISTED.lazy() if lazy else LISTED
+    given = {k: v.lazy() if lazy else v for k, v in tables.items()}
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(LISTS_REFUSAL)}$"):
+        pl.collect_all([irm.evaluate(run, metrics, **given).lazy()])
+
+
+@pytest.mark.parametrize("route", list(LIST_ROUTES))
+def test_list_run_in_the_order_its_message_offers(route: str) -> None:
+    # order='rank' reads the lists' order, order='score' the score lists: as the long run
+    metrics, tables = LIST_ROUTES[route]
+    for order in ("rank", "score"):
+        got = irm.evaluate(LISTED, metrics, order=order, **tables)
+        assert got.equals(irm.evaluate(LONG, metrics, order=order, **tables))
+
+
+def test_list_run_with_rank_lists_names_its_rank_column() -> None:
+    # a list of ranks is a column the caller wrote: named as a long run's
+    ranked = LISTED.with_columns(pl.Series("rank", [[1, 2, 3], [1, 2, 3]]))
+    message = (
+        "columns 'rank' and 'score' of the run order query 'q1' differently: 1 document(s) "
+        "score lower than a document ranked below them. order='auto' reads 'rank' where "
+        "the run has it, and which order is meant the data cannot say: pass order='rank' "
+        "to rank by 'rank', or order='score' to rank by 'score' (trec_eval's order, which "
+        "ignores ranks)"
+    )
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.evaluate(ranked, ["ndcg"], qrels=LIST_QRELS)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_list_run_of_two_orders_on_the_engines(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    evaluate, to_engine, back = engine_io(engine, request)
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(LISTS_REFUSAL)}$"):
+        back(evaluate(to_engine(LISTED), ["ndcg", "P@2"], qrels=to_engine(LIST_QRELS)))

@@ -42,6 +42,7 @@ from polars_irmetrics.ground.facts import against_value, disagreements, score_or
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
+    ListOrder,
     check_numeric,
     flag_error,
     id_kind,
@@ -814,6 +815,8 @@ def _checks(
             flags.append(query.filter(pl.col(kind)).min().alias(name))
         if against is not None:  # the first query, as a bad rank's
             name = f"{_BAD}|{what}|two orders|{order}|{against}"
+            if what == "run" and isinstance(order, ListOrder):  # the lists' positions
+                name += f"|{_LISTS}"
             flags.append(_first_counted(query_id, "two orders", name))
         rows.append(grouped.select(flags))
     return pl.concat(rows, how="horizontal")
@@ -829,6 +832,9 @@ def _first_counted(query_id: str, count: str, name: str) -> pl.Expr:
 
 
 _IN_REFERENCE = f"{INTERNAL}in_reference"
+#: The last field of a ``two orders`` flag's name where the run's ranks are its lists'
+#: positions (:class:`~polars_irmetrics.ground.validate.ListOrder`: a name loses the mark).
+_LISTS = "lists"
 
 
 def _raise_on_bad(
@@ -883,7 +889,10 @@ def _flag_error(what: str, kind: str, column: list[str], value: Any, query_id: s
         shown += f" ({', '.join(keyed)})" if keyed else ""
         return sampled_error(column[0], shown, value["samples"], frame=what)
     if kind in ("bad rank", "two orders"):  # RUN_FLAGS' bad_rank, two_orders
-        roles = {"rank": column[0], "against": column[-1], "query_id": query_id}
+        lists = column[-1] == _LISTS  # a list-shaped run's positions (_checks)
+        column = column[:-1] if lists else column
+        rank = ListOrder(column[0]) if lists else column[0]
+        roles = {"rank": rank, "against": column[-1], "query_id": query_id}
         name = kind.replace(" ", "_")
         return flag_error(name, roles, value["query"], value["n"], frame=_FRAMES[what])
     if kind == "absent group":

@@ -49,7 +49,7 @@ from polars_irmetrics.exposure.plan import build_exposure_plan, refuse_unplaced
 from polars_irmetrics.ground.buckets import collect_guarded, eager_engine
 from polars_irmetrics.ground.facts import SharedFacts, SharedIds
 from polars_irmetrics.ground.inputs import ArrowStreamExportable, FrameInput, as_polars
-from polars_irmetrics.ground.lists import long_judgments, long_run
+from polars_irmetrics.ground.lists import long_judgments, long_run, ranked_by
 from polars_irmetrics.ground.options import (
     READ_BY,
     EvalKwargs,
@@ -1090,7 +1090,10 @@ def evaluate_plan(
     }
     # list-shaped run and judgments (one row per query) in the long form; a query in two
     # rows of one (system, group) refused by its name
+    rank = ranked_by(table.collect_schema(), doc_id=options.doc_id, rank=options.rank)
     table = long_run(table, **columns, relevance=options.relevance, keys=options.by_keys)
+    if rank is not options.rank:  # the ranks are the lists' positions: said so in messages
+        options = options.replace(rank=rank)
     tables = dict(tables)
     listed = tables.get("qrels")
     if listed is not None:

@@ -16,7 +16,7 @@ import pandas as pd
 import pyarrow as pa
 
 from polars_irmetrics.engines._dask_frames import arrow_of, to_pandas, to_table
-from polars_irmetrics.engines._long_form import LongForm, long_forms
+from polars_irmetrics.engines._long_form import LongForm, long_forms, ranked_options
 from polars_irmetrics.engines._partition import check_run_columns
 from polars_irmetrics.errors import ColumnNotFoundError
 from polars_irmetrics.ground.options import EvalOptions
@@ -26,8 +26,10 @@ __all__ = ["dask_long_form", "named_columns"]
 
 def dask_long_form(
     run: dd.DataFrame, qrels: dd.DataFrame | None, options: EvalOptions
-) -> tuple[dd.DataFrame, dd.DataFrame | None]:
-    """``run`` and ``qrels`` in the long form (each unchanged unless it is list-shaped)."""
+) -> tuple[dd.DataFrame, dd.DataFrame | None, EvalOptions]:
+    """``run`` and ``qrels`` in the long form (each unchanged unless it is list-shaped),
+    and ``options`` with the rank column marked where it is the run's lists' positions
+    (:func:`~polars_irmetrics.engines._long_form.ranked_options`)."""
     lists = (options.doc_id, options.score, options.rank, options.relevance)
     run_schema = _schema(run, lists)
     qrels_schema = None if qrels is None else _schema(qrels, lists)
@@ -36,7 +38,7 @@ def dask_long_form(
         run = _exploded(run, run_schema, run_form)
     if qrels is not None and qrels_schema is not None and qrels_form is not None:
         qrels = _exploded(qrels, qrels_schema, qrels_form)
-    return run, qrels
+    return run, qrels, ranked_options(run_schema, options)
 
 
 def named_columns(run: dd.DataFrame, options: EvalOptions) -> pa.Schema:

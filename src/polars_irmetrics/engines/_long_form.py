@@ -21,10 +21,10 @@ import polars as pl
 import pyarrow as pa
 
 from polars_irmetrics.engines._partition import arrow_schema, as_polars_frame
-from polars_irmetrics.ground.lists import is_list_column, long_judgments, long_run
+from polars_irmetrics.ground.lists import is_list_column, long_judgments, long_run, ranked_by
 from polars_irmetrics.ground.options import EvalOptions
 
-__all__ = ["LongForm", "long_forms"]
+__all__ = ["LongForm", "long_forms", "ranked_options"]
 
 
 @dataclass(frozen=True)
@@ -91,3 +91,12 @@ def long_forms(
         )
         forms.append(LongForm(side, *names) if listed else None)
     return forms[0], forms[1]
+
+
+def ranked_options(run_schema: pa.Schema, options: EvalOptions) -> EvalOptions:
+    """``options`` with the rank column's name marked where the run's ranks are its
+    lists' positions (:func:`~polars_irmetrics.ground.lists.ranked_by`), as one machine
+    marks it: a message about the ranks then names the lists' order."""
+    schema = as_polars_frame(run_schema.empty_table()).schema
+    rank = ranked_by(schema, doc_id=options.doc_id, rank=options.rank)
+    return options if rank is options.rank else options.replace(rank=rank)

@@ -15,7 +15,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql.pandas.types import from_arrow_schema
 
-from polars_irmetrics.engines._long_form import LongForm, long_forms
+from polars_irmetrics.engines._long_form import LongForm, long_forms, ranked_options
 from polars_irmetrics.engines._partition import carry_error
 from polars_irmetrics.engines._spark_arrow import arrow_of
 from polars_irmetrics.errors import IrmError
@@ -26,10 +26,13 @@ __all__ = ["spark_long_form"]
 
 def spark_long_form(
     run: DataFrame, qrels: DataFrame | None, options: EvalOptions
-) -> tuple[DataFrame, DataFrame | None]:
-    """``run`` and ``qrels`` in the long form (each unchanged unless it is list-shaped)."""
+) -> tuple[DataFrame, DataFrame | None, EvalOptions]:
+    """``run`` and ``qrels`` in the long form (each unchanged unless it is list-shaped),
+    and ``options`` with the rank column marked where it is the run's lists' positions
+    (:func:`~polars_irmetrics.engines._long_form.ranked_options`)."""
+    run_schema = arrow_of(run)
     run_form, qrels_form = long_forms(
-        arrow_of(run),
+        run_schema,
         None if qrels is None else arrow_of(qrels),
         options,
     )
@@ -37,7 +40,7 @@ def spark_long_form(
         run = _exploded(run, run_form)
     if qrels is not None and qrels_form is not None:
         qrels = _exploded(qrels, qrels_form)
-    return run, qrels
+    return run, qrels, ranked_options(run_schema, options)
 
 
 def _exploded(frame: DataFrame, form: LongForm) -> DataFrame:

@@ -471,7 +471,7 @@ def _evaluate(
         return persist(values) if built.progress else values
     partitioned_by = built.partitioned_by
     if partitioned_by is None:  # list-shaped sides (one row per query) in the long form
-        run, qrels = dask_long_form(run, qrels, built)
+        run, qrels, built = dask_long_form(run, qrels, built)
     placed = None
     if queries is not None:
         _ensure_frame(queries, "queries")

@@ -420,7 +420,7 @@ def evaluate(
         return computed
     partitioned_by = built.partitioned_by
     if partitioned_by is None:  # list-shaped sides (one row per query) in the long form
-        run, qrels = spark_long_form(run, qrels, built)
+        run, qrels, built = spark_long_form(run, qrels, built)
     placed = None
     if queries is not None:
         _ensure_frame(queries, "queries")

@@ -34,9 +34,9 @@ from typing import overload
 import polars as pl
 
 from polars_irmetrics.errors import DuplicateError, InvalidValueError
-from polars_irmetrics.ground.validate import INTERNAL
+from polars_irmetrics.ground.validate import INTERNAL, ListOrder
 
-__all__ = ["is_list_column", "long_judgments", "long_run"]
+__all__ = ["is_list_column", "long_judgments", "long_run", "ranked_by"]
 
 
 def is_list_column(schema: pl.Schema, column: str) -> bool:
@@ -169,6 +169,22 @@ def long_run(
         .explode([*lists, *positions])
     )
     return exploded.collect() if isinstance(run, pl.DataFrame) else exploded
+
+
+def ranked_by(schema: pl.Schema, *, doc_id: str, rank: str) -> str:
+    """The rank column's name for a run of ``schema``: a :class:`ListOrder` where
+    :func:`long_run` makes it of the lists' positions (``doc_id`` lists, ``rank`` no
+    parallel list), so that a message about the ranks names the lists' order, not a
+    column the caller never wrote; else ``rank`` as it is.
+
+    >>> ranked_by(pl.Schema({"doc_id": pl.List(pl.String)}), doc_id="doc_id", rank="rank")
+    'rank'
+    >>> type(_).__name__
+    'ListOrder'
+    """
+    if is_list_column(schema, doc_id) and not is_list_column(schema, rank):
+        return ListOrder(rank)
+    return rank
 
 
 @overload

@@ -32,10 +32,12 @@ from polars_irmetrics.ground.facts import SharedIds, id_rows
 __all__ = [
     "FLOAT64_EXACT",
     "KEYED_TABLES",
+    "LIST_TWO_ORDERS",
     "SYSTEM_TALLIES",
     "TALLY_ROW",
     "CheckSpec",
     "IdKind",
+    "ListOrder",
     "UnplacedParts",
     "UnplacedRows",
     "absent_groups_row",
@@ -46,6 +48,7 @@ __all__ = [
     "empty_table_text",
     "features_tally",
     "flag_error",
+    "flag_template",
     "held_tally",
     "id_kind",
     "integer_cast_fix",
@@ -608,6 +611,43 @@ RUN_FLAGS: tuple[tuple[str, type[Exception], str, str], ...] = (
     ),
 )
 
+
+class ListOrder(str):
+    """The name of a list-shaped run's rank column, made of the lists' positions
+    (:func:`~polars_irmetrics.ground.lists.long_run`): the same text as the name (a
+    column, an option's value, equal to it everywhere), marked so that a message about
+    the ranks says "the lists' order" instead of naming a column the caller never wrote
+    (:data:`LIST_TWO_ORDERS`).
+
+    >>> ListOrder("rank") == "rank", repr(ListOrder("rank"))
+    (True, "'rank'")
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return str.__repr__(self)
+
+
+#: ``two_orders`` of a list-shaped run whose ranks are the lists' positions (the rank
+#: column is a :class:`ListOrder`): the lists' order, not a column, against the scores.
+LIST_TWO_ORDERS = (
+    "the lists' order and column {score!r} of the {frame} order query {query} "
+    "differently: {n} document(s) score lower than a document listed after them. "
+    "order='auto' reads the lists' order (their positions) where the {frame} has no "
+    "list of ranks, and which order is meant the data cannot say: pass order='rank' to "
+    "rank by the lists' order, or order='score' to rank by the score lists in {score!r} "
+    "(trec_eval's order, which ignores ranks)"
+)
+
+
+def flag_template(name: str, template: str, rank: str | None) -> str:
+    """The template of :data:`RUN_FLAGS`' check ``name``: ``template``, or
+    :data:`LIST_TWO_ORDERS` where the ranks are a list-shaped run's positions
+    (``rank``, the rank column's name, a :class:`ListOrder`)."""
+    return LIST_TWO_ORDERS if name == "two_orders" and isinstance(rank, ListOrder) else template
+
+
 #: With check_duplicates=False a judged document twice in the run also shows here: the
 #: count is of the query's judgments joined to its run rows (a judgment per run row that
 #: lists its document, or alone where none does), each row past its document's first.
@@ -638,6 +678,7 @@ def flag_error(
     ``keys``: the ``by`` keys the table holds as columns, which a duplicate's fix keeps
     (judgments per system)."""
     error, role, template = next((e, r, t) for f, e, r, t in RUN_FLAGS if f == name)
+    template = flag_template(name, template, columns.get("rank"))
     text = repr(query) if shown is None else shown
     qcol = columns.get("query_id") or "query_id"
     unique = [*keys, qcol, columns[role]]
@@ -790,6 +831,7 @@ def raise_on_bad_rows(
             row = bad.row(0, named=True)
             if name == "q_dup_doc" and not spec.check_duplicates:
                 template = UNCHECKED_DUP_DOC
+            template = flag_template(name, template, spec.rank)
             keys = spec.judged_keys if name == "q_dup_doc" else spec.run_keys
             text = template.format(
                 col=columns[role],
