@@ -1090,10 +1090,11 @@ def evaluate_plan(
     }
     # list-shaped run and judgments (one row per query) in the long form; a query in two
     # rows of one (system, group) refused by its name
-    rank = ranked_by(table.collect_schema(), doc_id=options.doc_id, rank=options.rank)
-    table = long_run(table, **columns, relevance=options.relevance, keys=options.by_keys)
-    if rank is not options.rank:  # the ranks are the lists' positions: said so in messages
+    long = long_run(table, **columns, relevance=options.relevance, keys=options.by_keys)
+    if long is not table:  # list-shaped: its ranks may be the lists' positions, said so
+        rank = ranked_by(table.collect_schema(), doc_id=options.doc_id, rank=options.rank)
         options = options.replace(rank=rank)
+    table = long
     tables = dict(tables)
     listed = tables.get("qrels")
     if listed is not None:
