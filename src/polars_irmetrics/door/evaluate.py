@@ -1193,6 +1193,7 @@ def evaluate_plan(
         # beside the offline metrics, the counts per ranking both routes' checks read:
         # one group-by of the run for the two
         facts = _shared_facts(table, options, tables) if "offline" in routes else None
+        facts = _shared_judged(facts, table, tables, options, asked)
         if facts is not None and ids is not None:  # the run's queries: the facts' rows
             ids = replace(ids, queries=facts.table.select(options.query_id))
         # unretrieved='drop' beside the ranking metrics: the exposure measures too read
@@ -1682,6 +1683,36 @@ def _shared_facts(
     against = rank_against(schema, options.order, options.rank, options.score)
     ties = not options.check_duplicates
     return SharedFacts.of(run, options.query_id, options.doc_id, order, against, ties=ties)
+
+
+def _shared_judged(
+    facts: SharedFacts | None,
+    run: pl.LazyFrame,
+    tables: Mapping[str, pl.LazyFrame | None],
+    options: EvalOptions,
+    exposure: Requests,
+) -> SharedFacts | None:
+    """``facts`` with the run's rows joined with the judgments
+    (:meth:`~polars_irmetrics.ground.facts.SharedFacts.with_judged`), where the
+    accuracy metrics' judged rows and the expected-exposure measures' relevant rows
+    are one join (measured on 10M rows: a join of the whole run, 0.3-0.5 s, made
+    once): an exposure measure that reads the judgments (``exposure``), a run ranked
+    by its rank column, the ids of one dtype in the run and the judgments (no cast
+    either route would make first); ``facts`` as they are elsewhere."""
+    qrels = tables.get("qrels")
+    if facts is None or qrels is None:
+        return facts
+    if not any("judgments" in r.reads for _, r in exposure):
+        return facts
+    schema, judged = run.collect_schema(), qrels.collect_schema()
+    if options.order == "score" or facts.order != options.rank:
+        return facts
+    ids = (options.query_id, options.doc_id)
+    if options.relevance not in judged or any(
+        c not in judged or c not in schema or judged[c] != schema[c] for c in ids
+    ):
+        return facts
+    return facts.with_judged(run, qrels, options.doc_id, options.relevance)
 
 
 def _shared_ids(

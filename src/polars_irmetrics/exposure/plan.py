@@ -175,6 +175,7 @@ def build_exposure_plan(
     """
     query_id, doc_id = options.query_id, options.doc_id
     keys = list(options.by_keys)
+    given = qrels  # the door's table, which its shared judged rows were joined with
     # the run's and the judgments' columns, as the accuracy metrics check them
     run_schema = run.collect_schema()
     require_columns(run_schema, [query_id, doc_id], "run", RUN_COLUMNS_HINT)
@@ -343,7 +344,35 @@ def build_exposure_plan(
     rows = ranked
     if whole_rows:
         rows = ranked.join(rel_rows, on=[query_id, doc_id], how="left", coalesce=True)
-    if from_ranks:  # the rankings ranked 1..n: positions from the ranks
+    relevant_rows: pl.LazyFrame | None = None  # the relevant rows with their positions
+    if from_ranks and not whole_rows:  # the relevant rows apart (below): a few rows
+        every = per_ranking.select(pl.col(_WHOLE).all().alias(_EVERY)).cache()
+        rows = rows.cache()  # read by the positions and the relevant rows' own join
+        fast, rest = _ranked_parts(rows, every, query_id, doc_id, order)
+        rest = rest.cache()  # no row where every ranking is whole
+        ordered = pl.concat([fast, rest]).cache()
+        shared = None
+        if facts is not None and not keys and not sampled:
+            shared = facts.judged_frame(given, order, run.collect_schema(), doc_id)
+        relevant_rows = _relevant_positions(
+            rows
+            if shared is None
+            else shared.select(
+                query_id,
+                sample.alias(_S),
+                doc_id,
+                value.alias(order),
+                pl.col(options.relevance).cast(pl.Float64).alias(_REL),
+            ).filter(pl.col(_REL) > 0),
+            None if shared is not None else rel_rows,
+            every,
+            rest,
+            rel_rows,
+            query_id,
+            doc_id,
+            order,
+        )
+    elif from_ranks:  # the rankings ranked 1..n: positions from the ranks
         ordered = _ranked_positions(rows, per_ranking, query_id, doc_id, order).cache()
     else:  # one sort: each ranking in order
         ordered = _sorted_positions(rows, query_id, doc_id, order, use_rank).cache()
@@ -384,6 +413,8 @@ def build_exposure_plan(
         ranked = ordered
     elif whole_rows:
         ranked = ordered.join(judged, on=query_id, how="semi", maintain_order="left").cache()
+    elif relevant_rows is not None:  # the relevant rows, positioned apart (above)
+        ranked = relevant_rows
     else:  # the relevant rows alone, with their positions in the whole ranking
         ranked = ordered.join(rel_rows, on=[query_id, doc_id], how="inner", coalesce=True)
     if fair and groups is not None:
@@ -757,6 +788,53 @@ def _sorted_positions(
     return rows.sort(
         [query_id, _S, order, doc_id], descending=[False, False, not use_rank, True]
     ).with_columns(_positions(query_id).alias(_POS))
+
+
+def _ranked_parts(
+    rows: pl.LazyFrame, every: pl.LazyFrame, query_id: str, doc_id: str, rank: str
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """:func:`_ranked_positions`' two parts: ``rows`` with the ranks less one where
+    every ranking is whole (``every``: one row, ``__every``), and ``rows`` sorted
+    (:func:`_sorted_positions`) where not; one of them keeps no row."""
+    flagged = rows.join(every, how="cross")
+    fast = (
+        flagged.filter(pl.col(_EVERY))
+        .drop(_EVERY)
+        .with_columns((pl.col(rank) - 1.0).cast(pl.Int64).alias(_POS))
+    )
+    rest = flagged.filter(~pl.col(_EVERY)).drop(_EVERY)
+    return fast, _sorted_positions(rest, query_id, doc_id, rank, True)
+
+
+def _relevant_positions(
+    rows: pl.LazyFrame,
+    relevant: pl.LazyFrame | None,
+    every: pl.LazyFrame,
+    rest: pl.LazyFrame,
+    rel_rows: pl.LazyFrame,
+    query_id: str,
+    doc_id: str,
+    rank: str,
+) -> pl.LazyFrame:
+    """The ranked rows of relevant documents (``query_id, __s, doc_id, __pos, __rel``)
+    with their positions in the whole ranking, as ``rest`` and the rows of whole
+    rankings (:func:`_ranked_parts`) joined with ``rel_rows`` give them, without a join
+    of every ranked row: where every ranking is whole (``every``), ``rows``' (each a
+    row of the run, with ``__rel`` where ``relevant`` is ``None``: the door's join of
+    the run with the judgments, which the accuracy metrics read too; else joined with
+    ``relevant`` here) with the ranks less one; otherwise ``rest`` (the sorted rows)
+    joined with ``rel_rows``."""
+    if relevant is not None:
+        rows = rows.join(relevant, on=[query_id, doc_id], how="inner", coalesce=True)
+    columns = [query_id, _S, doc_id, _POS, _REL]
+    fast = (
+        rows.join(every, how="cross")
+        .filter(pl.col(_EVERY))
+        .with_columns((pl.col(rank) - 1.0).cast(pl.Int64).alias(_POS))
+        .select(columns)
+    )
+    slow = rest.join(rel_rows, on=[query_id, doc_id], how="inner", coalesce=True).select(columns)
+    return pl.concat([fast, slow])
 
 
 def _ranked_positions(

@@ -29,7 +29,7 @@ likewise); whether its ranks are 1 to its length reads four of the columns:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import polars as pl
 
@@ -243,6 +243,10 @@ class SharedFacts:
     keys: tuple[str, ...]
     order: str
     against: str | None = None
+    #: The run's rows inner-joined with the judgments (:meth:`with_judged`), or ``None``.
+    judged: pl.LazyFrame | None = field(default=None, compare=False, repr=False)
+    #: The judgments table :attr:`judged` was joined with, as the door holds it.
+    judgments: pl.LazyFrame | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def of(
@@ -276,6 +280,57 @@ class SharedFacts:
         if against is not None and against != self.against:
             return None
         return self.table.with_columns(pl.col(key).cast(schema[key]) for key in self.keys)
+
+    # -- the judged rows: the run's rows with a judgment, one join for the routes --
+
+    def with_judged(
+        self, run: pl.LazyFrame, qrels: pl.LazyFrame, doc_id: str, relevance: str
+    ) -> SharedFacts:
+        """These facts with :attr:`judged`: ``run``'s rows (the key, ``doc_id`` and the
+        order column, as the run holds them) inner-joined with ``qrels``' (the key,
+        ``doc_id`` and ``relevance``) on the query and the document, cached: the join
+        the accuracy metrics make and the expected-exposure measures' relevant rows
+        are read from (one join of the run for both). The hash table is built on the
+        judgments, with the no-op filter that lets polars' streaming engine filter the
+        run's keys before the rest of a row is decoded (see
+        :mod:`polars_irmetrics.offline.plan`). Where a route reads ``qrels`` itself
+        (the very object) and ranks by :attr:`order`, :meth:`judged_frame` serves it.
+
+        >>> run = pl.LazyFrame({"q": [1, 1, 2], "doc": [5, 6, 5], "rank": [1, 2, 1]})
+        >>> qrels = pl.LazyFrame({"q": [1, 2], "doc": [6, 7], "rel": [2, 1]})
+        >>> facts = SharedFacts.of(run, "q", "doc", "rank").with_judged(run, qrels, "doc", "rel")
+        >>> facts.judged_frame(qrels, "rank", run.collect_schema(), "doc").collect().rows()
+        [(1, 6, 2, 2)]
+        """
+        keys = list(self.keys)
+        judgments = qrels.select(*keys, doc_id, relevance).filter(pl.lit(True))
+        judged = (
+            run.select(*keys, doc_id, self.order)
+            .join(
+                judgments,
+                on=[*keys, doc_id],
+                how="inner",
+                nulls_equal=False,
+                build_side="prefer_right",
+            )
+            .cache()
+        )
+        return replace(self, judged=judged, judgments=qrels)
+
+    def judged_frame(
+        self, qrels: pl.LazyFrame | None, order: str, schema: pl.Schema, doc_id: str
+    ) -> pl.LazyFrame | None:
+        """:attr:`judged` for a route that joins ``qrels`` (the door's very table, not
+        one filtered or re-weighted since) with the run ranked by ``order``, its ids
+        (the key and ``doc_id``) cast to the route's run (``schema``: an id widened to
+        match another table changes no match); ``None`` where it is another table or
+        order (the route joins its own)."""
+        if self.judged is None or qrels is None or qrels is not self.judgments:
+            return None
+        if order != self.order:
+            return None
+        ids = [*self.keys, doc_id]
+        return self.judged.with_columns(pl.col(c).cast(schema[c]) for c in ids)
 
 
 @dataclass(frozen=True)

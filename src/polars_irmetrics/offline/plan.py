@@ -127,6 +127,7 @@ def build_plan(
     door's counts per ranking of the run, where another route of the call reads them
     too (:class:`~polars_irmetrics.ground.facts.SharedFacts`; the one-plan path only)."""
     options = _judged_only_option(requests, options)
+    given = qrels  # the door's table, which its shared judged rows were joined with
     from_queries: tuple[str, ...] = ()
     if queries is not None:
         run, qrels, from_queries = with_query_attributes(run, qrels, queries, options)
@@ -155,6 +156,7 @@ def build_plan(
             setup,
             requests,
             facts=facts,
+            judged=_shared_judged(facts, given, run, setup),
             partitioned_by=options.partitioned_by,
             sample_id=options.sample_id,
         )
@@ -226,6 +228,22 @@ def build_plan(
     return result.select(summaries)
 
 
+def _shared_judged(
+    facts: SharedFacts | None, qrels: pl.LazyFrame | None, run: pl.LazyFrame, setup: Setup
+) -> pl.LazyFrame | None:
+    """The door's run joined with the judgments
+    (:meth:`~polars_irmetrics.ground.facts.SharedFacts.judged_frame`), where it is the
+    join :func:`_per_query` makes: ranked by rank, one ranking per query, the run's
+    documents all kept (not ``judged_only``), ``qrels`` the door's table as given;
+    ``None`` elsewhere (the plan joins its own)."""
+    if facts is None or setup.order != "rank" or setup.judged_only:
+        return None
+    query_id = setup.check.query_id
+    if list(setup.keys) != [query_id] or list(setup.qrels_keys) != [query_id]:
+        return None
+    return facts.judged_frame(qrels, setup.rank, run.collect_schema(), setup.doc_id)
+
+
 def _handed(frame: pl.DataFrame, sink: CoverageSink, coverage: Coverage) -> pl.DataFrame:
     sink(coverage)
     return frame
@@ -293,12 +311,15 @@ def _per_query(
     requests: list[tuple[str, MetricRequest]],
     *,
     facts: SharedFacts | None = None,
+    judged: pl.LazyFrame | None = None,
     partitioned_by: str | None = None,
     sample_id: str | None = None,
 ) -> pl.LazyFrame:
     """Checked per-query metric values of ``run`` (steps 1 to 5 of the module docstring;
-    ``facts``: :func:`build_plan`'s). ``partitioned_by``: the one plan over a run said to
-    keep each query whole in one value of that column; a query under two values (of
+    ``facts``: :func:`build_plan`'s; ``judged``: the run's rows joined with the
+    judgments where the door made that join for every route, :func:`_shared_judged`).
+    ``partitioned_by``: the one plan over a run said to keep each query whole in one
+    value of that column; a query under two values (of
     the run, or of the run and the judgments where they carry the column) is refused
     when the plan runs (:func:`_spanning`), as the partitions' path and the engines
     refuse it. ``sample_id``: the column of a stochastic policy's sampled rankings
@@ -410,6 +431,9 @@ def _per_query(
         carried = [RANK] if setup.order == "rank" else [setup.score, LOW, HIGH]
 
         def join_judgments(rows: pl.LazyFrame) -> pl.LazyFrame:
+            if judged is not None:  # the door's join, read by the exposure measures too
+                rank = pl.col(setup.rank).cast(pl.Int64, strict=False)
+                return judged.select(*keys, doc_id, rank.alias(RANK), pl.col(relevance).alias(REL))
             # An inner join, whose hash table is built on the small judgments side. The
             # no-op filter is a hint: polars 2.1's streaming engine adds a runtime filter
             # on the probe side (the run's keys, tested against the judged ones before
