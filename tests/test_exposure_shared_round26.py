@@ -7,6 +7,7 @@ retrieved queries' judgments, another table: their own join)."""
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -87,3 +88,57 @@ def test_the_judged_rows_serve_the_door_s_own_judgments_and_order_only() -> None
     assert frame is not None
     want = run.join(qrels, on=["query_id", "doc_id"], how="inner")
     assert frame.collect().sort("query_id", "doc_id").equals(want.sort("query_id", "doc_id"))
+
+
+_TWICE = (
+    "the groups table (groups=) lists document {doc!r} twice in one group (column "
+    "'group'); one row per (document, group): drop the duplicates, e.g. .unique()"
+)
+
+
+@pytest.mark.parametrize(
+    ("rows", "doc"),
+    [
+        ([(5, 0), (5, 0)], 5),  # a document listed twice in its one group
+        ([(7, 1), (7, 2), (7, 1), (3, 0), (3, 0)], 3),  # the first of two (as text)
+        ([(12, 0), (12, 0), (3, 1), (3, 1)], 12),  # '12' < '3' as text
+        ([(5, 0), (5, 1)], None),  # two groups, each once: no duplicate
+        ([(5, 0), (5, None), (5, None)], None),  # a null group is no group
+    ],
+)
+@pytest.mark.parametrize("beside", [[], ACCURACY], ids=["alone", "beside ndcg"])
+def test_one_pass_of_groups_checks_its_duplicates(
+    rows: list[tuple[int, int | None]], doc: int | None, beside: list[str]
+) -> None:
+    run, qrels, groups = _tables(False, pl.Int64())
+    extra = pl.DataFrame(rows, schema={"doc_id": pl.Int64, "group": pl.Int64}, orient="row")
+    grouped = pl.concat([groups.filter(~pl.col("doc_id").is_in(extra["doc_id"])), extra])
+    if doc is None:
+        _evaluate(run, [*beside, *EXPOSURE], qrels=qrels, groups=grouped)
+        return
+    with pytest.raises(irm.DuplicateError, match=re.escape(_TWICE.format(doc=str(doc)))):
+        _evaluate(run, [*beside, *EXPOSURE], qrels=qrels, groups=grouped)
+
+
+@pytest.mark.parametrize("kept", [200, 40], ids=["all", "few"])
+def test_the_coverage_tally_counts_the_grouped_documents_once(kept: int) -> None:
+    """The warning of the run's documents groups= lacks reads the distinct documents of
+    the one group-by per document the duplicate check reads (a document in two groups
+    counted once)."""
+    run, qrels, groups = _tables(False, pl.Int64())
+    grouped = pl.concat(
+        [groups, groups.with_columns(pl.col("group") + 10)]  # every document twice
+    ).filter(pl.col("doc_id") < kept)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        irm.evaluate(run.lazy(), EXPOSURE, qrels=qrels, groups=grouped).collect()
+    held = run.filter(pl.col("doc_id") < kept)["doc_id"].n_unique()
+    said = [str(w.message) for w in caught if str(w.message).startswith("groups= holds only")]
+    run_said = [text for text in said if "documents of the run" in text]
+    if kept == 200:
+        assert run_said == []
+    else:
+        docs = run["doc_id"].n_unique()
+        start = f"groups= holds only {held} of the {docs} documents of the run (column 'doc_id')"
+        assert len(run_said) == 1
+        assert run_said[0].startswith(start)

@@ -97,14 +97,18 @@ def _tally(
     systems: Sequence[str] = (),
     query_id: str | None = None,
     queries: pl.LazyFrame | None = None,
+    grouped_docs: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
-    """One row: the run's documents and those groups= gives a group; with ``relevant``
+    """One row: the run's documents and those groups= gives a group (``grouped_docs``:
+    the distinct documents of groups=, where the caller has them); with ``relevant``
     (the relevant judged documents), those and the grouped ones among them; with
     target=, the groups of groups= (the cells of the group columns ``dimensions``) and
     those the target names; with ``systems`` (keys of ``system_rows``, the run's
     documents with its systems), each system whose documents groups= mostly lacks."""
     # read by the run's count and the relevant documents' (one pass of groups=)
-    grouped = groups.select(doc_id).unique().with_columns(pl.lit(True).alias(_GROUPED)).cache()
+    if grouped_docs is None:
+        grouped_docs = groups.select(doc_id).unique()
+    grouped = grouped_docs.with_columns(pl.lit(True).alias(_GROUPED)).cache()
 
     def counted(ids: pl.LazyFrame, total: str, matched: str) -> pl.LazyFrame:
         """The distinct documents of ``ids``, and those groups= gives a group."""
@@ -170,6 +174,7 @@ def groups_tally(
     relevant: pl.LazyFrame | None = None,
     system_rows: pl.LazyFrame | None = None,
     queries: pl.LazyFrame | None = None,
+    grouped_docs: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """One row: the counts :func:`warn_on_groups` reads, of how the ids of groups= (and
     target=) line up with the documents of a whole run (``docs``: its ``doc_id`` column,
@@ -181,7 +186,9 @@ def groups_tally(
     too where a measure asked reads their groups (:func:`reads_relevant_groups`); where
     it holds ``query_id`` too (the judgments of the run's queries), those without a
     group are counted with their queries (those of ``queries``, the run's ``query_id``
-    column, where given), and named even when they are few.
+    column, where given), and named even when they are few. ``grouped_docs``: the
+    distinct documents of groups= (``doc_id``), where the caller has them from a pass of
+    its own (one pass of groups= for both).
 
     Examples
     --------
@@ -206,7 +213,7 @@ def groups_tally(
         else pl.String()
     )
     columns = {
-        doc_id: ["run", "groups", "relevant", "systems"],
+        doc_id: ["run", "groups", "relevant", "systems", "grouped"],
         **{c: ["groups", "target"] for c in dimensions},
     }
     tables = {
@@ -219,6 +226,7 @@ def groups_tally(
         "systems": None
         if system_rows is None or not systems
         else system_rows.select(*systems, doc_id),
+        "grouped": None if grouped_docs is None else grouped_docs.select(doc_id),
     }
     cast = with_common_ids({k: t for k, t in tables.items() if t is not None}, columns)
     return _tally(
@@ -234,6 +242,7 @@ def groups_tally(
         None
         if queries is None or not lost_read
         else queries.select(pl.col(options.query_id).cast(relevant_query_type)).unique(),
+        cast.get("grouped"),
     )
 
 

@@ -251,6 +251,9 @@ def build_exposure_plan(
     run, qrels, groups, target = _same_ids(
         run, qrels, groups, target, query_id, doc_id, dimensions
     )
+    # one group-by of groups= per document, read by its check of a (document, group)
+    # listed twice and the coverage tally's grouped documents (one pass for both)
+    per_doc = None if groups is None or dimensions != ["group"] else _per_document(groups, doc_id)
     # each system's documents, for the warning of a system groups= mostly lacks
     system_rows = run.select(*options.system_keys, doc_id)
     native = pl.col(query_id)
@@ -314,6 +317,7 @@ def build_exposure_plan(
         own=facts is None,
         order_is_rank=use_rank,
         doubles_checked=options.check_duplicates,
+        per_doc=per_doc,
     )
     if checked_qrels is not None:
         # judgments with by= keys (judged per system or segment) are checked per key
@@ -495,6 +499,7 @@ def build_exposure_plan(
             relevant.select(native, doc_id),
             system_rows=system_rows,
             queries=run.select(native),
+            grouped_docs=None if per_doc is None else per_doc.select(doc_id),
         )
         checked = with_tally(
             checked, counts, lambda row: warn_on_groups(row, options, clustered, requests)
@@ -1109,6 +1114,7 @@ def _checks(
     own: bool = True,
     order_is_rank: bool = False,
     doubles_checked: bool = True,
+    per_doc: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """One row of first offenders (null when none), raised by :func:`_raise_on_bad`
     (``per_ranking``: :func:`_per_ranking`'s; ``query``: the query id as text, and
@@ -1117,7 +1123,8 @@ def _checks(
     here as the accuracy metrics check them (no other route of the call checks the run),
     a run of one ranking per query in their words (``order_is_rank``: ordered by
     rank; ``doubles_checked``: whether the accuracy metrics beside check its duplicate
-    documents)."""
+    documents; ``per_doc``: :func:`_per_document` of the groups, where the caller has
+    it)."""
     if query is None:
         query = pl.col(query_id).cast(pl.String)
     if native is None:
@@ -1160,7 +1167,9 @@ def _checks(
     if groups is not None:  # a row of no document: refused, as every table's null id
         rows.append(groups.select(null_ids_count([doc_id]).alias(f"{_BAD}|null group doc")))
     if groups is not None and dimensions in (None, ["group"]):
-        doubled = groups.group_by(doc_id, "group").agg(pl.len().alias("n")).filter(pl.col("n") > 1)
+        if per_doc is None:
+            per_doc = _per_document(groups, doc_id)
+        doubled = per_doc.filter(pl.col(_ROWS) > pl.col(_DISTINCT))
         rows.append(
             doubled.select(pl.col(doc_id).cast(pl.String).min().alias(f"{_BAD}|duplicate group"))
         )
@@ -1168,6 +1177,18 @@ def _checks(
 
 
 _COUNT = "__badn"
+_ROWS, _DISTINCT = "__rows", "__distinct"
+
+
+def _per_document(groups: pl.LazyFrame, doc_id: str) -> pl.LazyFrame:
+    """One row per document of groups= (one group column, ``group``, no null in it):
+    its rows and its distinct groups (more rows than groups: a (document, group) pair
+    listed twice), cached."""
+    return (
+        groups.group_by(doc_id)
+        .agg(pl.len().alias(_ROWS), pl.col("group").n_unique().alias(_DISTINCT))
+        .cache()
+    )
 
 
 def _first_counts(query: pl.Expr, counts: list[tuple[str, pl.Expr]]) -> list[pl.Expr]:
