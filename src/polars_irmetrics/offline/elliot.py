@@ -17,8 +17,9 @@ One lazy query, nothing collected:
    recommender it compares).
 2. **Top k**: each user's position (by rank, or by score descending with ties broken
    by the item id descending compared as text, as :func:`~polars_irmetrics.evaluate`
-   orders), the rows at positions ``<= k`` with their item's popularity, head flag
-   and whether the judgments hold them relevant (left joins).
+   orders), the rows at positions ``<= k`` (:func:`top_rows`: one filter of the run
+   for the MAD metrics of the call too) with their item's popularity, head flag and
+   whether the judgments hold them relevant (left joins).
 3. **Per user** then **per ``by`` group**: the counts and sums each formula needs.
    PopRSP's and PopREO's denominators, the group items a user did not interact with,
    are ``|U_g| x |SH|`` less the user's training pairs in the head (a semi-join of the
@@ -57,7 +58,7 @@ from polars_irmetrics.ground.validate import (
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import fixed_sum
 
-__all__ = ["build_elliot_plan", "elliot_means", "refuse_out_of_core"]
+__all__ = ["build_elliot_plan", "elliot_means", "refuse_out_of_core", "top_rows"]
 
 Requests = Sequence[tuple[str, MetricRequest]]
 
@@ -151,6 +152,26 @@ def _positions(run: pl.LazyFrame, keys: list[str], options: EvalOptions) -> pl.L
     return ranked.with_columns((pl.int_range(pl.len()).over(keys) + 1).alias(_POS))
 
 
+def top_rows(
+    run: pl.LazyFrame,
+    keys: list[str],
+    options: EvalOptions,
+    cut: int,
+    shared: SharedIds | None = None,
+) -> pl.LazyFrame:
+    """The rows of ``run`` (the ids as the run holds them) at :func:`_positions` ``<=
+    cut`` in their user's list, with the position and the order columns: one filter of
+    the run for Elliot's metrics and the MAD metrics of one call (``shared``: the door's
+    frames, :meth:`SharedIds.shared <polars_irmetrics.ground.facts.SharedIds.shared>`,
+    where both ask for the same ``cut``). A cast of the ids to a wider dtype after, as
+    each plan casts them, moves no row in or out: the positions read the ids as text.
+    """
+    names = run.collect_schema().names()
+    columns = [*keys, options.doc_id, *_order_columns(names, options)]
+    built = _positions(run.select(columns), keys, options).filter(pl.col(_POS) <= cut)
+    return shared_frame(shared, run, f"top_rows|{cut}|{options.order}", built)
+
+
 def build_elliot_plan(
     run: pl.LazyFrame,
     requests: Requests,
@@ -238,6 +259,8 @@ def build_elliot_plan(
     # computed the distinct pairs once per reader)
     pairs = _checked_interactions(interactions, run, user, item, target, ib).unique()
     train = shared_frame(shared, interactions, "pairs", pairs)
+    cutoffs = sorted({_cut(r) for _, r in requests})
+    within = top_rows(run, keys, options, max(cutoffs), shared)
     run = run.with_columns(pl.col(c).cast(t) for c, t in target.items())
     qrels_names = qrels.collect_schema().names()
     q_keys = [k for k in keys if k in qrels_names]
@@ -277,13 +300,8 @@ def build_elliot_plan(
     scalars = _beside(totals, _per_group(counts, ib, [pl.col(_POP).min().alias(_MIN)]), ib)
 
     # 2. the top k of each user, and the users
-    cutoffs = sorted({_cut(r) for _, r in requests})
-    ranked = _positions(
-        run.select(*keys, item, *_order_columns(run_names, options)), keys, options
-    )
     rows = (
-        ranked.filter(pl.col(_POS) <= max(cutoffs))
-        .select(*keys, item, _POS)
+        within.select(*by, *(pl.col(c).cast(target[c]) for c in (user, item)), _POS)
         .join(pop, on=[*ib, item], how="left", nulls_equal=True)
         .pipe(_beside, scalars, ib, how="left")
         .join(relevant.with_columns(pl.lit(True).alias(_REL)), on=[*q_keys, item], how="left")

@@ -7,7 +7,9 @@ One lazy query per metric requested, nothing collected:
 
 1. **Top k**: each user's position (as Elliot's other metrics,
    :func:`~polars_irmetrics.offline.elliot._positions`), the rows at positions ``<= k``
-   of the users with a relevant test item, with the item's gain (Elliot's discounted
+   (:func:`~polars_irmetrics.offline.elliot.top_rows`: one filter of the run for
+   Elliot's other metrics of the call too) of the users with a relevant test item,
+   with the item's gain (Elliot's discounted
    relevance, or the run's score of a relevant item for ``kind='rating'``).
 2. **Values**: per item (its mean gain over the users listing it) or per user (its
    nDCG@k, or the mean score of its top ``k``), joined on the clusters (an id the
@@ -18,7 +20,8 @@ One lazy query per metric requested, nothing collected:
 
 Float sums are exact fixed-point sums (:func:`~polars_irmetrics.metrics.scope.fixed_sum`):
 the same bits in any row order. A cluster table that gives an id two clusters, or a
-null cluster, is refused when the plan runs (a one-row check joined across).
+null cluster, is refused when the plan runs (a one-row check joined across, read from
+the one group-by of the table per id that the joins read too).
 """
 
 from __future__ import annotations
@@ -55,10 +58,9 @@ from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import fixed_sum
 from polars_irmetrics.offline.elliot import (
     _NOT_READ,
-    _order_columns,
-    _positions,
     refuse_out_of_core,
     run_kind,
+    top_rows,
 )
 
 __all__ = ["build_mad_plan"]
@@ -73,6 +75,8 @@ _CLUSTER = f"{INTERNAL}mad_cluster"
 _AVG = f"{INTERNAL}mad_avg"
 _BAD = f"{INTERNAL}mad_bad"
 _GROUP = "group"
+#: An id's distinct clusters in the cluster table (a null one of them), its null ones.
+_KINDS, _NULLS = f"{INTERNAL}mad_kinds", f"{INTERNAL}mad_nulls"
 
 
 def _clusters(
@@ -90,24 +94,36 @@ def _clusters(
     require_columns(schema, [column, _GROUP], keyword, f"one row per {what}: {column}, group")
     ids = run_kind(schema, run_schema, column, keyword, f"{keyword}=", target)
     id_kind(schema, _GROUP, keyword)
-    # read by the checks and the plan's joins: one unique of the table for all
-    pairs = table.select(ids, pl.col(_GROUP).cast(pl.String).alias(_CLUSTER)).unique().cache()
+    # read by the checks and the plan's joins: one group-by of the table for all, each
+    # id's distinct clusters (a null one of them) and its least as text (its one, where
+    # the table is sound: else the checks refuse it). The clusters are counted as the
+    # table holds them (integers or text: distinct as text too), and the one value cast
+    cluster = pl.col(_GROUP)
+    per_id = (
+        table.select(ids, _GROUP)
+        .group_by(column)
+        .agg(
+            cluster.n_unique().alias(_KINDS),
+            cluster.null_count().alias(_NULLS),
+            cluster.min().cast(pl.String).alias(_CLUSTER),
+        )
+        .cache()
+    )
     text = pl.col(column).cast(pl.String)
-    doubled = pairs.group_by(column).agg(pl.len().alias("n")).filter(pl.col("n") > 1)
     bad = pl.concat(
         [
             # a row of no id: refused, as every table's null id (its count, as text)
             table.select(null_ids_count([column]).cast(pl.String).alias(
                 f"{_BAD}|{keyword}|nullid|{column}"
             )),
-            doubled.select(text.min().alias(f"{_BAD}|{keyword}|twice|{column}")),
-            pairs.select(text.filter(pl.col(_CLUSTER).is_null()).min().alias(
-                f"{_BAD}|{keyword}|null|{column}"
-            )),
+            per_id.select(
+                text.filter(pl.col(_KINDS) > 1).min().alias(f"{_BAD}|{keyword}|twice|{column}"),
+                text.filter(pl.col(_NULLS) > 0).min().alias(f"{_BAD}|{keyword}|null|{column}"),
+            ),
         ],
         how="horizontal",
     )  # fmt: skip
-    return pairs.drop_nulls(_CLUSTER), bad
+    return per_id.select(column, _CLUSTER).drop_nulls(_CLUSTER), bad
 
 
 def _raise_on_bad(frame: pl.DataFrame) -> pl.DataFrame:
@@ -260,6 +276,7 @@ def build_mad_plan(
     if user_groups is not None and any(r.metric.name == "user_mad" for _, r in requests):
         users, bad = _clusters(user_groups, user, run_schema, "user_groups", "user", target[user])
         checks.append(bad)
+    original = run  # the frame the door's shared frames are keyed on
     run = run.with_columns(pl.col(c).cast(t) for c, t in target.items())
     q_keys = [k for k in keys if k in qrels.collect_schema().names()]
     level = float(options.relevance_level)
@@ -272,14 +289,18 @@ def build_mad_plan(
     )
     with_rel = relevant.select(q_keys).unique()
     scored = [options.score] if rating else []
-    ranked = _positions(
-        run.select(*keys, item, *_order_columns(run_names, options)), keys, options
-    ).select(*keys, item, _POS, *(pl.col(c).cast(pl.Float64) for c in scored))
-    ranked = ranked.join(with_rel, on=q_keys, how="semi", nulls_equal=True)
     # each metric reads its own top k: the deepest cut, joined once and kept for them all
+    # (the run's rows within it, filtered once for Elliot's metrics beside too)
     deepest = max(r.k if r.k is not None else 0 for _, r in requests)
     rows = (
-        ranked.filter(pl.col(_POS) <= deepest)
+        top_rows(original, keys, options, deepest, ids)
+        .select(
+            *by,
+            *(pl.col(c).cast(t) for c, t in target.items()),
+            _POS,
+            *(pl.col(c).cast(pl.Float64) for c in scored),
+        )
+        .join(with_rel, on=q_keys, how="semi", nulls_equal=True)
         .join(
             relevant.with_columns(pl.lit(True).alias(_REL)),
             on=[*q_keys, item],
@@ -318,7 +339,13 @@ def build_mad_plan(
                         ).alias("idcg")
                     )
                 )
-                listed = ranked.select(keys).unique()  # every user of the run with a test item
+                # every user of the run with a test item (the door's distinct users,
+                # cast as the run is here, where it has them and there are no by keys)
+                if by or ids is None:
+                    listed = run.select(keys).unique()
+                else:
+                    listed = ids.queries.select(pl.col(user).cast(target[user]))
+                listed = listed.join(with_rel, on=q_keys, how="semi", nulls_equal=True)
                 per = (
                     listed.join(dcg, on=keys, how="left", nulls_equal=True)
                     .join(ideal, on=q_keys, how="left", nulls_equal=True)
@@ -373,7 +400,10 @@ def build_mad_plan(
             listed = run.select(column)
             if distinct is not None:  # as the run's ids are cast here (distinct still)
                 listed = distinct.select(pl.col(column).cast(run.collect_schema()[column]))
-            tally = held_tally(listed, clusters.select(column), [column], _RUN_IDS, _CLUSTERED)
+            # (each id once in the clusters: one row per id of the table)
+            tally = held_tally(
+                listed, clusters.select(column), [column], _RUN_IDS, _CLUSTERED, distinct=True
+            )
             # and a cluster none of whose ids the run holds: no mean, MAD null in silence
             empty = _empty_clusters(clusters, listed, column)
             parts = [tally, empty]
