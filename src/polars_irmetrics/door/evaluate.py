@@ -82,7 +82,7 @@ from polars_irmetrics.metrics.registry import (
 )
 from polars_irmetrics.metrics.spec import JOINABLE, Route
 from polars_irmetrics.offline.attributes import with_query_attributes
-from polars_irmetrics.offline.catalogue import build_offline_plan
+from polars_irmetrics.offline.catalogue import build_offline_plan, reads_run_facts
 from polars_irmetrics.offline.coverage import (
     CoverageSink,
     judged_coverage,
@@ -1076,7 +1076,8 @@ def evaluate_plan(
     the parts up and warns as one machine does
     (:class:`~polars_irmetrics.offline.coverage.Coverage`). ``facts``: set by this
     function where two routes of one call check the same run (the exposure measures
-    beside the accuracy metrics), for the second (its own call, below); ``ids``
+    beside the accuracy metrics), for the second (its own call, below), and where
+    RecTools' metrics beside the ranking plan read its counts per ranking; ``ids``
     likewise, the run's distinct ids every coverage tally counts (:func:`_shared_ids`).
     ``counted``: the side tables whose coverage of the run another route of the call
     warns of (groups=, by the exposure measures beside Elliot's item_mad), which this
@@ -1345,6 +1346,13 @@ def evaluate_plan(
             return per_query
         return _means(per_query, routes.get("prefs") or routes["jg"])
     interactions = tables.get("interactions")
+    if facts is None and reads_run_facts(routes.get("offline") or []):
+        # RecTools' metrics beside the ranking plan read the counts per ranking too
+        # (covered_users, pAUC's last position, Serendipity's users): one group-by of
+        # the run for that plan's checks and theirs, whose queries the tallies read
+        facts = _shared_facts(table, options, tables)
+        if facts is not None and ids is not None:
+            ids = replace(ids, queries=facts.table.select(options.query_id))
 
     def offline(asked: Requests, *, tally: bool = True) -> pl.LazyFrame:
         return build_offline_plan(

@@ -54,7 +54,7 @@ from polars_irmetrics.offline.elliot import build_elliot_plan
 from polars_irmetrics.offline.mad import build_mad_plan
 from polars_irmetrics.offline.plan import build_plan
 
-__all__ = ["build_offline_plan"]
+__all__ = ["build_offline_plan", "reads_run_facts"]
 
 Requests = list[tuple[str, MetricRequest]]
 
@@ -397,6 +397,15 @@ def _refuse_negatives(
                 )
 
     return with_tally(values, least, refuse)
+
+
+def reads_run_facts(requests: Requests) -> bool:
+    """Whether a metric of ``requests`` (the offline route's) reads the counts per
+    ranking of the run beside the ranking plan (:func:`_run_facts`, :func:`_kotkov`'s
+    queries): the door then shares one group-by of the run between that plan's checks
+    and these (:class:`~polars_irmetrics.ground.facts.SharedFacts`)."""
+    readers = (COVERED_USERS, SERENDIPITY, *_AUC)
+    return any(_special(r) and r.metric.name in readers for _, r in requests)
 
 
 def _special(request: MetricRequest) -> bool:
