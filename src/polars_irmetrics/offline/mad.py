@@ -43,7 +43,6 @@ from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
     common_id_dtype,
-    held_tally,
     id_kind,
     null_ids_count,
     null_ids_error,
@@ -397,15 +396,18 @@ def build_mad_plan(
     ):
         if clusters is not None and any(r.metric.name == name for _, r in requests):
             distinct = None if ids is None else ids.docs if column == item else ids.queries
-            listed = run.select(column)
+            listed = run.select(column).unique()
             if distinct is not None:  # as the run's ids are cast here (distinct still)
                 listed = distinct.select(pl.col(column).cast(run.collect_schema()[column]))
-            # (each id once in the clusters: one row per id of the table)
-            tally = held_tally(
-                listed, clusters.select(column), [column], _RUN_IDS, _CLUSTERED, distinct=True
+            # the run's distinct ids with their cluster (each id of the table once): one
+            # join for the tally and the clusters the run reaches
+            rows = listed.join(clusters, on=column, how="left", nulls_equal=True).cache()
+            tally = rows.select(
+                pl.len().cast(pl.Int64).alias(_RUN_IDS),
+                pl.col(_CLUSTER).count().cast(pl.Int64).alias(_CLUSTERED),
             )
             # and a cluster none of whose ids the run holds: no mean, MAD null in silence
-            empty = _empty_clusters(clusters, listed, column)
+            empty = _empty_clusters(clusters, rows, column)
             parts = [tally, empty]
             systems = [k for k in options.system_keys if k in run_names]
             if systems:  # each system's own ids too: one that matches none, by name
@@ -423,13 +425,14 @@ _RUN_IDS, _CLUSTERED = f"{INTERNAL}run_ids", f"{INTERNAL}clustered"
 _ALL, _HELD, _FIRST = f"{INTERNAL}clusters", f"{INTERNAL}held", f"{INTERNAL}first_empty"
 
 
-def _empty_clusters(clusters: pl.LazyFrame, listed: pl.LazyFrame, column: str) -> pl.LazyFrame:
-    """One row: the clusters, those holding an id of the run (``listed``), and the first
-    (by name) that holds none."""
+def _empty_clusters(clusters: pl.LazyFrame, rows: pl.LazyFrame, column: str) -> pl.LazyFrame:
+    """One row: the clusters, those holding an id of the run (``rows``: its distinct ids
+    with their cluster, null where the table lacks the id), and the first (by name)
+    that holds none. A null id reaches no cluster."""
     every = clusters.select(_CLUSTER).unique()
     held = (
-        clusters.join(listed.unique(), on=column, how="semi")
-        .select(_CLUSTER)
+        rows.filter(pl.col(column).is_not_null())
+        .select(pl.col(_CLUSTER).drop_nulls())
         .unique()
         .with_columns(pl.lit(True).alias(_HELD))
     )
@@ -465,9 +468,10 @@ def _warn(
     joint: bool,
     systems: Sequence[str] = (),
 ) -> None:
-    """The coverage warning of clusters that hold few of the run's ids (``row``:
-    :func:`~polars_irmetrics.ground.validate.held_tally`'s), or else of a cluster that
-    holds none of them (:func:`_empty_clusters`'). ``joint``: ``False`` where another
+    """The coverage warning of clusters that hold few of the run's ids (``row``: the
+    run's distinct ids and those the clusters hold, as
+    :func:`~polars_irmetrics.ground.validate.held_tally` counts them), or else of a
+    cluster that holds none of them (:func:`_empty_clusters`'). ``joint``: ``False`` where another
     route of the call warns of the ids the clusters lack (the cluster left empty is
     still warned of here). ``systems``: the run's system keys, where ``row`` counts each
     system's ids too (a system whose ids the clusters mostly lack is named)."""
