@@ -156,6 +156,9 @@ _SIDE = f"{INTERNAL}side"
 _IN_PRED = f"{INTERNAL}in_pred"
 _IN_LABELS = f"{INTERNAL}in_labels"
 _DUP = f"{INTERNAL}dup"
+#: With ``systems=``: a label whose pair ``labels=`` holds twice (:func:`_joined`; the
+#: predictions' duplicates, :data:`_DUP`, are then counted per system and pair).
+_DUP_LABELS = f"{INTERNAL}dup_labels"
 #: A ``by``/``systems`` key of ``labels=`` beside the predictions' (by its index in
 #: ``by_keys``), and whether a pair's two values differ (:func:`_joined`).
 _LABEL_KEY = f"{INTERNAL}labels_key_"
@@ -682,6 +685,10 @@ def _joined(table: pl.LazyFrame, labels: pl.LazyFrame, options: EvalOptions) -> 
     right = labels.select(
         *keys, options.label, *(pl.col(k).alias(f"{_LABEL_KEY}{i}") for k, i, _ in carried)
     ).with_columns(pl.lit(True).alias(_IN_LABELS))
+    systems = _systems_of(options, pred_schema)
+    if systems:  # each system's predictions scored against the one labels table
+        left = left.with_columns((pl.len().over([*systems, *keys]) > 1).alias(_DUP))
+        right = right.with_columns((pl.len().over(keys) > 1).alias(_DUP_LABELS))
     joined = left.join(right, on=keys, how="full", coalesce=True, nulls_equal=False)
     side = (
         pl.when(pl.col(_IN_PRED) & pl.col(_IN_LABELS))
@@ -702,7 +709,19 @@ def _joined(table: pl.LazyFrame, labels: pl.LazyFrame, options: EvalOptions) -> 
     null_key = pl.any_horizontal(pl.col(k).is_null() for k in keys)
     if options.unmatched == "drop":  # a null key is refused, not dropped (_checks)
         joined = joined.filter((pl.col(_SIDE) == "both") | null_key)
+    if systems:  # a pair of labels= twice, or of one system's predictions twice
+        return joined.with_columns(
+            (pl.col(c).fill_null(False) & ~null_key).alias(c) for c in (_DUP, _DUP_LABELS)
+        )
     return joined.with_columns(((pl.len().over(keys) > 1) & ~null_key).alias(_DUP))
+
+
+def _systems_of(options: EvalOptions, pred_schema: pl.Schema) -> list[str]:
+    """The ``systems=`` keys of the predictions (other than the ids): with them each
+    system's predictions are joined to the one labels table, and a pair is a duplicate
+    where one system predicts it twice, or ``labels=`` holds it twice."""
+    ids = (options.query_id, options.doc_id)
+    return [k for k in options.system_keys if k in pred_schema and k not in ids]
 
 
 def _label_keys(
@@ -1059,16 +1078,7 @@ def _checks(
         )
     if two_tables:
         checks += [
-            _Check(
-                "dup",
-                pl.col(_DUP),
-                pl.format("({}, {})", pl.col(options.query_id), pl.col(options.doc_id)),
-                DuplicateError,
-                "{n} row(s) share a ({query_id}, {doc_id}) pair with another row on the "
-                "same side (e.g. {example}); keep one prediction and one label per pair, "
-                "e.g. .unique([{query_id!r}, {doc_id!r}])",
-                smallest=True,
-            ),
+            *_duplicate_checks(schema, options),
             *_key_agreement_checks(schema, options),
             _Check(
                 "only_pred",
@@ -1095,6 +1105,53 @@ def _checks(
             _Check(_MATCHED, pl.col(_SIDE) == "both", pl.lit(None), QuerySetError, ""),
         ]
     return checks
+
+
+def _duplicate_checks(schema: pl.Schema, options: EvalOptions) -> list[_Check]:
+    """Two tables: a pair held twice on one side. With ``systems=`` (:func:`_joined`)
+    a pair one system predicts twice, named with its system (the group), and a pair
+    ``labels=`` holds twice (every system's predictions are scored against the one
+    label of a pair); else a pair twice on either side."""
+    pair = pl.format("({}, {})", pl.col(options.query_id), pl.col(options.doc_id))
+    if _DUP_LABELS not in schema:
+        return [
+            _Check(
+                "dup",
+                pl.col(_DUP),
+                pair,
+                DuplicateError,
+                "{n} row(s) share a ({query_id}, {doc_id}) pair with another row on the "
+                "same side (e.g. {example}); keep one prediction and one label per pair, "
+                "e.g. .unique([{query_id!r}, {doc_id!r}])",
+                smallest=True,
+            )
+        ]
+    systems = _systems_of(options, schema)
+    unique = repr([*systems, options.query_id, options.doc_id]).replace("{", "{{")
+    unique = unique.replace("}", "}}")
+    return [
+        _Check(
+            "dup",
+            pl.col(_DUP),
+            pair,
+            DuplicateError,
+            "{n} prediction(s) share a ({query_id}, {doc_id}) pair with another "
+            "prediction of the same system{where} (e.g. {example}); keep one prediction "
+            f"per system and pair, e.g. .unique({unique})",
+            smallest=True,
+        ),
+        _Check(
+            "dup_labels",
+            pl.col(_DUP_LABELS),
+            pair,
+            DuplicateError,
+            "labels= holds a ({query_id}, {doc_id}) pair more than once: {n} row(s) "
+            "share one with another label, counted once per system that predicts the "
+            "pair (e.g. {example}); every system's predictions are scored against one "
+            "label per pair: keep one, e.g. labels.unique([{query_id!r}, {doc_id!r}])",
+            smallest=True,
+        ),
+    ]
 
 
 def _shown(column: str, dtype: pl.DataType) -> pl.Expr:
