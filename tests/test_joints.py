@@ -477,7 +477,7 @@ REFUSED: list[tuple[str, list[str], dict[str, pl.DataFrame], dict[str, Any], typ
         {"qrels": QRELS, "queries": pl.DataFrame({"query_id": [1, 2, 3], "day": "mon"})},
         {"by": "day"},
         ColumnTypeError,
-        "column 'query_id' holds integers in the queries (Int64) but strings in the run "
+        "column 'query_id' holds integers in queries= (Int64) but strings in the run "
         "(String); cast one side, e.g. pl.col('query_id').cast(pl.String) on both",
     ),
     (

@@ -273,13 +273,13 @@ def test_queries_ids_meet_in_the_common_dtype(route: str, metrics: str, case: st
         (
             pl.Int64,
             pl.String,
-            "column 'query_id' holds strings in the queries (String) but integers in the run "
+            "column 'query_id' holds strings in queries= (String) but integers in the run "
             "(Int64); cast one side, e.g. pl.col('query_id').cast(pl.String) on both",
         ),
         (
             pl.String,
             pl.UInt64,
-            "column 'query_id' holds integers in the queries (UInt64) but strings in the run "
+            "column 'query_id' holds integers in queries= (UInt64) but strings in the run "
             "(String); cast one side, e.g. pl.col('query_id').cast(pl.String) on both",
         ),
     ],

@@ -360,7 +360,9 @@ def check_id_kinds(
 ) -> None:
     """Raise :class:`ColumnTypeError` where an id column of ``columns`` holds strings in
     one table and integers in the other: the two would match no row (a join casts
-    nothing), or only after a silent cast. Columns a table lacks are skipped.
+    nothing), or only after a silent cast. Columns a table lacks are skipped. A name
+    that ends in ``=`` is an argument's (``"queries="``), named as it is; another is a
+    table's (``"run"``: "the run").
 
     Examples
     --------
@@ -375,9 +377,10 @@ def check_id_kinds(
             continue
         kinds = id_kind(first, column, first_name), id_kind(second, column, second_name)
         if kinds[0] != kinds[1]:
+            one, two = (n if n.endswith("=") else f"the {n}" for n in (first_name, second_name))
             raise ColumnTypeError(
-                f"column {column!r} holds {kinds[0]}s in the {first_name} ({first[column]}) "
-                f"but {kinds[1]}s in the {second_name} ({second[column]}); cast one side, "
+                f"column {column!r} holds {kinds[0]}s in {one} ({first[column]}) "
+                f"but {kinds[1]}s in {two} ({second[column]}); cast one side, "
                 f"e.g. pl.col({column!r}).cast(pl.String) on both"
             )
 

@@ -92,9 +92,9 @@ def with_query_attributes(
         if key in run_schema and run_schema[key] != schema[key]:
             raise key_dtype_error(key, run_schema[key], "the run", schema[key], "queries=")
     # ids of one kind: a string id never equals an integer
-    check_id_kinds(schema, "queries", run_schema, "run", [query_id])
+    check_id_kinds(schema, "queries=", run_schema, "run", [query_id])
     if qrels is not None:
-        check_id_kinds(schema, "queries", qrels.collect_schema(), "judgments", [query_id])
+        check_id_kinds(schema, "queries=", qrels.collect_schema(), "judgments", [query_id])
     # matched in the dtype that holds every table's ids (a UInt64 id beyond Int64 beside
     # an Int64 run: Int128), never cast to the run's (which failed or wrapped); the run's
     # and the judgments' own columns keep their dtypes
