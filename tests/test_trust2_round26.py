@@ -7,11 +7,20 @@
    or where ``labels=`` holds it twice; the values are those of each system scored
    alone, bit for bit, on one machine (DataFrame, LazyFrame, out of core with
    ``buckets=``), Spark and Dask alike.
+2. A list-shaped run (doc_id lists, parallel score lists, no list of ranks) whose scores
+   rise along a list is refused under ``order='auto'`` in words of the lists' order
+   where evaluate refused it so, and now also by ``irm.compare``, by the ``irm``
+   command line (its ``--order`` flags, one line on stderr naming the file, exit 2) and
+   for a list-shaped ``reference=``; a reference in the long form keeps its columns'
+   words.
+3. Query ids of two kinds in ``queries=`` and the run are refused naming ``queries=``
+   (the pinned texts: tests/test_trust_round26.py, tests/test_joints.py).
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -19,7 +28,7 @@ import pytest
 
 import polars_irmetrics as irm
 
-from .helpers import engine_io
+from .helpers import engine_io, irm_in_process
 
 # --- 1. systems= sharing one labels table ----------------------------------------------
 
@@ -138,3 +147,129 @@ def test_without_systems_two_predictions_of_a_pair_are_still_refused() -> None:
         ),
     ):
         irm.evaluate(SYSTEMS.filter(pl.col("user") == 1), METRICS, labels=LABELS, **PAIRS)
+
+
+# --- 2. the lists' order on compare, the command line and reference= ------------------
+
+#: scores that fall along each list, and a run whose scores rise along q2's
+GOOD = pl.DataFrame(
+    {
+        "query_id": ["q1", "q2"],
+        "doc_id": [["a", "b"], ["c", "d"]],
+        "score": [[0.9, 0.1], [0.8, 0.2]],
+    }
+)
+RISING = GOOD.with_columns(pl.Series("score", [[0.8, 0.2], [0.1, 0.9]]))
+JUDGMENTS = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "c"], "relevance": [1, 1]})
+#: a long reference whose own rank column and scores disagree in q1
+LONG_REFERENCE = pl.DataFrame(
+    {"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "rank": [1, 2], "score": [0.1, 0.9]}
+)
+
+
+def _lists_refused(frame: str, query: str) -> str:
+    return (
+        f"the lists' order and column 'score' of the {frame} order query {query} "
+        "differently: 1 document(s) score lower than a document listed after them. "
+        f"order='auto' reads the lists' order (their positions) where the {frame} has no "
+        "list of ranks, and which order is meant the data cannot say: pass order='rank' "
+        "to rank by the lists' order, or order='score' to rank by the score lists in "
+        "'score' (trec_eval's order, which ignores ranks)"
+    )
+
+
+def _collected(out: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+    return out.collect() if isinstance(out, pl.LazyFrame) else out
+
+
+def _lazy(frame: pl.DataFrame, route: str) -> Any:
+    return frame.lazy() if route == "lazy" else frame
+
+
+@pytest.mark.parametrize(
+    ("runs", "system"),
+    [
+        ({"x": GOOD, "y": RISING}, "y"),
+        ({"x": RISING, "y": GOOD}, "x"),
+    ],
+    ids=["second system", "first system"],
+)
+@pytest.mark.parametrize("route", ["frame", "lazy"])
+def test_compare_names_the_lists_order(
+    route: str, runs: dict[str, pl.DataFrame], system: str
+) -> None:
+    message = _lists_refused("run", f"'q2' (system={system!r})")
+    given = {name: _lazy(frame, route) for name, frame in runs.items()}
+    with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.compare(given, ["ndcg@2"], qrels=JUDGMENTS)
+
+
+@pytest.mark.parametrize("route", ["frame", "lazy", "buckets"])
+def test_list_shaped_reference_names_the_lists_order(route: str) -> None:
+    extra = {"buckets": 2} if route == "buckets" else {}
+    message = _lists_refused("reference (reference=)", "'q2'")
+    with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(message)}$"):
+        _collected(
+            irm.evaluate(_lazy(GOOD, route), ["rbo@2"], reference=_lazy(RISING, route), **extra)
+        )
+
+
+@pytest.mark.parametrize("run", ["lists", "long"])
+def test_long_reference_keeps_its_columns_words(run: str) -> None:
+    given = GOOD if run == "lists" else GOOD.explode("doc_id", "score")
+    with pytest.raises(
+        irm.InvalidValueError,
+        match=re.escape(
+            "columns 'rank' and 'score' of the reference (reference=) order query 'q1' "
+            "differently: 1 document(s) score lower than a document ranked below them"
+        ),
+    ):
+        irm.evaluate(given, ["rbo@2"], reference=LONG_REFERENCE, order="auto")
+
+
+def _cli_refused(frame: str, query: str) -> str:
+    return (
+        _lists_refused(frame, query)
+        .replace("order='auto'", "--order auto")
+        .replace("order='rank'", "--order rank")
+        .replace("order='score'", "--order score")
+    )
+
+
+def _jsonl(path: Path, frame: pl.DataFrame) -> None:
+    frame.write_ndjson(path)
+
+
+@pytest.mark.parametrize(
+    ("args", "lead", "frame", "query"),
+    [
+        (
+            ["rising.jsonl", "--qrels", "qrels.txt", "-m", "ndcg@2"],
+            "rising.jsonl: ",
+            "run",
+            "'q2'",
+        ),
+        (
+            ["good.jsonl", "rising.jsonl", "--qrels", "qrels.txt", "-m", "ndcg@2"],
+            "",
+            "run",
+            "'q2' (run='rising')",
+        ),
+        (
+            ["good.jsonl", "--reference", "rising.jsonl", "-m", "rbo@2"],
+            "rising.jsonl: ",
+            "reference (--reference)",
+            "'q2'",
+        ),
+    ],
+    ids=["one run", "two runs", "reference"],
+)
+def test_command_line_names_the_lists_order(
+    tmp_path: Path, args: list[str], lead: str, frame: str, query: str
+) -> None:
+    _jsonl(tmp_path / "good.jsonl", GOOD)
+    _jsonl(tmp_path / "rising.jsonl", RISING)
+    (tmp_path / "qrels.txt").write_text("q1 0 a 1\nq2 0 c 1\n")
+    done = irm_in_process("evaluate", *args, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"irm: error: {lead}{_cli_refused(frame, query)}\n"

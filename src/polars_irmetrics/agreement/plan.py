@@ -179,7 +179,16 @@ def build_agreement_plan(
         for schema in (run_schema, ref_schema)
     ]
     checks = _checks(
-        run, reference, keys, ref_keys, query_id, doc_id, sides, samples, againsts=againsts
+        run,
+        reference,
+        keys,
+        ref_keys,
+        query_id,
+        doc_id,
+        sides,
+        samples,
+        againsts=againsts,
+        reference_lists=options.reference_lists,
     )
     if shared:  # a reference per group: a group of the run it lacks is refused by name
         absent = (
@@ -757,6 +766,7 @@ def _checks(
     samples: Sequence[str | None] = (None, None),
     *,
     againsts: Sequence[str | None] = (None, None),
+    reference_lists: bool = False,
 ) -> pl.LazyFrame:
     """One row: for each side, the first query (by its keys) under more than one value
     of its ``samples`` column (the ``sample_id=`` column, where the side has it: sampled
@@ -764,7 +774,9 @@ def _checks(
     the first query with a null document id, a document twice, two documents at one
     rank, or a null or NaN ranking value, then one whose ranks and scores order it
     differently (``againsts``: each side's score column, where ``order='auto'`` reads
-    its ranks beside one) (raised by :func:`_raise_on_bad` when the plan runs)."""
+    its ranks beside one; ``reference_lists``: the reference's ranks are its lists'
+    positions, as a :class:`~polars_irmetrics.ground.validate.ListOrder` marks the
+    run's) (raised by :func:`_raise_on_bad` when the plan runs)."""
     rows = []
     for frame, what, group, (use_rank, order), sample, against in (
         (run, "run", keys, sides[0], samples[0], againsts[0]),
@@ -815,7 +827,8 @@ def _checks(
             flags.append(query.filter(pl.col(kind)).min().alias(name))
         if against is not None:  # the first query, as a bad rank's
             name = f"{_BAD}|{what}|two orders|{order}|{against}"
-            if what == "run" and isinstance(order, ListOrder):  # the lists' positions
+            listed = isinstance(order, ListOrder) if what == "run" else reference_lists
+            if listed:  # the ranks are the lists' positions
                 name += f"|{_LISTS}"
             flags.append(_first_counted(query_id, "two orders", name))
         rows.append(grouped.select(flags))

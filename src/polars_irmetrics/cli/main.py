@@ -49,8 +49,9 @@ from polars_irmetrics.errors import DuplicateError, InvalidValueError, IrmError
 from polars_irmetrics.expressions import rank_by_score
 from polars_irmetrics.ground.buckets import beside_main, spill_guard
 from polars_irmetrics.ground.debias import Debias
-from polars_irmetrics.ground.lists import long_run
+from polars_irmetrics.ground.lists import long_run, ranked_by
 from polars_irmetrics.ground.options import EvalKwargs
+from polars_irmetrics.ground.validate import ListOrder
 from polars_irmetrics.io.files import (
     FORMATS,
     Flag,
@@ -595,6 +596,9 @@ def _read_inputs(
         for path, frame in zip(runs, scanned, strict=True):
             where = display_name(path)
             refuse_log_text(frame, where, log_lines([path]), numbers=dwell, flags=flags)
+    ranks = [ranked_by(f.collect_schema(), doc_id=args.doc_id, rank=args.rank) for f in scanned]
+    if all(isinstance(rank, ListOrder) for rank in ranks):  # list-shaped runs: their
+        args.rank = ranks[0]  # ranks are the lists' positions, and messages say so
     frames = [long_run(frame, **columns) for frame in scanned]
     if len(runs) > 1:
         if args.order == "auto":
@@ -921,6 +925,7 @@ _SIDES = (
     ("judged", re.compile(r"\b(?:of|in|from) the judged table\b")),
     ("neighbors", re.compile(r"\b(?:of|in|from) the neighbors\b")),
     ("queries", re.compile(r"\bnot found in the queries\b")),  # --queries' missing column
+    ("reference", re.compile(r"\b(?:of|in|from) the reference\b")),
 )
 
 
@@ -985,6 +990,7 @@ def _with_source(message: str, args: argparse.Namespace) -> str:
         "qrels": getattr(args, "qrels", None),
         "neighbors": getattr(args, "neighbors", None),
         "queries": getattr(args, "queries", None),
+        "reference": getattr(args, "reference", None),
     }
     if any(isinstance(f, str) and _names_file(message, f) for f in files.values()):
         return message

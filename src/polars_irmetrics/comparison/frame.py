@@ -45,13 +45,13 @@ from polars_irmetrics.errors import (
 )
 from polars_irmetrics.exposure.rnd import nan_cause, warn_left_out
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
-from polars_irmetrics.ground.lists import long_judgments, long_run
+from polars_irmetrics.ground.lists import long_judgments, long_run, ranked_by
 from polars_irmetrics.ground.options import (
     EvalOptions,
     check_named_columns,
     refuse_working_name,
 )
-from polars_irmetrics.ground.validate import is_text, kind_of
+from polars_irmetrics.ground.validate import ListOrder, is_text, kind_of
 from polars_irmetrics.metrics.fairness import EXPECTED_EXPOSURE
 from polars_irmetrics.metrics.mad import MAD
 from polars_irmetrics.metrics.registry import (
@@ -432,6 +432,7 @@ def _paired_values(
         if table is not None
     }
     check_system_role(runs, system, options)
+    options = _lists_marked(runs, options)
     stacked = stack_runs(_from_lists(runs, options), system)
     # a rank=, score= or sample_id= that names a column of no run (each run is ordered
     # by its own order column: a dict may mix rank and score runs)
@@ -638,6 +639,27 @@ def _defined(frame: pl.DataFrame, labels: list[str], options: EvalOptions) -> pl
         IrmWarning,
     )
     return frame.filter(~pl.col(query_id).is_in(left_out.implode()))
+
+
+def _lists_marked(runs: Runs, options: EvalOptions) -> EvalOptions:
+    """``options`` with the rank column's name marked where every run is list-shaped
+    with no list of ranks (:func:`~polars_irmetrics.ground.lists.ranked_by`): their
+    ranks are the lists' positions (:func:`_from_lists`), and a refusal of them names
+    the lists' order, as evaluate's does, not a column the caller never wrote."""
+    frames = (
+        [runs]
+        if isinstance(runs, pl.DataFrame | pl.LazyFrame)
+        else [f for f in runs.values() if isinstance(f, pl.DataFrame | pl.LazyFrame)]
+        if isinstance(runs, Mapping)
+        else []
+    )
+    ranks = [
+        ranked_by(frame.collect_schema(), doc_id=options.doc_id, rank=options.rank)
+        for frame in frames
+    ]
+    if ranks and all(isinstance(rank, ListOrder) for rank in ranks):
+        return options.replace(rank=ranks[0])
+    return options
 
 
 def _from_lists(runs: Runs, options: EvalOptions) -> Runs:

@@ -1267,6 +1267,9 @@ def evaluate_plan(
             "the rank-similarity metrics (rbo, jaccard@k, kendall_tau@k...)",
             "they compare the run with reference=...",
         )
+        ranks = ranked_by(given.collect_schema(), doc_id=options.doc_id, rank=options.rank)
+        if ranks is not options.rank:  # its ranks are its lists' positions: said so
+            options = options.replace(reference_lists=True)
         return build_agreement(
             table, long_run(given, **columns), routes["reference"], options, warn=warn is not False
         )

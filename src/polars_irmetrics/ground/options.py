@@ -845,6 +845,12 @@ class EvalOptions:
         the whole call refuses that option (``systems=`` and the ranking metrics beside
         an exposure measure that reads the judgments), for the ranking metrics' plan,
         which sees its own metrics alone.
+    reference_lists
+        No keyword (:data:`INTERNAL_OPTIONS`): whether the rank-similarity metrics'
+        ``reference=`` was list-shaped, its ranks the lists' positions, so that a refusal
+        of its ranks names the lists' order (as
+        :class:`~polars_irmetrics.ground.validate.ListOrder` marks the run's). Set by the
+        door where it puts the reference in the long form.
 
     Examples
     --------
@@ -911,6 +917,7 @@ class EvalOptions:
     n_bootstrap: int = 1000
     seed: int = 0
     offers_drop: bool = dataclasses.field(default=True, repr=False)
+    reference_lists: bool = dataclasses.field(default=False, repr=False)
 
     @classmethod
     def build(cls, **options: Any) -> EvalOptions:
@@ -1066,7 +1073,7 @@ class EvalOptions:
 
 #: The fields of :class:`EvalOptions` no door takes as a keyword: set inside, where the
 #: whole call is known, for a plan that sees a part of it (never given, never listed).
-INTERNAL_OPTIONS = frozenset({"offers_drop"})
+INTERNAL_OPTIONS = frozenset({"offers_drop", "reference_lists"})
 
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(EvalOptions)}
 
