@@ -169,6 +169,7 @@ def recsys_tables(
     recommendations = tables.recommendations
     item = options.item_id
     schema = recommendations.collect_schema()
+    sides: list[tuple[dict[str, pl.DataType], pl.LazyFrame]] = []
     for name, known in (
         ("interactions", tables.interactions),
         ("item_features", tables.item_features),
@@ -189,7 +190,8 @@ def recsys_tables(
             item: common_id_dtype([schema[item], theirs[item]]),
         }
         cast = known.select(pl.col(c).cast(t) for c, t in joint.items())
-        seen = id_rows(ids, known, cast, keys, item).select(*joint)
+        sides.append((joint, id_rows(ids, known, cast, keys, item).select(*joint)))
+    for joint, seen in _seen_once(sides):
         marked = [pl.col(c).cast(t).alias(f"{INTERNAL}seen_{c}") for c, t in joint.items()]
         on = [f"{INTERNAL}seen_{c}" for c in joint]
         recommendations = (
@@ -199,6 +201,22 @@ def recsys_tables(
         )
     # read by the plan and by its tally of the history's ids: the joins run once
     return Tables(recommendations.cache(), tables.interactions, tables.item_features, run, ids)
+
+
+def _seen_once(
+    sides: list[tuple[dict[str, pl.DataType], pl.LazyFrame]],
+) -> list[tuple[dict[str, pl.DataType], pl.LazyFrame]]:
+    """The side tables' known ids (each ``(joint dtypes, ids)``) that the recommendations
+    are semi-joined with: the item features' ids joined first with the interactions'
+    (a few hundred thousand ids, not the run's millions of rows) where each column the
+    item features key on has the same dtype in both, so that the rows go through one
+    semi-join, not two. A row is kept by the one exactly where both would keep it."""
+    if len(sides) != 2:
+        return sides
+    (first, history), (second, features) = sides
+    if any(first.get(c) != t for c, t in second.items()):
+        return sides
+    return [(first, history.join(features, on=list(second), how="semi"))]
 
 
 def check_by_keys(schema: pl.Schema, theirs: pl.Schema, keys: list[str], name: str) -> None:
