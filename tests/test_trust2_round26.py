@@ -120,7 +120,8 @@ DUPLICATES = {
         SYSTEMS,
         pl.concat([LABELS, LABELS.filter(pl.col("item") == 14)]),
         "labels= holds a (user, item) pair more than once: 6 row(s) share one with "
-        "another label, counted once per system that predicts the pair (e.g. (3, 14)); "
+        "another label, counted once per system whose predictions it is scored against (e.g. "
+        "(3, 14)); "
         "every system's predictions are scored against one label per pair: keep one, "
         "e.g. labels.unique(['user', 'item'])",
     ),

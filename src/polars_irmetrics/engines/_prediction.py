@@ -55,7 +55,7 @@ metrics read, and warns as one machine does (:func:`warn_on_unmatched`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -96,6 +96,7 @@ __all__ = [
     "prediction_summary",
     "prepare_prediction",
     "reads_predictions",
+    "shared_systems",
     "warn_on_summary",
     "warn_on_unmatched",
 ]
@@ -454,3 +455,17 @@ def warn_on_unmatched(
         ),
         emit,
     )
+
+
+def shared_systems(
+    options: EvalOptions, predictions: Sequence[str], labels: Sequence[str]
+) -> list[str]:
+    """The ``systems=`` keys of the predictions (named ``predictions``) that ``labels=``
+    (named ``labels``) lacks, where each system is scored against every label under
+    ``unmatched='error'``: the engines read the predictions' distinct values of them
+    first (:attr:`EvalOptions.prediction_systems`), for every part of the table."""
+    if options.unmatched == "drop":
+        return []
+    ids = (options.query_id, options.doc_id)
+    systems = [k for k in options.system_keys if k in predictions and k not in ids]
+    return systems if any(k not in labels for k in systems) else []

@@ -72,7 +72,7 @@ from polars_irmetrics.engines._partition import (
     refuse_split_call,
     tells_segments,
 )
-from polars_irmetrics.engines._prediction import prediction_route
+from polars_irmetrics.engines._prediction import prediction_route, shared_systems
 from polars_irmetrics.engines._prediction_dask import prediction_frame
 from polars_irmetrics.engines._ps import ps_route
 from polars_irmetrics.engines._ps_dask import ps_frame
@@ -460,6 +460,14 @@ def _evaluate(
     if predictions:
         if labels is not None:
             _ensure_frame(labels, "labels")
+        shared = [] if labels is None else shared_systems(built, run.columns, labels.columns)
+        if shared:  # every system against every label: each part reads every system
+            systems = [k for k in built.system_keys if k in run.columns]
+            systems = [k for k in systems if k not in (built.query_id, built.doc_id)]
+            distinct = run[systems].drop_duplicates().compute()
+            table = pa.Table.from_pandas(distinct, preserve_index=False)
+            rows = pl.from_arrow(table).rows()  # type: ignore[union-attr]
+            built = built.replace(prediction_systems=tuple(rows))
         values = prediction_frame(
             run,
             metrics,

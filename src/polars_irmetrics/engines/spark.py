@@ -61,6 +61,7 @@ from polars_irmetrics.engines._partition import (
 )
 from polars_irmetrics.engines._prediction import (
     prediction_route,
+    shared_systems,
     warn_on_summary,
     warn_on_unmatched,
 )
@@ -389,6 +390,12 @@ def evaluate(
             _ensure_frame(labels, "labels")
         spark = run.sparkSession
         count = _partitions(spark, partitions)
+        shared = [] if labels is None else shared_systems(built, run.columns, labels.columns)
+        if shared:  # every system against every label: each part reads every system
+            systems = [k for k in built.system_keys if k in run.columns]
+            systems = [k for k in systems if k not in (built.query_id, built.doc_id)]
+            distinct = pl.from_arrow(run.select(*systems).distinct().toArrow())
+            built = built.replace(prediction_systems=tuple(distinct.rows()))  # type: ignore[union-attr]
         result, predicted = prediction_frame(
             run,
             metrics,

@@ -851,6 +851,12 @@ class EvalOptions:
         of its ranks names the lists' order (as
         :class:`~polars_irmetrics.ground.validate.ListOrder` marks the run's). Set by the
         door where it puts the reference in the long form.
+    prediction_systems
+        No keyword (:data:`INTERNAL_OPTIONS`): the predictions' distinct ``systems=``
+        keys (one tuple each), set by the Spark and Dask doors where every system is
+        scored against every label of ``labels=`` under ``unmatched='error'``: a part
+        of the table may hold no prediction of a system whose labels it holds (one
+        machine reads them from the predictions).
 
     Examples
     --------
@@ -918,6 +924,9 @@ class EvalOptions:
     seed: int = 0
     offers_drop: bool = dataclasses.field(default=True, repr=False)
     reference_lists: bool = dataclasses.field(default=False, repr=False)
+    prediction_systems: tuple[tuple[Any, ...], ...] | None = dataclasses.field(
+        default=None, repr=False
+    )
 
     @classmethod
     def build(cls, **options: Any) -> EvalOptions:
@@ -1073,7 +1082,7 @@ class EvalOptions:
 
 #: The fields of :class:`EvalOptions` no door takes as a keyword: set inside, where the
 #: whole call is known, for a plan that sees a part of it (never given, never listed).
-INTERNAL_OPTIONS = frozenset({"offers_drop", "reference_lists"})
+INTERNAL_OPTIONS = frozenset({"offers_drop", "reference_lists", "prediction_systems"})
 
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(EvalOptions)}
 

@@ -187,6 +187,9 @@ class _Check:
     #: counted over the whole table, not per group (a text label's other value: one for
     #: the table, whatever the grouping, as a numeric label's is 0)
     whole: bool = False
+    #: counted for the first system it finds (``{system}`` names it): as that system
+    #: scored alone, whatever the other systems of the call
+    per_system: bool = False
 
     @property
     def count(self) -> str:
@@ -605,7 +608,10 @@ def prepare_rows(
         options.positive_label,
         options.query_id,
     )
-    checks = _checks(scope, schema, options, two_tables=labels is not None, query=needs_query)
+    held = [] if labels is None else _held_systems(options, own, labels.collect_schema())
+    checks = _checks(
+        scope, schema, options, two_tables=labels is not None, query=needs_query, held=held
+    )
     rows = table.filter(pl.col(_SIDE) == "both") if labels is not None else table
     return Prepared(table, rows, scope, checks, names, options, labels is not None, sizes)
 
@@ -680,16 +686,28 @@ def _joined(table: pl.LazyFrame, labels: pl.LazyFrame, options: EvalOptions) -> 
     table = table.with_columns(pl.col(k).cast(t) for k, t in cast.items())
     labels = labels.with_columns(pl.col(k).cast(t) for k, t in cast.items())
     carried = _label_keys(options, pred_schema, label_schema)
+    systems = _systems_of(options, pred_schema)
+    # a systems= key labels= holds is joined on (each system's own labels); the others
+    # share labels=: every labelled pair is each such system's, predicted or not
+    own = [(k, t) for k, _, t in carried if k in systems]
+    carried = [c for c in carried if c[0] not in systems]
+    table = table.with_columns(pl.col(k).cast(t) for k, t in own if t is not None)
+    labels = labels.with_columns(pl.col(k).cast(t) for k, t in own if t is not None)
+    held = [k for k, _ in own]
+    on = [*held, *keys]
     keep = [c for c in pred_schema.names() if c != options.label]
     left = table.select(keep).with_columns(pl.lit(True).alias(_IN_PRED))
     right = labels.select(
-        *keys, options.label, *(pl.col(k).alias(f"{_LABEL_KEY}{i}") for k, i, _ in carried)
+        *on, options.label, *(pl.col(k).alias(f"{_LABEL_KEY}{i}") for k, i, _ in carried)
     ).with_columns(pl.lit(True).alias(_IN_LABELS))
-    systems = _systems_of(options, pred_schema)
-    if systems:  # each system's predictions scored against the one labels table
+    if systems:  # each system's predictions scored against labels= (its own, if held)
         left = left.with_columns((pl.len().over([*systems, *keys]) > 1).alias(_DUP))
-        right = right.with_columns((pl.len().over(keys) > 1).alias(_DUP_LABELS))
-    joined = left.join(right, on=keys, how="full", coalesce=True, nulls_equal=False)
+        right = right.with_columns((pl.len().over(on) > 1).alias(_DUP_LABELS))
+        shared = [k for k in systems if k not in held]
+        if shared and options.unmatched != "drop":  # every label once per system
+            right = _per_system(right, _systems_frame(left, systems, options), held, keys)
+            on = [*shared, *on]
+    joined = left.join(right, on=on, how="full", coalesce=True, nulls_equal=False)
     side = (
         pl.when(pl.col(_IN_PRED) & pl.col(_IN_LABELS))
         .then(pl.lit("both"))
@@ -714,6 +732,53 @@ def _joined(table: pl.LazyFrame, labels: pl.LazyFrame, options: EvalOptions) -> 
             (pl.col(c).fill_null(False) & ~null_key).alias(c) for c in (_DUP, _DUP_LABELS)
         )
     return joined.with_columns(((pl.len().over(keys) > 1) & ~null_key).alias(_DUP))
+
+
+def _systems_frame(left: pl.LazyFrame, systems: list[str], options: EvalOptions) -> pl.LazyFrame:
+    """The predictions' distinct ``systems`` keys: read from ``left`` (the predictions)
+    on one machine, from :attr:`EvalOptions.prediction_systems` on an engine's part."""
+    if options.prediction_systems is None:
+        return left.select(systems).unique()
+    schema = left.collect_schema()
+    return pl.LazyFrame(
+        list(options.prediction_systems),
+        schema={k: schema[k] for k in systems},
+        orient="row",
+    )
+
+
+def _per_system(
+    labels: pl.LazyFrame, systems: pl.LazyFrame, held: list[str], keys: list[str]
+) -> pl.LazyFrame:
+    """Every row of ``labels`` once per system of ``systems`` (the predictions' distinct
+    ``systems=`` keys) whose ``held`` keys (those ``labels=`` holds) are its: each
+    system is scored against every label, as alone, so a labelled pair a system does not
+    predict is one-sided for that system whatever the other systems predict. A label of
+    no system (no predictions, or a held key no system has) is kept once, its other
+    keys null (a one-sided pair), and so is a label of a null ``keys`` value (refused
+    once, as alone)."""
+    one = f"{INTERNAL}one"
+    on = [*held, one]
+    null_key = pl.any_horizontal(pl.col(k).is_null() for k in keys)
+    mark = pl.when(null_key).then(pl.lit(None, pl.Int32)).otherwise(pl.lit(1, pl.Int32))
+    return (
+        labels.with_columns(mark.alias(one))
+        .join(
+            systems.with_columns(pl.lit(1, pl.Int32).alias(one)),
+            on=on,
+            how="left",
+            nulls_equal=False,
+        )
+        .drop(one)
+    )
+
+
+def _held_systems(
+    options: EvalOptions, pred_schema: pl.Schema, label_schema: pl.Schema
+) -> list[str]:
+    """The ``systems=`` keys ``labels=`` holds too: each system is scored against its own
+    labels (the rows of ``labels=`` of its keys), joined on them (:func:`_joined`)."""
+    return [k for k in _systems_of(options, pred_schema) if k in label_schema]
 
 
 def _systems_of(options: EvalOptions, pred_schema: pl.Schema) -> list[str]:
@@ -909,6 +974,7 @@ def _checks(
     *,
     two_tables: bool,
     query: bool,
+    held: list[str],
 ) -> list[_Check]:
     label, pred = pl.col(scope.label), pl.col(scope.prediction)
     float_label = schema[scope.label].is_float()
@@ -1078,7 +1144,7 @@ def _checks(
         )
     if two_tables:
         checks += [
-            *_duplicate_checks(schema, options),
+            *_duplicate_checks(schema, options, held),
             *_key_agreement_checks(schema, options),
             _Check(
                 "only_pred",
@@ -1095,10 +1161,12 @@ def _checks(
                 pl.col(_SIDE) == "labels",
                 pl.format("({}, {})", pl.col(options.query_id), pl.col(options.doc_id)),
                 QuerySetError,
-                "{n} ({query_id}, {doc_id}) pair(s) have a label but no prediction (e.g. "
-                "{example}); pass unmatched='drop' to evaluate only the pairs on both "
-                "sides (as Microsoft Recommenders' inner merge does)",
+                "{n} ({query_id}, {doc_id}) pair(s) have a label but no prediction"
+                + (" of {system}" if _systems_of(options, schema) else "")
+                + " (e.g. {example}); pass unmatched='drop' to evaluate only the pairs on "
+                "both sides (as Microsoft Recommenders' inner merge does)",
                 smallest=True,
+                per_system=bool(_systems_of(options, schema)),
             ),
             # the pairs on both sides: never raised, read where one-sided pairs are (none
             # at all: ids that do not line up, not pairs to drop; _none_matched)
@@ -1107,7 +1175,7 @@ def _checks(
     return checks
 
 
-def _duplicate_checks(schema: pl.Schema, options: EvalOptions) -> list[_Check]:
+def _duplicate_checks(schema: pl.Schema, options: EvalOptions, held: list[str]) -> list[_Check]:
     """Two tables: a pair held twice on one side. With ``systems=`` (:func:`_joined`)
     a pair one system predicts twice, named with its system (the group), and a pair
     ``labels=`` holds twice (every system's predictions are scored against the one
@@ -1129,6 +1197,14 @@ def _duplicate_checks(schema: pl.Schema, options: EvalOptions) -> list[_Check]:
     systems = _systems_of(options, schema)
     unique = repr([*systems, options.query_id, options.doc_id]).replace("{", "{{")
     unique = unique.replace("}", "}}")
+    if held:  # labels= holds the systems: each system's own labels
+        per, counted = " for one system", " of the same system{where}"
+        against = "each system's predictions are scored against its own labels,"
+    else:
+        per, counted = "", ", counted once per system whose predictions it is scored against"
+        against = "every system's predictions are scored against"
+    unique_labels = repr([*held, options.query_id, options.doc_id]).replace("{", "{{")
+    unique_labels = unique_labels.replace("}", "}}")
     return [
         _Check(
             "dup",
@@ -1145,10 +1221,9 @@ def _duplicate_checks(schema: pl.Schema, options: EvalOptions) -> list[_Check]:
             pl.col(_DUP_LABELS),
             pair,
             DuplicateError,
-            "labels= holds a ({query_id}, {doc_id}) pair more than once: {n} row(s) "
-            "share one with another label, counted once per system that predicts the "
-            "pair (e.g. {example}); every system's predictions are scored against one "
-            "label per pair: keep one, e.g. labels.unique([{query_id!r}, {doc_id!r}])",
+            f"labels= holds a ({{query_id}}, {{doc_id}}) pair more than once{per}: {{n}} "
+            f"row(s) share one with another label{counted} (e.g. {{example}}); {against} "
+            f"one label per pair: keep one, e.g. labels.unique({unique_labels})",
             smallest=True,
         ),
     ]
@@ -1335,6 +1410,7 @@ def _raising(
         "positive": options.positive_label,
         "query_id": options.query_id,
         "doc_id": options.doc_id,
+        "system_keys": options.system_keys,
     }
     return result.map_batches(
         lambda frame: _raise_on_flags(frame, raised, flags, keys, fields),
@@ -1381,6 +1457,11 @@ def _raise_on_flags(
             raise none
         first = bad.row(0, named=True)
         total = int(bad[check.count].sum())
+        if check.per_system:  # the first system's count, as that system alone
+            names = [k for k in keys if k in fields["system_keys"]]  # type: ignore[operator]
+            mine = bad.filter(*(pl.col(k).eq_missing(first[k]) for k in names))
+            total = int(mine[check.count].sum())
+            fields = {**fields, "system": ", ".join(f"{k}={first[k]!r}" for k in names)}
         place = ", ".join(f"{k}={first[k]!r}" for k in keys)
         where = f" (first in the group {place})" if keys and not check.whole else ""
         raise check.error(
