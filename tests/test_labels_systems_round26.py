@@ -256,3 +256,20 @@ def test_a_part_without_a_systems_predictions_still_reads_its_labels(
     kw = {"labels": to_engine(labels), "systems": "system", "partitions": 8, **PAIRS}
     with pytest.raises(irm.QuerySetError, match=f"^{re.escape(message)}$"):
         back(evaluate(to_engine(predictions), ["rmse"], **kw))
+
+
+@pytest.mark.parametrize("route", LOCAL + ENGINES)
+def test_no_pair_matched_counts_each_label_once(
+    route: str, request: pytest.FixtureRequest
+) -> None:
+    # every system against every label: the labels are still the table's rows
+    predictions = EVERY.with_columns(pl.col("user") + 100)
+    message = (
+        "labels= and the predictions share none of their (user, item) pairs (24 "
+        "predictions, 8 labels; e.g. the predictions' (101, 10), the labels' (1, 10)): ids "
+        "that do not line up are the likely cause: give labels= and the predictions the "
+        "same 'user' and 'item' values (same spelling, same collection); unmatched='drop' "
+        "would leave no pair to evaluate, every value null"
+    )
+    with pytest.raises(irm.QuerySetError, match=f"^{re.escape(message)}$"):
+        _evaluate(route, request, predictions, LABELS, systems="system", **PAIRS)

@@ -190,6 +190,9 @@ class _Check:
     #: counted for the first system it finds (``{system}`` names it): as that system
     #: scored alone, whatever the other systems of the call
     per_system: bool = False
+    #: one-sided labels: every label is counted once per system (labels= shared by the
+    #: systems under unmatched='error', :func:`_per_system`)
+    each_system: bool = False
 
     @property
     def count(self) -> str:
@@ -1167,6 +1170,7 @@ def _checks(
                 "both sides (as Microsoft Recommenders' inner merge does)",
                 smallest=True,
                 per_system=bool(_systems_of(options, schema)),
+                each_system=held != _systems_of(options, schema) and options.unmatched != "drop",
             ),
             # the pairs on both sides: never raised, read where one-sided pairs are (none
             # at all: ids that do not line up, not pairs to drop; _none_matched)
@@ -1279,7 +1283,9 @@ _MATCHED = "matched"
 _ONE_SIDED = ("only_pred", "only_labels")
 
 
-def _none_matched(frame: pl.DataFrame, fields: Mapping[str, object]) -> QuerySetError | None:
+def _none_matched(
+    frame: pl.DataFrame, fields: Mapping[str, object], keys: list[str], each: bool
+) -> QuerySetError | None:
     """The refusal of predictions and ``labels=`` that share no pair at all, from the
     check counts of every group (``frame``), or ``None`` where some pair matches:
     ``unmatched='drop'`` would leave every value null, so it names what is likely
@@ -1290,6 +1296,10 @@ def _none_matched(frame: pl.DataFrame, fields: Mapping[str, object]) -> QuerySet
     if any(column not in frame.columns for column in counts.values()):
         return None
     total = {name: int(frame[column].sum()) for name, column in counts.items()}
+    systems = [k for k in keys if k in fields["system_keys"]]  # type: ignore[operator]
+    if each and systems:  # every label once per system: the labels of one system
+        per = frame.group_by(systems).agg(pl.col(counts["only_labels"]).sum())
+        total["only_labels"] = int(per[counts["only_labels"]].max() or 0)  # type: ignore[arg-type]
     if total[_MATCHED] or not (total["only_pred"] or total["only_labels"]):
         return None  # some pair matches, or both tables are empty (warned of as such)
     first = {name: str(frame[f"{INTERNAL}e_{name}"].drop_nulls().min()) for name in _ONE_SIDED}
@@ -1452,7 +1462,8 @@ def _raise_on_flags(
         bad = frame.filter(pl.col(check.count) > 0)
         if not bad.height:
             continue
-        none = _none_matched(frame, fields) if check.name in _ONE_SIDED else None
+        each = any(c.each_system for c, _ in checks if c.name == "only_labels")
+        none = _none_matched(frame, fields, keys, each) if check.name in _ONE_SIDED else None
         if none is not None:
             raise none
         first = bad.row(0, named=True)
