@@ -802,13 +802,18 @@ def _ranked_parts(
     every ranking is whole (``every``: one row, ``__every``), and ``rows`` sorted
     (:func:`_sorted_positions`) where not; one of them keeps no row."""
     flagged = rows.join(every, how="cross")
-    fast = (
+    rest = flagged.filter(~pl.col(_EVERY)).drop(_EVERY)
+    return _whole_positions(flagged, rank), _sorted_positions(rest, query_id, doc_id, rank, True)
+
+
+def _whole_positions(flagged: pl.LazyFrame, rank: str) -> pl.LazyFrame:
+    """The rows of ``flagged`` (each with the whole run's ``__every`` flag) where every
+    ranking is whole, each with its position: its rank less one (none elsewhere)."""
+    return (
         flagged.filter(pl.col(_EVERY))
         .drop(_EVERY)
         .with_columns((pl.col(rank) - 1.0).cast(pl.Int64).alias(_POS))
     )
-    rest = flagged.filter(~pl.col(_EVERY)).drop(_EVERY)
-    return fast, _sorted_positions(rest, query_id, doc_id, rank, True)
 
 
 def _relevant_positions(
@@ -832,12 +837,7 @@ def _relevant_positions(
     if relevant is not None:
         rows = rows.join(relevant, on=[query_id, doc_id], how="inner", coalesce=True)
     columns = [query_id, _S, doc_id, _POS, _REL]
-    fast = (
-        rows.join(every, how="cross")
-        .filter(pl.col(_EVERY))
-        .with_columns((pl.col(rank) - 1.0).cast(pl.Int64).alias(_POS))
-        .select(columns)
-    )
+    fast = _whole_positions(rows.join(every, how="cross"), rank).select(columns)
     slow = rest.join(rel_rows, on=[query_id, doc_id], how="inner", coalesce=True).select(columns)
     return pl.concat([fast, slow])
 
@@ -854,14 +854,7 @@ def _ranked_positions(
     where a few rankings are not whole (a sort of 10M rows is a second)."""
     rows = rows.cache()  # read by both branches; one of them keeps no row
     every = per_ranking.select(pl.col(_WHOLE).all().alias(_EVERY))
-    flagged = rows.join(every, how="cross")
-    fast = (
-        flagged.filter(pl.col(_EVERY))
-        .drop(_EVERY)
-        .with_columns((pl.col(rank) - 1.0).cast(pl.Int64).alias(_POS))
-    )
-    rest = flagged.filter(~pl.col(_EVERY)).drop(_EVERY)
-    return pl.concat([fast, _sorted_positions(rest, query_id, doc_id, rank, True)])
+    return pl.concat(_ranked_parts(rows, every, query_id, doc_id, rank))
 
 
 def _positions(query_id: str) -> pl.Expr:
