@@ -230,7 +230,10 @@ def evaluate(
     -------
     dask.dataframe.DataFrame
         Lazy (persisted with ``progress=True``; the off-policy estimators compute their
-        parts' sums in this call, and merge them lazily); ``compute()`` gives a pandas
+        parts' sums in this call, and merge them lazily; the prediction metrics with
+        ``systems=`` and one ``labels=`` for every system, under
+        ``unmatched='error'``, read the predictions' distinct systems in this call, so
+        that every part checks every system); ``compute()`` gives a pandas
         DataFrame with pyarrow-backed columns and the columns and values of
         :func:`polars_irmetrics.evaluate`'s result (per-query rows in partition (or
         task) order, means sorted by the ``by`` keys).
