@@ -199,7 +199,8 @@ OWN_REFUSED = {
         EVERY,
         OWN.filter(pl.col("system") != "a"),
         irm.QuerySetError,
-        "8 (user, item) pair(s) have a prediction but no label (e.g. (1, 10)); pass "
+        "8 (user, item) pair(s) have a prediction of system='a' but no label (e.g. (1, "
+        "10)); pass "
         "unmatched='drop' to evaluate only the pairs on both sides (as Microsoft "
         "Recommenders' inner merge does)",
     ),
@@ -271,5 +272,33 @@ def test_no_pair_matched_counts_each_label_once(
         "same 'user' and 'item' values (same spelling, same collection); unmatched='drop' "
         "would leave no pair to evaluate, every value null"
     )
+    with pytest.raises(irm.QuerySetError, match=f"^{re.escape(message)}$"):
+        _evaluate(route, request, predictions, LABELS, systems="system", **PAIRS)
+
+
+@pytest.mark.parametrize("route", LOCAL + ENGINES)
+def test_a_prediction_without_a_label_is_counted_per_system_as_alone(
+    route: str, request: pytest.FixtureRequest
+) -> None:
+    # a predicts (4, 15) and (4, 16), b only (4, 15): refused naming a with its own two,
+    # as a alone is, not the three of the call
+    extra = pl.DataFrame(
+        {
+            "user": [4, 4, 4],
+            "item": [15, 16, 15],
+            "system": ["a", "a", "b"],
+            "prediction": [0.5, 0.4, 0.3],
+        }
+    )
+    predictions = pl.concat([_system("a"), _system("b"), extra])
+    alone = predictions.filter(pl.col("system") == "a").drop("system")
+    tail = (
+        " but no label (e.g. (4, 15)); pass unmatched='drop' to evaluate only the pairs on "
+        "both sides (as Microsoft Recommenders' inner merge does)"
+    )
+    own = "2 (user, item) pair(s) have a prediction" + tail
+    with pytest.raises(irm.QuerySetError, match=f"^{re.escape(own)}$"):
+        irm.evaluate(alone, METRICS, labels=LABELS, **PAIRS)
+    message = "2 (user, item) pair(s) have a prediction of system='a'" + tail
     with pytest.raises(irm.QuerySetError, match=f"^{re.escape(message)}$"):
         _evaluate(route, request, predictions, LABELS, systems="system", **PAIRS)

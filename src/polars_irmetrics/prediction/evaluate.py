@@ -1154,10 +1154,13 @@ def _checks(
                 pl.col(_SIDE) == "predictions",
                 pl.format("({}, {})", pl.col(options.query_id), pl.col(options.doc_id)),
                 QuerySetError,
-                "{n} ({query_id}, {doc_id}) pair(s) have a prediction but no label (e.g. "
-                "{example}); pass unmatched='drop' to evaluate only the pairs on both "
-                "sides (as Microsoft Recommenders' inner merge does)",
+                "{n} ({query_id}, {doc_id}) pair(s) have a prediction"
+                + (" of {system}" if _systems_of(options, schema) else "")
+                + " but no label (e.g. {example}); pass unmatched='drop' to evaluate "
+                "only the pairs on both sides (as Microsoft Recommenders' inner merge "
+                "does)",
                 smallest=True,
+                per_system=bool(_systems_of(options, schema)),
             ),
             _Check(
                 "only_labels",
