@@ -987,7 +987,7 @@ def _checks(
     # one-sided pair, refused as such), not a null group
     predicted = pl.col(_SIDE) != "labels" if two_tables else pl.lit(True)
     for index, key in enumerate(options.by_keys):  # as the ranking metrics refuse one
-        name = repr(key).replace("{", "{{").replace("}", "}}")
+        name = _literal(key)
         checks.append(
             _Check(
                 f"group_null_{index}",
@@ -1182,6 +1182,12 @@ def _checks(
     return checks
 
 
+def _literal(value: object) -> str:
+    """``repr(value)`` as literal text in a :class:`_Check` template (its braces
+    doubled: the template is formatted when the check is raised)."""
+    return repr(value).replace("{", "{{").replace("}", "}}")
+
+
 def _duplicate_checks(schema: pl.Schema, options: EvalOptions, held: list[str]) -> list[_Check]:
     """Two tables: a pair held twice on one side. With ``systems=`` (:func:`_joined`)
     a pair one system predicts twice, named with its system (the group), and a pair
@@ -1202,16 +1208,14 @@ def _duplicate_checks(schema: pl.Schema, options: EvalOptions, held: list[str]) 
             )
         ]
     systems = _systems_of(options, schema)
-    unique = repr([*systems, options.query_id, options.doc_id]).replace("{", "{{")
-    unique = unique.replace("}", "}}")
+    unique = _literal([*systems, options.query_id, options.doc_id])
     if held:  # labels= holds the systems: each system's own labels
         per, counted = " for one system", " of the same system{where}"
         against = "each system's predictions are scored against its own labels,"
     else:
         per, counted = "", ", counted once per system whose predictions it is scored against"
         against = "every system's predictions are scored against"
-    unique_labels = repr([*held, options.query_id, options.doc_id]).replace("{", "{{")
-    unique_labels = unique_labels.replace("}", "}}")
+    unique_labels = _literal([*held, options.query_id, options.doc_id])
     return [
         _Check(
             "dup",
@@ -1256,7 +1260,7 @@ def _key_agreement_checks(schema: pl.Schema, options: EvalOptions) -> list[_Chec
         if differs not in schema:
             continue
         keyword, _ = key_keyword(options, key)
-        name = repr(key).replace("{", "{{").replace("}", "}}")
+        name = _literal(key)
         example = pl.format(
             "({}, {}): {} in the predictions, {} in labels=",
             pl.col(options.query_id),
