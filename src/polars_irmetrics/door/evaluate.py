@@ -1177,7 +1177,7 @@ def evaluate_plan(
             "neighbour recall (neighbor_recall@k, neighbor_recall_rel@k)",
             "it compares the run with the exact neighbours, neighbors=...",
         )
-        exact = long_run(exact, **columns)
+        exact = long_run(exact, **columns, frame="neighbors (neighbors=)")
         asked = routes["neighbors"]
         _refuse_result_keys(options, [*_counted(options, "num_q"), *_labels(asked)], "run")
         return build_neighbors_plan(table, exact, asked, options)
@@ -1270,8 +1270,13 @@ def evaluate_plan(
         ranks = ranked_by(given.collect_schema(), doc_id=options.doc_id, rank=options.rank)
         if ranks is not options.rank:  # its ranks are its lists' positions: said so
             options = options.replace(reference_lists=True)
+        # a list-shaped reference in the long form, its messages naming reference=; a
+        # query in two rows of one group refused by its name, as the run's
+        reference = long_run(
+            given, **columns, keys=options.by_keys, frame="reference (reference=)"
+        )
         return build_agreement(
-            table, long_run(given, **columns), routes["reference"], options, warn=warn is not False
+            table, reference, routes["reference"], options, warn=warn is not False
         )
     if tables.get("reference") is not None:
         raise MetricParameterError(

@@ -47,6 +47,7 @@ from polars_irmetrics.engines._partition import (
     check_options_read,
 )
 from polars_irmetrics.errors import CoverageWarning, InvalidValueError, MetricParameterError
+from polars_irmetrics.ground.lists import is_list_column
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import systems_row
 from polars_irmetrics.metrics.registry import INPUTS, means, parse_metric_list, split_routes
@@ -154,6 +155,20 @@ class AgreementJob(ParsedJob):
     def keys(self) -> list[str]:
         """The per-query rows' keys: the ``by`` keys, then the query id."""
         return [*self.options.by_keys, self.options.query_id]
+
+    @property
+    def lists(self) -> tuple[bool, bool]:
+        """Whether the run and the reference are list-shaped (``doc_id`` a list: one
+        row per query, its ranking in order). Each part's plan turns such a side into
+        the long form itself, as one machine does (the query's rows are in one part);
+        the engine's counts for the warning of the reference's coverage read a listed
+        side's documents one per element, and its queries where their list is not
+        empty (the long form's rows)."""
+        doc_id = self.options.doc_id
+        return (
+            is_list_column(self.run_schema, doc_id),
+            is_list_column(self.reference_schema, doc_id),
+        )
 
 
 def prepare_agreement(

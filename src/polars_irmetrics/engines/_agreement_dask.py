@@ -34,9 +34,10 @@ from polars_irmetrics.engines._agreement import (
     warn_on_tied,
 )
 from polars_irmetrics.engines._dask_coverage import emitter
-from polars_irmetrics.engines._dask_frames import after, arrow_of, meta, to_pandas, to_table
+from polars_irmetrics.engines._dask_frames import after, meta, to_pandas, to_table
+from polars_irmetrics.engines._dask_lists import listed_schema
 from polars_irmetrics.engines._ope_dask import Tag, _shuffled
-from polars_irmetrics.engines._partition import as_polars_frame, warned_to
+from polars_irmetrics.engines._partition import _to_arrow, as_polars_frame, warned_to
 from polars_irmetrics.errors import IrmWarning
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
@@ -56,7 +57,10 @@ def agreement_frame(
     """:func:`polars_irmetrics.dask.evaluate`'s lazy result for the rank-similarity
     metrics (module doc); the warning of the reference's queries is given when it is
     computed."""
-    job = prepare_agreement(arrow_of(run), arrow_of(reference), metrics, options)
+    # a side of Python lists (object columns) typed as lists: each part's plan reads them
+    job = prepare_agreement(
+        listed_schema(run, options), listed_schema(reference, options), metrics, options
+    )
     warned = _warned(job, run, reference)
     query_id = job.options.query_id
     runs = _shuffled(run[list(job.run_schema)], query_id, count, tag)
@@ -111,23 +115,60 @@ def _warned(job: AgreementJob, run: dd.DataFrame, reference: dd.DataFrame) -> De
     whole run's distinct query keys and those the reference holds (on its keys)."""
     on = reference_keys(job)
     held = f"{INTERNAL}held"
-    found = reference[on].drop_duplicates().assign(**{held: 1})
-    keys = run[job.keys].drop_duplicates()
-    joined = keys.merge(found, on=on, how="left")
     doc = job.options.doc_id
-    listed = reference[[doc]].drop_duplicates().assign(**{held: 1})
-    docs = run[[doc]].drop_duplicates().merge(listed, on=doc, how="left")
+    run_lists, reference_lists = job.lists
+    run_schema, reference_schema = job.run_schema, job.reference_schema
+    found = _long_rows(reference, reference_schema, on, doc, reference_lists)
+    found = found.drop_duplicates().assign(**{held: 1})
+    keys = _long_rows(run, run_schema, job.keys, doc, run_lists).drop_duplicates()
+    joined = keys.merge(found, on=on, how="left")
+    listed = _long_rows(reference, reference_schema, [doc], doc, reference_lists, explode=True)
+    listed = listed.drop_duplicates().assign(**{held: 1})
+    docs = _long_rows(run, run_schema, [doc], doc, run_lists, explode=True)
+    docs = docs.drop_duplicates().merge(listed, on=doc, how="left")
     counts = (joined[held].size, joined[held].count(), docs[held].size, docs[held].count())
     systems = list(job.options.system_keys)
     if not systems:
         return delayed(_warn)(job, *counts)
     # each system's counts too: a system the reference mostly lacks is named
-    system_docs = run[[*systems, doc]].drop_duplicates().merge(listed, on=doc, how="left")
+    system_docs = _long_rows(run, run_schema, [*systems, doc], doc, run_lists, explode=True)
+    system_docs = system_docs.drop_duplicates().merge(listed, on=doc, how="left")
     by_system = [
         frame.groupby(systems)[held].agg(["size", "count"]).reset_index()
         for frame in (joined, system_docs)
     ]
     return delayed(_warn)(job, *counts, *by_system)
+
+
+def _long_rows(
+    frame: dd.DataFrame,
+    schema: pl.Schema,
+    columns: list[str],
+    doc_id: str,
+    lists: bool,
+    *,
+    explode: bool = False,
+) -> dd.DataFrame:
+    """``frame``'s ``columns`` as the long form's rows hold them, for the coverage
+    counts: a list-shaped side (``lists``, its ``schema``) keeps the rows whose list of
+    ``doc_id`` holds a document, and with ``explode`` gives one row per element (a
+    partition's rows through polars, as its plan reads them); another side as it is."""
+    if not lists:
+        return frame[columns]
+    needed = list(dict.fromkeys([*columns, doc_id]))
+    given = pl.Schema({c: schema[c] for c in needed})
+
+    def rows(part: pl.DataFrame) -> pl.DataFrame:
+        kept = part.filter(pl.col(doc_id).list.len() > 0)
+        return (kept.explode(doc_id) if explode else kept).select(columns)
+
+    out = rows(pl.DataFrame(schema=given)).schema
+
+    def task(pandas: pd.DataFrame) -> pd.DataFrame:
+        part = as_polars_frame(to_table(pandas[needed])).cast(given)
+        return to_pandas(_to_arrow(rows(part), out))
+
+    return frame[needed].map_partitions(task, meta=meta(out), enforce_metadata=False)
 
 
 def _warn(

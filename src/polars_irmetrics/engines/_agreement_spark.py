@@ -106,26 +106,39 @@ def agreement_frame(
 
 def _warn(job: AgreementJob, run: DataFrame, reference: DataFrame) -> None:
     """The warning of a reference that lacks most of the run's queries, from the whole
-    run's distinct query keys and those the reference holds (on its keys)."""
+    run's distinct query keys and those the reference holds (on its keys), counted as
+    one machine counts them on the long form: a list-shaped side's queries where their
+    list holds a document, its documents one per element (:attr:`AgreementJob.lists`)."""
     on = reference_keys(job)
     held = f"{INTERNAL}held"
-    found = reference.select(*(F.col(c).alias(f"{INTERNAL}r_{c}") for c in on)).distinct()
-    found = found.withColumn(held, F.lit(1))
-    keys = run.select(*job.keys).distinct()
+    doc = job.options.doc_id
+    run_lists, reference_lists = job.lists
+
+    def rows(frame: DataFrame, lists: bool) -> DataFrame:
+        return frame.where(F.size(doc) > 0) if lists else frame
+
+    def documents(frame: DataFrame, lists: bool, *others: str, name: str = doc) -> DataFrame:
+        column = F.explode(F.col(doc)) if lists else F.col(doc)
+        return frame.select(*others, column.alias(name)).distinct()
+
+    found = rows(reference, reference_lists).select(
+        *(F.col(c).alias(f"{INTERNAL}r_{c}") for c in on)
+    )
+    found = found.distinct().withColumn(held, F.lit(1))
+    keys = rows(run, run_lists).select(*job.keys).distinct()
     same = [keys[c].eqNullSafe(found[f"{INTERNAL}r_{c}"]) for c in on]  # nulls match
     joined = keys.join(found, same, how="left")
     row = joined.agg(F.count(F.lit(1)).alias("total"), F.count(held).alias("held")).collect()[0]
-    doc = job.options.doc_id
-    listed = reference.select(F.col(doc).alias(f"{INTERNAL}r_doc")).distinct()
+    listed = documents(reference, reference_lists, name=f"{INTERNAL}r_doc")
     listed = listed.withColumn(held, F.lit(1))
-    docs = run.select(doc).distinct()
+    docs = documents(run, run_lists)
     counted = docs.join(listed, docs[doc] == listed[f"{INTERNAL}r_doc"], how="left")
     by_doc = counted.agg(F.count(F.lit(1)).alias("n"), F.count(held).alias("held")).collect()[0]
     counts = (int(row["total"]), int(row["held"]), int(by_doc["n"]), int(by_doc["held"]))
     systems = list(job.options.system_keys)
     by_system = None
     if systems:  # each system's counts too: a system the reference mostly lacks is named
-        system_docs = run.select(*systems, doc).distinct()
+        system_docs = documents(run, run_lists, *systems)
         system_docs = system_docs.join(
             listed, system_docs[doc] == listed[f"{INTERNAL}r_doc"], how="left"
         )

@@ -21,7 +21,7 @@ from polars_irmetrics.engines._partition import check_run_columns
 from polars_irmetrics.errors import ColumnNotFoundError
 from polars_irmetrics.ground.options import EvalOptions
 
-__all__ = ["dask_long_form", "named_columns"]
+__all__ = ["dask_long_form", "listed_schema", "named_columns"]
 
 
 def dask_long_form(
@@ -56,6 +56,13 @@ def named_columns(run: dd.DataFrame, options: EvalOptions) -> pa.Schema:
         lists = (options.doc_id, options.score, options.rank, options.relevance)
         return _schema(run, lists)
     return schema
+
+
+def listed_schema(frame: dd.DataFrame, options: EvalOptions) -> pa.Schema:
+    """The Arrow schema of ``frame`` with its list columns typed as lists, where they
+    are ``object`` columns of Python lists (read from the first row, as
+    :func:`dask_long_form` reads them): the schema a task's polars frame has."""
+    return _schema(frame, (options.doc_id, options.score, options.rank, options.relevance))
 
 
 def _schema(frame: dd.DataFrame, lists: tuple[str, ...]) -> pa.Schema:

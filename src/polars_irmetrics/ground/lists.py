@@ -54,6 +54,7 @@ def long_run(
     score: str = ...,
     relevance: str = ...,
     keys: Sequence[str] | None = ...,
+    frame: str = ...,
 ) -> pl.DataFrame: ...
 
 
@@ -67,6 +68,7 @@ def long_run(
     score: str = ...,
     relevance: str = ...,
     keys: Sequence[str] | None = ...,
+    frame: str = ...,
 ) -> pl.LazyFrame: ...
 
 
@@ -80,6 +82,7 @@ def long_run(
     score: str = ...,
     relevance: str = ...,
     keys: Sequence[str] | None = ...,
+    frame: str = ...,
 ) -> pl.DataFrame | pl.LazyFrame: ...
 
 
@@ -92,6 +95,7 @@ def long_run(
     score: str = "score",
     relevance: str = "relevance",
     keys: Sequence[str] | None = None,
+    frame: str = "run",
 ) -> pl.DataFrame | pl.LazyFrame:
     """``run`` in the long form: one row per retrieved document, with its ``rank``.
 
@@ -103,6 +107,9 @@ def long_run(
     ``keys``: the ``systems=`` and ``by`` keys of the call, where known: a query in two
     rows of one (system, group), whose two lists' positions would collide as duplicate
     ranks, is then refused by its name when the plan runs (with positions for ranks).
+
+    ``frame``: the table the messages name (``"run"``; ``"reference (reference=)"`` for
+    a list-shaped reference, the other ranking a run is compared with).
 
     Returns
     -------
@@ -151,8 +158,9 @@ def long_run(
         # the positions would replace a rank, each document take the row's one score
         if column in schema and column not in parallel:
             raise InvalidValueError(
-                f"column {column!r} of the run holds one value per row beside the lists of "
-                f"{doc_id!r}: a list-shaped run's ranks are the list positions (1 = first), "
+                f"column {column!r} of the {frame} holds one value per row beside the "
+                f"lists of {doc_id!r}: a list-shaped {frame.split()[0]}'s ranks are the list "
+                "positions (1 = first), "
                 f"or a parallel list of one {what} per document in {column!r}; drop the "
                 f"column, e.g. .drop({column!r}), or make it such a list"
             )
@@ -161,7 +169,7 @@ def long_run(
     lazy = _as_lists(run.lazy(), schema, lists)
     if keys is not None and positions and query_id in schema:
         lazy = _with_rows_of_query(lazy, [*(k for k in keys if k in schema), query_id])
-    lazy = _checked(lazy, lists, query_id, "run", doc_id, keys=keys or ())
+    lazy = _checked(lazy, lists, query_id, frame, doc_id, keys=keys or ())
     length = pl.col(doc_id).list.len()
     exploded = (
         lazy.filter(length > 0)
@@ -288,14 +296,14 @@ def _with_rows_of_query(frame: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
 
 
 def _twice_error(
-    row: dict[str, object], keys: Sequence[str], query_id: str, doc_id: str
+    row: dict[str, object], keys: Sequence[str], query_id: str, doc_id: str, frame: str = "run"
 ) -> DuplicateError:
     """The refusal of a query in two rows (of one system and group: ``keys``) of a
-    list-shaped run."""
+    list-shaped run (``frame``: the table's name in the message)."""
     within = ", ".join(f"{k}={row[k]!r}" for k in keys if k != query_id)
     return DuplicateError(
         f"query {row[query_id]!r}{f' ({within})' if within else ''} is in {row[_ROWS]} "
-        f"rows of the run, whose {doc_id!r} "
+        f"rows of the {frame}, whose {doc_id!r} "
         "holds one list per query, its ranking in order (rank = position in the list): "
         "each row's positions start at 1, so the rows' documents would share ranks; keep "
         f"one row per query, e.g. join the lists: .group_by({query_id!r}, "
@@ -324,7 +332,7 @@ def _checked(
             doubled = batch.filter(pl.col(_ROWS).is_not_null())
             if doubled.height:
                 shown = [k for k in keys if k in doubled.columns]
-                raise _twice_error(doubled.row(0, named=True), shown, query_id, doc_id)
+                raise _twice_error(doubled.row(0, named=True), shown, query_id, doc_id, what)
             batch = batch.drop(_ROWS)
         sizes = batch.select(
             pl.col(query_id) if query_id in batch.columns else pl.lit(None).alias(query_id),
