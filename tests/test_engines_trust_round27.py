@@ -324,3 +324,204 @@ def test_dask_object_columns_of_python_lists(case: str, request: pytest.FixtureR
         frames = [dd.from_pandas(frame.to_pandas(), npartitions=2) for frame in (run, reference)]
     got = irm_dask.evaluate(frames[0], AGREEMENT, reference=frames[1], **NAMES).compute()
     assert [tuple(row) for row in got.itertuples(index=False)] == want.rows()
+
+
+# --- 2. systems= keys of which labels= holds only some ------------------------------------
+
+LABELS = pl.DataFrame(
+    {
+        "user": [1, 1, 1, 2, 2, 3, 3, 3],
+        "item": [10, 11, 12, 10, 13, 11, 12, 14],
+        "label": [1, 0, 1, 0, 1, 0, 1, 0],
+    }
+)
+MODELS, VARIANTS = ("m1", "m2"), ("v1", "v2", "v3")
+#: every (model, variant) system's predictions of every labelled pair, Monday's and
+#: Tuesday's users (rows in no set order)
+PREDICTIONS = (
+    pl.DataFrame(
+        [
+            (model, variant, user, item, ((7 * m + 3 * v + 5 * n) % 11) / 10.0)
+            for m, model in enumerate(MODELS)
+            for v, variant in enumerate(VARIANTS)
+            for n, (user, item) in enumerate(LABELS.select("user", "item").iter_rows())
+        ],
+        schema=["model", "variant", "user", "item", "prediction"],
+        orient="row",
+    )
+    .with_columns(
+        pl.when(pl.col("user") == 1).then(pl.lit("mon")).otherwise(pl.lit("tue")).alias("day")
+    )
+    .sample(fraction=1.0, shuffle=True, seed=11)
+)
+
+
+def _held_labels(key: str, values: tuple[str, ...]) -> pl.DataFrame:
+    """Labels of their own per value of ``key`` (flipped for the second)."""
+    return pl.concat(
+        [
+            LABELS.with_columns(
+                pl.lit(value).alias(key), ((pl.col("label") + k) % 2).alias("label")
+            )
+            for k, value in enumerate(values)
+        ]
+    ).sample(fraction=1.0, shuffle=True, seed=13)
+
+
+#: a label per model, shared by its variants; a label per variant, shared by the models
+BY_MODEL = _held_labels("model", MODELS)
+BY_VARIANT = _held_labels("variant", VARIANTS)
+PREDICTED = ["auc", "gauc", "logloss", "rmse"]
+LOCAL = ["frame", "lazy", "buckets"]
+SYSTEM_KEYS = ["model", "variant"]
+
+
+def _predicted(
+    route: str, request: Any, predictions: pl.DataFrame, labels: pl.DataFrame, **kw: Any
+) -> pl.DataFrame:
+    if route in ENGINES:
+        evaluate, to_engine, back = engine_io(route, request)
+        out = back(evaluate(to_engine(predictions), PREDICTED, labels=to_engine(labels), **kw))
+    elif route == "lazy":
+        out = irm.evaluate(predictions.lazy(), PREDICTED, labels=labels.lazy(), **kw).collect()
+    else:
+        extra = {"buckets": 4} if route == "buckets" else {}
+        out = irm.evaluate(predictions, PREDICTED, labels=labels, **extra, **kw)
+    keys = [c for c in (*SYSTEM_KEYS, "day", "user") if c in out.columns]
+    return out.sort(keys) if keys else out
+
+
+def _each_alone(
+    route: str,
+    request: Any,
+    predictions: pl.DataFrame,
+    labels: pl.DataFrame,
+    held: str,
+    **kw: Any,
+) -> pl.DataFrame:
+    """Each (model, variant) system scored alone against the labels of its ``held`` key."""
+    alone = []
+    for (model, variant), own in predictions.group_by(SYSTEM_KEYS):
+        value = model if held == "model" else variant
+        truth = labels.filter(pl.col(held) == value).drop(held)
+        out = _predicted(route, request, own.drop(SYSTEM_KEYS), truth, **NAMES, **kw)
+        alone.append(
+            out.select(pl.lit(model).alias("model"), pl.lit(variant).alias("variant"), pl.all())
+        )
+    keys = [c for c in (*SYSTEM_KEYS, "day", "user") if c in alone[0].columns]
+    return pl.concat(alone).sort(keys)
+
+
+#: case: the predictions, the labels, the systems= key they hold, the options
+SHARED: dict[str, tuple[pl.DataFrame, pl.DataFrame, str, dict[str, Any]]] = {
+    "a label per model": (PREDICTIONS, BY_MODEL, "model", {}),
+    "a label per variant": (PREDICTIONS, BY_VARIANT, "variant", {}),
+    "per_query": (PREDICTIONS, BY_MODEL, "model", {"per_query": True}),
+    "with by=": (PREDICTIONS, BY_MODEL, "model", {"by": "day"}),
+    "unmatched='drop'": (
+        PREDICTIONS.filter(~((pl.col("variant") == "v2") & (pl.col("user") == 3))),
+        BY_MODEL.filter(~((pl.col("model") == "m2") & (pl.col("item") == 10))),
+        "model",
+        {"unmatched": "drop"},
+    ),
+}
+
+
+@pytest.mark.filterwarnings("ignore::polars_irmetrics.IrmWarning")
+@pytest.mark.parametrize("case", list(SHARED))
+@pytest.mark.parametrize("route", LOCAL + ENGINES)
+def test_labels_holding_some_system_keys_score_each_system_alone(
+    route: str, case: str, request: pytest.FixtureRequest
+) -> None:
+    predictions, labels, held, kw = SHARED[case]
+    got = _predicted(route, request, predictions, labels, systems=SYSTEM_KEYS, **NAMES, **kw)
+    want = _each_alone(route, request, predictions, labels, held, **kw)
+    assert got.columns == want.columns
+    assert got.rows() == want.rows()
+    assert got.select(SYSTEM_KEYS).unique().height == len(MODELS) * len(VARIANTS)
+
+
+def _one_sided(n: int, which: str, system: str, pair: str) -> str:
+    side = (
+        f"a label but no prediction{system}"
+        if which == "label"
+        else (f"a prediction{system} but no label")
+    )
+    return (
+        f"{n} (user, item) pair(s) have {side} (e.g. {pair}); pass unmatched='drop' to "
+        "evaluate only the pairs on both sides (as Microsoft Recommenders' inner merge does)"
+    )
+
+
+#: case: predictions, labels, error, message, and the words (and system) of the system
+#: scored alone against its model's labels, where it is refused so
+REFUSED_SYSTEMS: dict[str, tuple[Any, ...]] = {
+    "a pair twice in one model's labels": (
+        PREDICTIONS,
+        pl.concat([BY_MODEL, BY_MODEL.filter((pl.col("model") == "m2") & (pl.col("item") == 14))]),
+        irm.DuplicateError,
+        "labels= holds a (user, item) pair more than once for one system: 2 row(s) share "
+        "one with another label of model='m2', the labels of the system model='m2', "
+        "variant='v1' (e.g. (3, 14)); each system's predictions are scored against the "
+        "labels of its 'model' (the systems= key(s) labels= holds), one label per pair: "
+        "keep one, e.g. labels.unique(['model', 'user', 'item'])",
+        None,
+    ),
+    "a pair one system predicts twice": (
+        pl.concat(
+            [
+                PREDICTIONS,
+                PREDICTIONS.filter(
+                    (pl.col("model") == "m2")
+                    & (pl.col("variant") == "v2")
+                    & (pl.col("item") == 13)
+                ),
+            ]
+        ),
+        BY_MODEL,
+        irm.DuplicateError,
+        "2 prediction(s) share a (user, item) pair with another prediction of the same "
+        "system (first in the group model='m2', variant='v2') (e.g. (2, 13)); keep one "
+        "prediction per system and pair, e.g. .unique(['model', 'variant', 'user', 'item'])",
+        None,
+    ),
+    "a label one system does not predict": (
+        PREDICTIONS.filter(
+            ~((pl.col("model") == "m2") & (pl.col("variant") == "v3") & (pl.col("user") == 3))
+        ),
+        BY_MODEL,
+        irm.QuerySetError,
+        _one_sided(3, "label", " of model='m2', variant='v3'", "(3, 11)"),
+        ("m2", "v3", _one_sided(3, "label", "", "(3, 11)")),
+    ),
+    "a prediction without a label of its model": (
+        PREDICTIONS,
+        BY_MODEL.filter(~((pl.col("model") == "m2") & (pl.col("item") == 14))),
+        irm.QuerySetError,
+        _one_sided(1, "prediction", " of model='m2', variant='v1'", "(3, 14)"),
+        ("m2", "v1", _one_sided(1, "prediction", "", "(3, 14)")),
+    ),
+    "a model's labels without a system": (
+        PREDICTIONS.filter(pl.col("model") == "m1"),
+        BY_MODEL,
+        irm.QuerySetError,
+        _one_sided(8, "label", " of model='m2'", "(1, 10)"),
+        None,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(REFUSED_SYSTEMS))
+@pytest.mark.parametrize("route", LOCAL + ENGINES)
+def test_labels_holding_some_system_keys_refuse_by_system(
+    route: str, case: str, request: pytest.FixtureRequest
+) -> None:
+    predictions, labels, error, message, alone = REFUSED_SYSTEMS[case]
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        _predicted(route, request, predictions, labels, systems=SYSTEM_KEYS, **NAMES)
+    if alone is not None:  # the count and pair of the system scored alone
+        model, variant, words = alone
+        own = predictions.filter((pl.col("model") == model) & (pl.col("variant") == variant))
+        truth = labels.filter(pl.col("model") == model).drop("model")
+        with pytest.raises(error, match=f"^{re.escape(words)}$"):
+            _predicted(route, request, own.drop(SYSTEM_KEYS), truth, **NAMES)

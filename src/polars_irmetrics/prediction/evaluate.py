@@ -193,6 +193,11 @@ class _Check:
     #: one-sided labels: every label is counted once per system (labels= shared by the
     #: systems under unmatched='error', :func:`_per_system`)
     each_system: bool = False
+    #: the ``systems=`` keys ``labels=`` holds, where it holds only some of them (a
+    #: label per model, shared by its variants): ``{held}`` names the first system's
+    #: values of them (the labels' own group), and a label of no system (its other keys
+    #: null, :func:`_per_system`) is named by them alone
+    held: tuple[str, ...] = ()
 
     @property
     def count(self) -> str:
@@ -1174,6 +1179,7 @@ def _checks(
                 smallest=True,
                 per_system=bool(_systems_of(options, schema)),
                 each_system=held != _systems_of(options, schema) and options.unmatched != "drop",
+                held=tuple(held) if held != _systems_of(options, schema) else (),
             ),
             # the pairs on both sides: never raised, read where one-sided pairs are (none
             # at all: ids that do not line up, not pairs to drop; _none_matched)
@@ -1209,7 +1215,15 @@ def _duplicate_checks(schema: pl.Schema, options: EvalOptions, held: list[str]) 
         ]
     systems = _systems_of(options, schema)
     unique = _literal([*systems, options.query_id, options.doc_id])
-    if held:  # labels= holds the systems: each system's own labels
+    some = bool(held) and held != systems  # labels= holds some of the systems= keys
+    if some:  # a label of the held keys' values, read by each system of them
+        names = ", ".join(_literal(k) for k in held)
+        per, counted = " for one system", " of {held}, the labels of the system {system}"
+        against = (
+            f"each system's predictions are scored against the labels of its {names} (the "
+            "systems= key(s) labels= holds),"
+        )
+    elif held:  # labels= holds the systems: each system's own labels
         per, counted = " for one system", " of the same system{where}"
         against = "each system's predictions are scored against its own labels,"
     else:
@@ -1236,6 +1250,9 @@ def _duplicate_checks(schema: pl.Schema, options: EvalOptions, held: list[str]) 
             f"row(s) share one with another label{counted} (e.g. {{example}}); {against} "
             f"one label per pair: keep one, e.g. labels.unique({unique_labels})",
             smallest=True,
+            # the first system's count, as that system alone: not once per system
+            per_system=some,
+            held=tuple(held) if some else (),
         ),
     ]
 
@@ -1479,7 +1496,14 @@ def _raise_on_flags(
             names = [k for k in keys if k in fields["system_keys"]]  # type: ignore[operator]
             mine = bad.filter(*(pl.col(k).eq_missing(first[k]) for k in names))
             total = int(mine[check.count].sum())
-            fields = {**fields, "system": ", ".join(f"{k}={first[k]!r}" for k in names)}
+            if check.held:  # a label of no system: its other keys null, named by the held
+                names = [k for k in names if k in check.held or first[k] is not None]
+            held = ", ".join(f"{k}={first[k]!r}" for k in check.held)
+            fields = {
+                **fields,
+                "system": ", ".join(f"{k}={first[k]!r}" for k in names),
+                "held": held,
+            }
         place = ", ".join(f"{k}={first[k]!r}" for k in keys)
         where = f" (first in the group {place})" if keys and not check.whole else ""
         raise check.error(
