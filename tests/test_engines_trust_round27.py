@@ -161,6 +161,22 @@ def test_list_shaped_reference_gives_one_machines_bits(
     assert want.rows() == same.rows()
 
 
+@pytest.mark.parametrize("per_query", [False, True], ids=["means", "per query"])
+@pytest.mark.parametrize("case", list(SHAPES))
+def test_list_shaped_reference_out_of_core(case: str, per_query: bool) -> None:
+    """``buckets=`` splits both sides by query as the engines do: the same bits."""
+    run, reference, kw = SHAPES[case]
+    want, said = _one_machine(run, reference, AGREEMENT, per_query=per_query, **kw)
+    got, bucket_said = _one_machine(
+        run, reference, AGREEMENT, per_query=per_query, buckets=3, **kw
+    )
+    keys = [c for c in ("system", "day", "user") if c in want.columns]
+    if keys:
+        got, want = got.sort(keys), want.sort(keys)
+    assert got.rows() == want.rows()
+    assert bucket_said == said
+
+
 #: the run's documents the reference never lists (every document of u1 and u2 the
 #: reference's lists hold is another's): the coverage of documents warned about
 ELSEWHERE = pl.DataFrame(
@@ -273,7 +289,7 @@ REFUSED = {
 
 @pytest.mark.parametrize("metric", ["intersection@10", "unexpectedness@10", "rbo@2"])
 @pytest.mark.parametrize("case", list(REFUSED))
-@pytest.mark.parametrize("engine", ["one machine", *ENGINES])
+@pytest.mark.parametrize("engine", ["one machine", "buckets", *ENGINES])
 def test_list_shaped_sides_are_refused_in_one_machines_words(
     engine: str, case: str, metric: str, request: pytest.FixtureRequest
 ) -> None:
@@ -285,8 +301,9 @@ def test_list_shaped_sides_are_refused_in_one_machines_words(
 def _refused(
     engine: str, request: Any, run: pl.DataFrame, reference: pl.DataFrame, metric: str
 ) -> None:
-    if engine == "one machine":
-        irm.evaluate(run, [metric], reference=reference, **NAMES)
+    if engine in ("one machine", "buckets"):
+        extra = {"buckets": 2} if engine == "buckets" else {}
+        irm.evaluate(run, [metric], reference=reference, **NAMES, **extra)
     else:
         _on_engine(engine, request, run, reference, [metric])
 
