@@ -122,16 +122,26 @@ def _warned(job: AgreementJob, run: dd.DataFrame, reference: dd.DataFrame) -> De
     found = found.drop_duplicates().assign(**{held: 1})
     keys = _long_rows(run, run_schema, job.keys, doc, run_lists).drop_duplicates()
     joined = keys.merge(found, on=on, how="left")
-    listed = _long_rows(reference, reference_schema, [doc], doc, reference_lists, explode=True)
+    # a list's documents in the other side's dtype where that side is long (Dask turns
+    # a column of text into its own string dtype, not a list's elements)
+    ids = {
+        "run": None if run_lists else run._meta[doc].dtype,
+        "reference": None if reference_lists else reference._meta[doc].dtype,
+    }
+    listed = _long_rows(
+        reference, reference_schema, [doc], doc, reference_lists, explode=True, ids=ids["run"]
+    )
     listed = listed.drop_duplicates().assign(**{held: 1})
-    docs = _long_rows(run, run_schema, [doc], doc, run_lists, explode=True)
+    docs = _long_rows(run, run_schema, [doc], doc, run_lists, explode=True, ids=ids["reference"])
     docs = docs.drop_duplicates().merge(listed, on=doc, how="left")
     counts = (joined[held].size, joined[held].count(), docs[held].size, docs[held].count())
     systems = list(job.options.system_keys)
     if not systems:
         return delayed(_warn)(job, *counts)
     # each system's counts too: a system the reference mostly lacks is named
-    system_docs = _long_rows(run, run_schema, [*systems, doc], doc, run_lists, explode=True)
+    system_docs = _long_rows(
+        run, run_schema, [*systems, doc], doc, run_lists, explode=True, ids=ids["reference"]
+    )
     system_docs = system_docs.drop_duplicates().merge(listed, on=doc, how="left")
     by_system = [
         frame.groupby(systems)[held].agg(["size", "count"]).reset_index()
@@ -148,27 +158,45 @@ def _long_rows(
     lists: bool,
     *,
     explode: bool = False,
+    ids: object = None,
 ) -> dd.DataFrame:
     """``frame``'s ``columns`` as the long form's rows hold them, for the coverage
     counts: a list-shaped side (``lists``, its ``schema``) keeps the rows whose list of
     ``doc_id`` holds a document, and with ``explode`` gives one row per element (a
-    partition's rows through polars, as its plan reads them); another side as it is."""
+    partition's rows through polars, as its plan reads them; in the dtype ``ids``,
+    where given: the other side's ids, which it is merged with); another side as it
+    is."""
     if not lists:
         return frame[columns]
     needed = list(dict.fromkeys([*columns, doc_id]))
-    given = pl.Schema({c: schema[c] for c in needed})
+    # an Array (fixed-size lists) read as a List, as the plan reads it
+    given = pl.Schema({c: _as_list(schema[c]) for c in needed})
 
     def rows(part: pl.DataFrame) -> pl.DataFrame:
         kept = part.filter(pl.col(doc_id).list.len() > 0)
         return (kept.explode(doc_id) if explode else kept).select(columns)
 
     out = rows(pl.DataFrame(schema=given)).schema
+    # the frame's own dtypes (a list's elements that of its values), so that the merges
+    # with the other side's columns meet one dtype
+    dtypes = {c: frame._meta[c].dtype for c in columns}
+    listed = dtypes.get(doc_id)
+    if explode and ids is not None:
+        dtypes[doc_id] = ids
+    elif explode and isinstance(listed, pd.ArrowDtype):
+        dtypes[doc_id] = pd.ArrowDtype(listed.pyarrow_dtype.value_type)
 
     def task(pandas: pd.DataFrame) -> pd.DataFrame:
         part = as_polars_frame(to_table(pandas[needed])).cast(given)
-        return to_pandas(_to_arrow(rows(part), out))
+        return to_pandas(_to_arrow(rows(part), out)).astype(dtypes)
 
-    return frame[needed].map_partitions(task, meta=meta(out), enforce_metadata=False)
+    empty = meta(out).astype(dtypes)
+    return frame[needed].map_partitions(task, meta=empty, enforce_metadata=False)
+
+
+def _as_list(dtype: pl.DataType) -> pl.DataType:
+    """``dtype``, an ``Array`` as the ``List`` of its values."""
+    return pl.List(dtype.inner) if isinstance(dtype, pl.Array) else dtype
 
 
 def _warn(
