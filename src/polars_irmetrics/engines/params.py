@@ -63,7 +63,9 @@ ENGINE_PARAMS: dict[str, str] = {
         "DataFrame, as in :func:`polars_irmetrics.evaluate`. It is split by query with the\n"
         "run; each part gives its queries' values, and the means are taken in one task\n"
         "over every query's values: the same bits as one machine\n"
-        "(:mod:`polars_irmetrics.engines._agreement`)."
+        "(:mod:`polars_irmetrics.engines._agreement`). Either side may be list-shaped\n"
+        "(``doc_id`` a list: one row per query, its ranking in order), as on one\n"
+        "machine: each part's plan puts it in the long form."
     ),
 }
 
