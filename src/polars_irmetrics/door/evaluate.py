@@ -1197,6 +1197,9 @@ def evaluate_plan(
         facts = _shared_judged(facts, table, tables, options, asked)
         if facts is not None and ids is not None:  # the run's queries: the facts' rows
             ids = replace(ids, queries=facts.table.select(options.query_id))
+        # without them, the exposure measures' own relevant rows and the tally of the
+        # judged documents the run retrieves (_judged_coverage): one join of the run
+        own = None if "offline" in routes else _own_judged(table, tables, options, asked, warn)
         # unretrieved='drop' beside the ranking metrics: the exposure measures too read
         # the judged queries the run retrieved alone (with systems=, refused at the door)
         dropped = "offline" in routes and options.unretrieved == "drop"
@@ -1213,12 +1216,21 @@ def evaluate_plan(
             options,
             requests,
             warn=warn is True,
-            facts=facts,
+            facts=facts if own is None else own,
             ids=ids,
             clustered=clustered,
+            own_checks=own is not None,
         )
         if "offline" not in routes:  # the ranking metrics beside warn of it themselves
-            exposure = _judged_coverage(exposure, table, asked, tables, options, warn)
+            exposure = _judged_coverage(
+                exposure,
+                table,
+                asked,
+                tables,
+                options,
+                warn,
+                found=None if own is None else own.judged,
+            )
         if not routes:
             return exposure
         # the other metrics (offline, recsys) from their own tables, joined by query
@@ -1527,13 +1539,14 @@ def _exposure(
     facts: SharedFacts | None = None,
     ids: SharedIds | None = None,
     clustered: Sequence[str] = (),
+    own_checks: bool = False,
 ) -> pl.LazyFrame:
     """The exposure measures' plan; ``requests``: every metric of the call (the others'
     tables are theirs to check, the judgments read by any of them are not refused).
     ``warn``: whether it warns of groups= ids the run's documents lack (an engine's part
-    does not: the engine tallies the whole run); ``facts``: :func:`_shared_facts`';
-    ``ids``: :func:`_shared_ids`'; ``clustered``: the labels of item_mad beside, which
-    read groups= too (the warning names them)."""
+    does not: the engine tallies the whole run); ``facts``: :func:`_shared_facts`', or
+    (``own_checks``) :func:`_own_judged`'; ``ids``: :func:`_shared_ids`'; ``clustered``:
+    the labels of item_mad beside, which read groups= too (the warning names them)."""
     mixed = len(exposure) < len(requests)
     attributes = ("queries",) if options.attribute_keys else ()
     _refuse_other_tables(
@@ -1571,7 +1584,7 @@ def _exposure(
     build = (
         exposure_in_buckets
         if split_exposure(options)
-        else functools.partial(build_exposure_plan, facts=facts, ids=ids)
+        else functools.partial(build_exposure_plan, facts=facts, ids=ids, own_checks=own_checks)
     )
     plan = build(
         run,
@@ -1623,12 +1636,16 @@ def _judged_coverage(
     tables: Mapping[str, pl.LazyFrame | None],
     options: EvalOptions,
     warn: bool | CoverageSink,
+    *,
+    found: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """``plan`` (the exposure measures') warning, as the ranking metrics warn, of a run
     that retrieves no judged document (the judgments read by a measure): here, or
     handed to an engine's ``warn`` sink as the part's coverage, which the engine adds
     up (:func:`~polars_irmetrics.ground.validate.judged_tally`, counted over the whole
-    run: every bucket's). With ``systems=``, one tally per system, each named."""
+    run: every bucket's). With ``systems=``, one tally per system, each named.
+    ``found``: the run's rows joined with the judgments (:func:`_own_judged`), which
+    the tally reads the documents found from, where the plan reads them too."""
     qrels = tables.get("qrels")
     judged = any("judgments" in r.reads for _, r in exposure)
     systems = list(options.system_keys)
@@ -1656,7 +1673,7 @@ def _judged_coverage(
             warn_on_judged(row, unretrieved, hints, systems=systems, scores=_EXPOSED)
 
         return with_tally(plan, counts, say)
-    counts = judged_tally(run, qrels, query_id, doc_id)
+    counts = judged_tally(run, qrels, query_id, doc_id, found=found)
     if warn is True:  # with the ranking metrics' hints (case, a prefix), on its path only
         hints = judged_hints(run, qrels, query_id, doc_id)
         return with_tally(
@@ -1729,6 +1746,26 @@ def _shared_judged(
     ):
         return facts
     return facts.with_judged(run, qrels, options.doc_id, options.relevance)
+
+
+def _own_judged(
+    run: pl.LazyFrame,
+    tables: Mapping[str, pl.LazyFrame | None],
+    options: EvalOptions,
+    exposure: Requests,
+    warn: bool | CoverageSink,
+) -> SharedFacts | None:
+    """The exposure measures' counts per ranking with the run's rows joined with the
+    judgments (:func:`_shared_facts`, :func:`_shared_judged`) where no ranking metric
+    is beside and the call warns of the judged documents the run retrieves
+    (:func:`_judged_coverage`, no ``systems=``): the plan's relevant rows and that
+    tally's documents found are then one join of the run, not a join and a semi-join
+    (measured on 10M rows: 0.25-0.3 CPU s fewer); ``None`` elsewhere, or where the
+    judged rows are not shared (the plan and the tally each read their own)."""
+    if warn is not True or options.system_keys:
+        return None
+    own = _shared_judged(_shared_facts(run, options, tables), run, tables, options, exposure)
+    return None if own is None or own.judged is None else own
 
 
 def _shared_ids(

@@ -135,6 +135,7 @@ def build_exposure_plan(
     ids: SharedIds | None = None,
     clustered: Sequence[str] = (),
     placed: Sequence[str] = (),
+    own_checks: bool = False,
 ) -> pl.LazyFrame:
     """Per-query expected-exposure values (``options.per_query``), keyed by
     ``query_id``, or their means with ``num_q``; lazy, nothing collected.
@@ -153,6 +154,10 @@ def build_exposure_plan(
     (:func:`~polars_irmetrics.exposure.coverage.warn_on_groups`). ``placed``: the ``by``
     keys the run took from ``queries=``, whose nulls (a query ``queries=`` lacks) the
     door refuses in ``queries=``' words (:func:`refuse_unplaced`), not as the run's.
+    ``own_checks``: ``facts`` are this route's alone (no other route of the call checks
+    the run or the judgments; the door's judged rows, which its tally of the judged
+    documents the run retrieves reads too): the run and the judgments are checked here
+    as without them.
 
     Examples
     --------
@@ -180,7 +185,7 @@ def build_exposure_plan(
     run_schema = run.collect_schema()
     require_columns(run_schema, [query_id, doc_id], "run", RUN_COLUMNS_HINT)
     # the judgments' own checks where no other route of the call makes them
-    checked_qrels = None if qrels is None or facts is not None else qrels
+    checked_qrels = None if qrels is None or (facts is not None and not own_checks) else qrels
     if qrels is None:  # rnd, rkl, rrd alone read no judgments: an empty table stands in
         qrels = run.select(query_id, doc_id, pl.lit(1.0).alias(options.relevance)).head(0)
     qrels_schema = qrels.collect_schema()
@@ -314,7 +319,7 @@ def build_exposure_plan(
         query=shown,
         native=native,
         dimensions=dimensions,
-        own=facts is None,
+        own=facts is None or own_checks,
         order_is_rank=use_rank,
         doubles_checked=options.check_duplicates,
         per_doc=per_doc,

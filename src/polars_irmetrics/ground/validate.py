@@ -1361,6 +1361,7 @@ def judged_tally(
     *,
     by: str | Sequence[str] | None = None,
     listed: bool = False,
+    found: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """One row of :data:`TALLY` counts: the judged queries, those whose run retrieves a
     judged document, the judged documents and those the run retrieves (a document in
@@ -1374,7 +1375,10 @@ def judged_tally(
     judgments', the ids of each kind cast to one dtype (:func:`common_id_dtype`; the
     kinds are checked before). The run's rows are matched first and made distinct after
     (the few found, not the run's millions: a distinct pass over every row of the run
-    cost more than the rest of the exposure measures' plan).
+    cost more than the rest of the exposure measures' plan). ``found``: the run's rows
+    inner-joined with the judgments (``query_id`` and ``doc_id`` among its columns, of
+    the run's dtypes, which are the judgments' too), where the caller has them: the
+    documents found are read from it, in place of the semi-join (without ``by``).
 
     Examples
     --------
@@ -1393,7 +1397,10 @@ def judged_tally(
     cast = [pl.col(k).cast(common_id_dtype([ran[k], held[k]])) for k in keys]
     judged = qrels.select(cast).unique()
     ids = run.select(*group, *cast)
-    found = ids.join(judged, on=keys, how="semi").unique()
+    if found is None or group:
+        found = ids.join(judged, on=keys, how="semi").unique()
+    else:  # the rows a semi-join keeps, each (query, document) once: the same pairs
+        found = found.select(cast).unique()
     counts = [
         pl.col(query_id).n_unique().cast(pl.Int64).alias("found_queries"),
         pl.len().cast(pl.Int64).alias("found"),
