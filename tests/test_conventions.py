@@ -10,12 +10,15 @@ import re
 import subprocess
 import sys
 import textwrap
+import warnings
+from typing import Any
 
 import numpy as np
 import polars as pl
 import pytest
 
 import polars_irmetrics as irm
+from polars_irmetrics.errors import IrmWarning
 
 from .conftest import Evaluate
 
@@ -567,38 +570,43 @@ def test_values_do_not_depend_on_the_streaming_engines_batch_size() -> None:
     assert "rank differ: []" in out
 
 
+def _group_by_nodes(plan: pl.LazyFrame) -> tuple[int, list[str]]:
+    """The streaming engine's physical plan of ``plan`` (polars' own graph of the nodes
+    ``collect(engine="streaming")`` runs, built without running them): its number of
+    streaming group-by nodes, and the nodes that run an aggregation in the in-memory
+    engine's fallback (their label), where polars sends a group-by whose aggregates are
+    not all reductions of row-wise expressions (POLARS_VERBOSE then logs "keys/aggregates
+    are not partitionable: running default HASH AGGREGATION" as it runs)."""
+    graph = plan.show_graph(engine="streaming", plan_stage="physical", raw_output=True)
+    assert graph is not None
+    kinds = re.findall(r'^\d+ \[label="([^"\\]*)', graph, re.MULTILINE)
+    fallbacks = re.findall(r'^\d+ \[label="(in-memory-map\\nAGGREGATE.*)$', graph, re.MULTILINE)
+    return kinds.count("group-by"), fallbacks
+
+
 def test_the_metric_group_by_streams_for_every_metric() -> None:
     # A plan guard, not a timing: polars' streaming group-by runs its partitioned
     # aggregation only when every aggregate is a reduction of row-wise expressions; a
     # row compared with a per-query value (R, a cut-off from R) or a filter inside the
-    # aggregation sends the whole group-by to a slower fallback, which polars logs
-    # (POLARS_VERBOSE) as "not partitionable". Formulas read per-query values through
+    # aggregation sends the whole group-by to a slower fallback, an in-memory-map node
+    # of the streaming engine's physical plan. Formulas read per-query values through
     # Scope.window and use when/then instead of filter. Each order, with and without
-    # the duplicate checks, in one process: a marker line on standard error between them.
-    # The metrics in 8 plans, not one: the log writes a line per node and state update,
-    # so one plan of every metric logs 2.8x the bytes of 8 smaller ones (48 MB against
-    # 17 MB a case, 15 s against 6 s); a formula that is not a reduction still sends its
-    # plan's group-by to the fallback, which the log names.
-    log = _every_metric_in_a_fresh_polars(
-        {"POLARS_VERBOSE": "1"},
-        """
-        import sys
-        for order, run in runs.items():
-            for checked in (True, False):
-                print(f"== case {order} check_duplicates={checked}", file=sys.stderr)
-                for part in range(8):
-                    plan = irm.evaluate(
-                        run.lazy(), EVERY_METRIC[part::8], qrels=qrels, check_duplicates=checked
-                    )
-                    plan.collect(engine="streaming")
-        """,
-    )
-    cases = log.split("== case ")[1:]
-    assert len(cases) == 4
-    for case in cases:
-        name = case.splitlines()[0]
-        assert "running group-by in subgraph" in case, name  # the log is there to read
-        assert "not partitionable" not in case, name
+    # the duplicate checks, the metrics in the same 8 plans as the verbose log read here
+    # before (a formula that is not a reduction sends its plan's group-by to the
+    # fallback, whose node the graph names).
+    run, qrels = _synthetic(40, 30)
+    rank = pl.col("score").rank("ordinal", descending=True).over("query_id")
+    runs = {"score": run, "rank": run.with_columns(rank.alias("rank")).drop("score")}
+    for order, frame in runs.items():
+        for checked in (True, False):
+            for part in range(8):
+                plan = irm.evaluate(
+                    frame.lazy(), EVERY_METRIC[part::8], qrels=qrels, check_duplicates=checked
+                )
+                case = f"order {order}, check_duplicates={checked}, part {part}"
+                group_bys, fallbacks = _group_by_nodes(plan)
+                assert group_bys > 0, case  # the graph is there to read
+                assert fallbacks == [], case
 
 
 #: Parameters of the recommendation table's metrics beyond the benchmark's defaults
@@ -614,6 +622,7 @@ RECOMMENDER_VARIANTS = [
 _RECOMMENDER_ENGINES = """
 import os, sys, warnings
 import polars_irmetrics as irm
+from polars_irmetrics.errors import IrmWarning
 from polars_irmetrics.errors import IrmWarning
 from tests import test_conventions
 from tests.test_conventions import RECOMMENDER_VARIANTS
@@ -658,30 +667,32 @@ def test_recommender_and_exposure_metrics_do_not_depend_on_the_engine() -> None:
 
 def test_the_recommender_and_exposure_group_bys_stream() -> None:
     # The guard above, for the benchmark's recommender, beyond-accuracy and exposure
-    # metrics in one plan (benchmarks/recsys42.py's tables at a small size): a sum of a
-    # filter (fixed_sum(value.filter(top))) once sent the per-user group-by of every
+    # metrics (benchmarks/recsys42.py's tables at a small size): a sum of a filter
+    # (fixed_sum(value.filter(top))) once sent the per-user group-by of every
     # recommendation-table formula to polars' in-memory engine, which holds all its
     # rows at once (a log larger than memory would not fit). Formulas read the top k
     # through CollectionScope.within (when/then) where they do arithmetic on it.
-    # Each family of the benchmark (and the variants) in a plan of its own: the log
-    # writes a line per node and state update, and the 41 in one plan log about twice
-    # the bytes (and time); a formula that is not a reduction still sends its family's
-    # group-by to the fallback, which the log names.
-    script = _RECOMMENDER_ENGINES.split("    streaming = plan.collect")[0] + textwrap.dedent(
-        """
-            print("== collect", file=sys.stderr)
-            # the variants beside RecTools' metrics (unseen_items= needs a reader)
-            families = [
-                (*family, *RECOMMENDER_VARIANTS) if "mcc@10" in family else family
-                for family in recsys42.FAMILIES.values()
-            ]
-            assert sorted(n for family in families for n in family if n in names) == sorted(names)
-            for family in families:
-                wanted = [name for name in names if name in family]
-                kept = recsys42.reading(wanted, {**given, "unseen_items": "drop"})
-                irm.evaluate(data["run"].lazy(), wanted, **kept).collect(engine="streaming")
-        """
-    ).replace("\n", "\n    ")
-    log = _in_a_fresh_python(script, {"POLARS_VERBOSE": "1"}).stderr.split("== collect")[1]
-    assert "running group-by in subgraph" in log  # the log is there to read
-    assert "not partitionable" not in log
+    # Each family of the benchmark (and the variants) in a plan of its own, as the
+    # verbose log read here before had them; a formula that is not a reduction still
+    # sends its family's group-by to the fallback, whose node the graph names.
+    here: dict[str, Any] = {"__name__": "recommender_group_bys"}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(_RECOMMENDER_ENGINES.split("    streaming = plan.collect")[0], here)
+    recsys42, names, given, data = here["recsys42"], here["names"], here["given"], here["data"]
+    # the variants beside RecTools' metrics (unseen_items= needs a reader)
+    families = [
+        (*family, *RECOMMENDER_VARIANTS) if "mcc@10" in family else family
+        for family in recsys42.FAMILIES.values()
+    ]
+    assert sorted(n for family in families for n in family if n in names) == sorted(names)
+    group_bys = 0
+    for family in families:
+        wanted = [name for name in names if name in family]
+        kept = recsys42.reading(wanted, {**given, "unseen_items": "drop"})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", IrmWarning)
+            plan = irm.evaluate(data["run"].lazy(), wanted, **kept)
+        found, fallbacks = _group_by_nodes(plan)
+        group_bys += found
+        assert fallbacks == [], wanted
+    assert group_bys > 0  # the graph is there to read
