@@ -10,7 +10,7 @@ nested dicts and the padding that keeps pytrec_eval from crashing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,6 +57,20 @@ class Case:
 
     def __repr__(self) -> str:  # readable falsifying examples
         return f"Case(run={self.run.rows()!r}, qrels={self.qrels.rows()!r})"
+
+    def cases_of(self, queries: Iterable[str]) -> str:
+        """The cases of a batch (:func:`case_batches`) that hold ``queries``, each alone
+        with its own query ids, for a failure's message."""
+        out = []
+        for prefix in sorted({q.split(CASE_SEP)[0] + CASE_SEP for q in queries}):
+            own = pl.col("query_id").str.starts_with(prefix)
+            strip = pl.col("query_id").str.strip_prefix(prefix)
+            part = Case(
+                run=self.run.filter(own).with_columns(strip),
+                qrels=self.qrels.filter(own).with_columns(strip),
+            )
+            out.append(f"case {prefix[:-1]}: {part!r}")
+        return "\n".join(out)
 
 
 @dataclass(frozen=True)
@@ -117,6 +131,46 @@ def cases(draw: st.DrawFn, pools: CasePools, *, ties: bool = True, negative: boo
     return Case(
         run=pl.DataFrame(run_rows, schema=RUN_SCHEMA, orient="row"),
         qrels=pl.DataFrame(qrels_rows, schema=QRELS_SCHEMA, orient="row"),
+    )
+
+
+#: Separates a case's number from its own query id in a batch ("c2|q10").
+CASE_SEP = "|"
+
+
+@st.composite
+def case_batches(
+    draw: st.DrawFn,
+    pools: CasePools,
+    *,
+    ties: bool = True,
+    negative: bool = True,
+    sizes: Sequence[int] = (1, 4, 4, 4),
+) -> Case:
+    """A batch of independent :func:`cases` (as many as one of ``sizes``, which shrinks
+    to the first) in one run and one judgments table,
+    each case's query ids prefixed by its number (``"c0|q1"``, ``"c1|q1"``): one
+    evaluation checks them all, where each query's values depend on its own rows only.
+
+    An evaluation of the library on these tiny tables costs the same for one case as
+    for four (the plan's building and optimisation, not the rows), so a property test
+    that draws batches of 3.25 cases on average needs a third of the examples for as
+    many cases; the one-case batches keep the single case (an empty run or empty
+    judgments) among them.
+    A failure names its queries, whose prefix is the case: :meth:`Case.cases_of` prints
+    those cases alone.
+    """
+    size = draw(st.sampled_from(sizes))
+    parts = draw(
+        st.lists(cases(pools, ties=ties, negative=negative), min_size=size, max_size=size)
+    )
+
+    def tag(i: int) -> pl.Expr:
+        return (pl.lit(f"c{i}{CASE_SEP}") + pl.col("query_id")).alias("query_id")
+
+    return Case(
+        run=pl.concat([c.run.with_columns(tag(i)) for i, c in enumerate(parts)]),
+        qrels=pl.concat([c.qrels.with_columns(tag(i)) for i, c in enumerate(parts)]),
     )
 
 

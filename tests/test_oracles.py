@@ -24,9 +24,21 @@ from polars.testing import assert_frame_equal
 import polars_irmetrics as irm
 
 from .helpers import by_query, property_settings
-from .oracle_cases import Case, CasePools, QrelsDict, RunDict, cases, nested, padded, trec_order
+from .oracle_cases import (
+    Case,
+    CasePools,
+    QrelsDict,
+    RunDict,
+    case_batches,
+    nested,
+    padded,
+    trec_order,
+)
 
-SETTINGS = property_settings(100)
+#: Each example is a batch of 3.58 cases on average (oracle_cases.case_batches: one
+#: evaluation for them all), so a third of the examples a test had with one case an
+#: example checks as many cases: 34 examples in place of 100.
+SETTINGS = property_settings(34)
 
 #: Up to 6 queries, ids that differ only in case or are numbers; scores exactly
 #: representable (trec_eval may hold them as C floats), few of them, so that ties are
@@ -105,6 +117,11 @@ def _mismatches(
     return bad
 
 
+def _cases_of(case: Case, bad: list[str]) -> str:
+    """The cases of the batch whose queries start the lines of ``bad``."""
+    return case.cases_of(line.split(" ")[0] for line in bad)
+
+
 def _rank_like_trec_eval(run: pl.DataFrame) -> pl.DataFrame:
     """Explicit ranks 1..n: score descending, ties by doc_id descending as text."""
     rows = [
@@ -129,7 +146,7 @@ def _check_against_trec_eval(case: Case, names: list[str], measures: set[str], l
     assert set(ours) == case.both | case.unretrieved
     assert set(theirs) == case.both
     bad = _mismatches(ours, theirs, names, case.both)
-    assert not bad, "disagreement with trec_eval:\n" + "\n".join(bad) + f"\n{case!r}"
+    assert not bad, "disagreement with trec_eval:\n" + "\n".join(bad) + "\n" + _cases_of(case, bad)
     for q in case.unretrieved:
         rels = case.qrels.filter(pl.col("query_id") == q)["relevance"]
         for name in names:
@@ -140,14 +157,14 @@ def _check_against_trec_eval(case: Case, names: list[str], measures: set[str], l
 # ------------------------------------------------------------------------ trec_eval
 @pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")  # random runs
 @SETTINGS
-@given(case=cases(POOLS))
+@given(case=case_batches(POOLS))
 def test_per_query_values_equal_trec_eval(case: Case) -> None:
     _check_against_trec_eval(case, TREC_NAMES, TREC_MEASURES, level=1)
 
 
 @pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")  # random runs
 @SETTINGS
-@given(case=cases(POOLS))
+@given(case=case_batches(POOLS))
 def test_binary_metrics_at_relevance_level_2_equal_trec_eval(case: Case) -> None:
     _check_against_trec_eval(case, BINARY_NAMES, BINARY_MEASURES, level=2)
 
@@ -182,8 +199,8 @@ def test_every_trec_eval_name_parses_to_its_metric() -> None:
 
 # ------------------------------------------------------------------------ other paths
 @pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")  # random runs
-@settings(SETTINGS, max_examples=40)
-@given(case=cases(POOLS))
+@settings(SETTINGS, max_examples=14)
+@given(case=case_batches(POOLS))
 def test_lazyframe_input_gives_the_same_frame(case: Case) -> None:
     eager = irm.evaluate(case.run, TREC_NAMES, qrels=case.qrels, per_query=True, order="score")
     lazy = irm.evaluate(
@@ -234,8 +251,8 @@ def test_repeated_evaluation_is_bit_identical() -> None:
 
 
 @pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")  # random runs
-@settings(SETTINGS, max_examples=30)
-@given(case=cases(POOLS), data=st.data())
+@settings(SETTINGS, max_examples=10)
+@given(case=case_batches(POOLS), data=st.data())
 def test_rank_column_equals_score_order(case: Case, data: st.DataObject) -> None:
     by_score = irm.evaluate(case.run, TREC_NAMES, qrels=case.qrels, per_query=True, order="score")
     ranked = _rank_like_trec_eval(case.run)
@@ -284,7 +301,7 @@ def _expressions(level: int = 1) -> dict[str, pl.Expr]:
 
 
 @SETTINGS
-@given(case=cases(POOLS), unjudged=st.sampled_from(["drop", "-1", "0"]))
+@given(case=case_batches(POOLS), unjudged=st.sampled_from(["drop", "-1", "0"]))
 def test_judged_table_equals_trec_eval_on_its_own_rows(case: Case, unjudged: str) -> None:
     table = _judged_table(case, unjudged)
     got = irm.evaluate(table, TREC_NAMES, per_query=True, order="score")
@@ -294,12 +311,14 @@ def test_judged_table_equals_trec_eval_on_its_own_rows(case: Case, unjudged: str
     queries = set(table["query_id"])
     assert set(ours) == queries == set(theirs)
     bad = _mismatches(ours, theirs, TREC_NAMES, queries)
-    assert not bad, "judged table vs trec_eval:\n" + "\n".join(bad) + f"\n{table.rows()!r}"
+    assert not bad, "judged table vs trec_eval:\n" + "\n".join(bad) + "\n" + _cases_of(case, bad)
 
 
-@settings(SETTINGS, max_examples=25)
+@settings(SETTINGS, max_examples=9)
 @given(
-    case=cases(POOLS), unjudged=st.sampled_from(["drop", "-1", "0"]), level=st.sampled_from([1, 2])
+    case=case_batches(POOLS),
+    unjudged=st.sampled_from(["drop", "-1", "0"]),
+    level=st.sampled_from([1, 2]),
 )
 def test_expression_api_equals_evaluate_on_a_judged_table(
     case: Case, unjudged: str, level: int
@@ -338,8 +357,8 @@ RANX_METRICS = [
 
 
 @pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")  # random runs
-@settings(SETTINGS, max_examples=75)
-@given(case=cases(POOLS, ties=False, negative=False))
+@settings(SETTINGS, max_examples=25)
+@given(case=case_batches(POOLS, ties=False, negative=False))
 def test_ranx_agrees_on_tie_free_runs(case: Case) -> None:
     import ranx
 
@@ -353,7 +372,7 @@ def test_ranx_agrees_on_tie_free_runs(case: Case) -> None:
     theirs = {q: {m: float(ranx_run.scores[m][q]) for m in RANX_METRICS} for q in both}
     ours = by_query(irm.evaluate(case.run, RANX_METRICS, qrels=case.qrels, per_query=True))
     bad = _mismatches(ours, theirs, RANX_METRICS, both, tool="ranx")
-    assert not bad, "disagreement with ranx:\n" + "\n".join(bad) + f"\n{case!r}"
+    assert not bad, "disagreement with ranx:\n" + "\n".join(bad) + "\n" + _cases_of(case, bad)
 
 
 def test_ranx_map_at_k_divides_by_r_not_min_k_r() -> None:
@@ -383,8 +402,8 @@ IR_MEASURES_NAMES = ["nDCG@10", "AP", "RR@10", "P@10", "R@100"]
 
 
 @pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")  # random runs
-@settings(SETTINGS, max_examples=100)
-@given(case=cases(POOLS, ties=False))
+@settings(SETTINGS, max_examples=34)
+@given(case=case_batches(POOLS, ties=False))
 def test_ir_measures_agrees(case: Case) -> None:
     import ir_measures
 
@@ -403,4 +422,6 @@ def test_ir_measures_agrees(case: Case) -> None:
         for name, value in values.items()
         if not math.isclose(ours[q][name], value, rel_tol=0.0, abs_tol=TOL)
     ]
-    assert not bad, "disagreement with ir_measures:\n" + "\n".join(bad) + f"\n{case!r}"
+    assert not bad, (
+        "disagreement with ir_measures:\n" + "\n".join(bad) + "\n" + _cases_of(case, bad)
+    )
