@@ -72,6 +72,15 @@ class Case:
             out.append(f"case {prefix[:-1]}: {part!r}")
         return "\n".join(out)
 
+    def failing(self, bad: Iterable[str]) -> str:
+        """For a failure's message: the cases of a batch whose queries start the lines of
+        ``bad`` (``"c1|q2 ndcg: ..."``), alone; the whole batch where a line names no
+        query (a mean over the batch's queries)."""
+        firsts = [line.split(" ")[0].rstrip(":") for line in bad]
+        if all(CASE_SEP in first for first in firsts):
+            return self.cases_of(firsts)
+        return repr(self)
+
 
 @dataclass(frozen=True)
 class CasePools:

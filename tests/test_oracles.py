@@ -117,11 +117,6 @@ def _mismatches(
     return bad
 
 
-def _cases_of(case: Case, bad: list[str]) -> str:
-    """The cases of the batch whose queries start the lines of ``bad``."""
-    return case.cases_of(line.split(" ")[0] for line in bad)
-
-
 def _rank_like_trec_eval(run: pl.DataFrame) -> pl.DataFrame:
     """Explicit ranks 1..n: score descending, ties by doc_id descending as text."""
     rows = [
@@ -146,7 +141,7 @@ def _check_against_trec_eval(case: Case, names: list[str], measures: set[str], l
     assert set(ours) == case.both | case.unretrieved
     assert set(theirs) == case.both
     bad = _mismatches(ours, theirs, names, case.both)
-    assert not bad, "disagreement with trec_eval:\n" + "\n".join(bad) + "\n" + _cases_of(case, bad)
+    assert not bad, "disagreement with trec_eval:\n" + "\n".join(bad) + "\n" + case.failing(bad)
     for q in case.unretrieved:
         rels = case.qrels.filter(pl.col("query_id") == q)["relevance"]
         for name in names:
@@ -311,7 +306,7 @@ def test_judged_table_equals_trec_eval_on_its_own_rows(case: Case, unjudged: str
     queries = set(table["query_id"])
     assert set(ours) == queries == set(theirs)
     bad = _mismatches(ours, theirs, TREC_NAMES, queries)
-    assert not bad, "judged table vs trec_eval:\n" + "\n".join(bad) + "\n" + _cases_of(case, bad)
+    assert not bad, "judged table vs trec_eval:\n" + "\n".join(bad) + "\n" + case.failing(bad)
 
 
 @settings(SETTINGS, max_examples=9)
@@ -372,7 +367,7 @@ def test_ranx_agrees_on_tie_free_runs(case: Case) -> None:
     theirs = {q: {m: float(ranx_run.scores[m][q]) for m in RANX_METRICS} for q in both}
     ours = by_query(irm.evaluate(case.run, RANX_METRICS, qrels=case.qrels, per_query=True))
     bad = _mismatches(ours, theirs, RANX_METRICS, both, tool="ranx")
-    assert not bad, "disagreement with ranx:\n" + "\n".join(bad) + "\n" + _cases_of(case, bad)
+    assert not bad, "disagreement with ranx:\n" + "\n".join(bad) + "\n" + case.failing(bad)
 
 
 def test_ranx_map_at_k_divides_by_r_not_min_k_r() -> None:
@@ -422,6 +417,4 @@ def test_ir_measures_agrees(case: Case) -> None:
         for name, value in values.items()
         if not math.isclose(ours[q][name], value, rel_tol=0.0, abs_tol=TOL)
     ]
-    assert not bad, (
-        "disagreement with ir_measures:\n" + "\n".join(bad) + "\n" + _cases_of(case, bad)
-    )
+    assert not bad, "disagreement with ir_measures:\n" + "\n".join(bad) + "\n" + case.failing(bad)

@@ -209,11 +209,6 @@ def _ours(case: Case, names: list[str], **kwargs: Any) -> dict[str, dict[str, An
     return by_query(irm.evaluate(case.run, names, qrels=case.qrels, per_query=True, **kwargs))
 
 
-def _cases_of(case: Case, bad: list[str]) -> str:
-    """The cases of the batch whose queries start the lines of ``bad``."""
-    return case.cases_of(line.split(" ")[0] for line in bad)
-
-
 def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=0.0, abs_tol=TOL)
 
@@ -230,7 +225,7 @@ def _check_pytrec(case: Case, level: int, depth: int | None = None) -> None:
                 a = math.log(max(a, MIN_GEO_MEAN))
             if not _close(a, b):
                 bad.append(f"{q} {name}: ours={a!r} trec_eval={b!r}")
-    assert not bad, "disagreement with trec_eval:\n" + "\n".join(bad) + "\n" + _cases_of(case, bad)
+    assert not bad, "disagreement with trec_eval:\n" + "\n".join(bad) + "\n" + case.failing(bad)
     for q in set(ours) - case.both:  # judged, not retrieved: every measure 0
         assert all(ours[q][name] == 0 for name in PYTREC_NAMES), ours[q]
 
@@ -260,7 +255,7 @@ def test_measures_pytrec_eval_lacks_equal_the_reference(case: Case) -> None:
         for name in REFERENCE_NAMES:
             if not _close(ours[q][name], reference(case, q, name)):
                 bad.append(f"{q} {name}: ours={ours[q][name]!r} ref={reference(case, q, name)!r}")
-    assert not bad, "\n".join(bad) + "\n" + _cases_of(case, bad)
+    assert not bad, "\n".join(bad) + "\n" + case.failing(bad)
 
 
 @SETTINGS
@@ -312,7 +307,7 @@ def test_custom_gains_equal_the_reference(case: Case, gains: dict[int, float], l
             want = ref(ranking, judged, gains)
             if not _close(ours[q][name], want):
                 bad.append(f"{q} {name}: ours={ours[q][name]!r} ref={want!r}")
-    assert not bad, "\n".join(bad) + "\n" + _cases_of(case, bad)
+    assert not bad, "\n".join(bad) + "\n" + case.failing(bad)
 
 
 #: Every measure of this module through the expression scope (TableScope).
