@@ -623,7 +623,6 @@ _RECOMMENDER_ENGINES = """
 import os, sys, warnings
 import polars_irmetrics as irm
 from polars_irmetrics.errors import IrmWarning
-from polars_irmetrics.errors import IrmWarning
 from tests import test_conventions
 from tests.test_conventions import RECOMMENDER_VARIANTS
 root = os.path.dirname(os.path.dirname(os.path.abspath(test_conventions.__file__)))
