@@ -439,7 +439,7 @@ def _ope_plan(
     scaling = scale_column(options.reward, scale)
     if kind == "slate":
         return build_slate_plan(
-            log, requests, policy, options, scaling, parts=parts, weights=weights
+            log, requests, policy, options, scaling, parts=parts, weights=weights, peaks=peaks
         )
     propensity = "pscore_cascade" if kind == "cascade" else options.propensity
     keys, action = _check_schemas(
@@ -460,7 +460,9 @@ def _ope_plan(
     checks = _checks(options, keys, reward_model is not None, propensity, listed=listed)
     checks[:0] = by_null_checks(by)  # first: a null by key would form a group
     if kind == "cascade":  # an action the log never shows at a position: unsupported
-        cascade = _cascade(rows, requests, by, keys, checks, options, propensity, parts=parts)
+        cascade = _cascade(
+            rows, requests, by, keys, checks, options, propensity, parts=parts, peaks=peaks
+        )
         if isinstance(cascade, PartsPlan):
             return cascade
         return _warning(cascade, log, policy, keys, action)
@@ -514,12 +516,20 @@ def _ope_plan(
     ]
     bootstrap = options.ci is not None and not wants_normal(options.ci, options.ci_method)
     labels = [label for label, _ in requests]
+    # the bootstrap's columns read at the scales of the estimates' sums of the same
+    # terms (the whole log's: weights all tiny or all huge keep their digits)
+    scales = [
+        summary.sum_scale(name, peaks if parts else None)
+        for label, pairs in terms_of
+        for k, (_, den) in enumerate(pairs)
+        for name in (f"{label}:n{k}", *([] if den is None else [f"{label}:d{k}"]))
+    ]
     if parts:
         part = summary.part(rows, by, peaks)
         if not bootstrap:
             return PartsPlan(part, summary, by, labels=tuple(labels))
         # the bootstrap's bucket sums beside the sums: they add up across parts too
-        boot = bootstrap_part(rows, keys, terms_of, by, options)
+        boot = bootstrap_part(rows, keys, terms_of, by, options, scales)
 
         def finish(result: pl.LazyFrame, buckets: pl.LazyFrame) -> pl.LazyFrame:
             return joined_intervals(result, boot.intervals(buckets), labels, by)
@@ -531,7 +541,7 @@ def _ope_plan(
     result = warn_unsupported_groups(_warning(result, log, policy, keys, action), by)
     if not bootstrap:  # the normal interval is in the sums
         return result
-    return with_intervals(result, rows, keys, terms_of, by, options)
+    return with_intervals(result, rows, keys, terms_of, by, options, scales)
 
 
 def _summary(
@@ -739,10 +749,12 @@ def _cascade(
     propensity: str,
     *,
     parts: bool = False,
+    peaks: dict[str, float | None] | None = None,
 ) -> pl.LazyFrame | PartsPlan:
     """``cascade_dr``: the policy's cascade propensity is the running product of its
     probabilities of the logged actions down the slate (obp's
-    ``SlateCascadeDoublyRobust``)."""
+    ``SlateCascadeDoublyRobust``); its sums each at a power of two of their own
+    (``peaks``: :func:`~polars_irmetrics.ope.rounds.over_rounds`)."""
     round_id, position = keys
     rnd = [*by, round_id]
     # the running product reads every slot above a row: a round whose positions skip
@@ -777,7 +789,44 @@ def _cascade(
     weight = f"{INTERNAL}w"
     rows = rows.with_columns(value.alias(_VALUE), w.alias(weight))
     columns = {label: (_VALUE, weight) for label, _ in requests}
-    return over_rounds(rows, columns, by, round_id, checks, options, parts=parts)
+    # the weights no scale keeps exact (subnormal, infinite), refused with the row named
+    detail = pl.format(f"weight={{}}, {propensity}={{}}", pl.col(weight), pl.col(propensity))
+    said = f"an importance weight (the policy's cascade probability over {propensity!r})"
+    checks = [
+        *checks,
+        Check(
+            "cascade_weight_subnormal",
+            ((pl.col(weight) != 0.0) & (pl.col(weight).abs() < _NORMAL)).fill_null(False),
+            InvalidValueError,
+            f"{{n}} log row(s) have {said} that is subnormal, other than 0 but below "
+            f"2**-1022 = {_NORMAL!r} (first: {{first}}): such a weight holds fewer digits "
+            "than a float64, which no scale gives back; set the policy's probabilities that "
+            "small to 0, or evaluate such rounds apart",
+            keys=tuple(keys),
+            detail=detail,
+        ),
+        Check(
+            "cascade_weight_infinite",
+            pl.col(weight).is_infinite().fill_null(False),
+            InvalidValueError,
+            f"{{n}} log row(s) have {said} beyond float64's range (first: {{first}}): "
+            f"column {propensity!r} is too small for the policy's cascade probability "
+            "(below it / 1.8e308); drop those rows, or check how the logging propensities "
+            "were computed",
+            keys=tuple(keys),
+            detail=detail,
+        ),
+    ]
+    reward = options.reward
+    refusal = (
+        "metric {label} cannot be summed: a term of its sums is beyond float64's range (an "
+        f"importance weight, the policy's cascade probability over {propensity!r}, times a "
+        f"huge {reward!r} or 'q_hat'): read the rewards and q_hat at a larger unit (e.g. "
+        f"pl.col({reward!r}) * 2.0**-600, the estimates then at that unit), or drop those rounds"
+    )
+    return over_rounds(
+        rows, columns, by, round_id, checks, options, parts=parts, peaks=peaks, refusal=refusal
+    )
 
 
 def _mean_weight(w: pl.Expr, checks: list[Check]) -> Summary:

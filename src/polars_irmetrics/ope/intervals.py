@@ -99,12 +99,13 @@ def with_intervals(
     parts: Parts,
     by: list[str],
     options: EvalOptions,
+    scales: Sequence[pl.Expr] | None = None,
 ) -> pl.LazyFrame:
     """``result`` (the means, one row per ``by`` group) with ``<label>_lower`` and
     ``<label>_upper`` after each metric's column.
 
     ``units`` holds the ``by`` keys, the units' ids ``keys`` and the columns ``parts``
-    reads.
+    reads; ``scales``: the bootstrap's (:func:`bootstrap_part`).
     """
     ci = options.ci
     if ci is None:  # pragma: no cover - the caller asks only with ci=
@@ -112,7 +113,7 @@ def with_intervals(
     if options.ci_method == "normal":
         intervals = _normal(units, parts, by, ci)
     else:
-        boot = bootstrap_part(units, keys, parts, by, options)
+        boot = bootstrap_part(units, keys, parts, by, options, scales)
         intervals = boot.intervals(boot.frame)
     return joined_intervals(result, intervals, [label for label, _ in parts], by)
 
@@ -183,19 +184,40 @@ class Bootstrap:
     names: list[str]
     by: list[str]
     options: EvalOptions
+    #: Each column's terms summed times a scale of its own (:func:`bootstrap_part`'s
+    #: ``scales``), its column beside the sums.
+    scaled: bool = False
 
     def intervals(self, parts: pl.LazyFrame) -> pl.LazyFrame:
         """One row per ``by`` group (sorted by the keys): its ``<label>_lower`` and
         ``<label>_upper``, from the rows of :attr:`frame` over any split of the units."""
-        return _resample(_merged_buckets(parts, self.names, self.by), self)
+        merged = _merged_buckets(parts, self.names, self.by, scaled=self.scaled)
+        return _resample(merged, self)
+
+
+def _scale_of(name: str) -> str:
+    """The column of the scale a bootstrap column's terms are read at."""
+    return f"{name}#scale"
 
 
 def bootstrap_part(
-    units: pl.LazyFrame, keys: list[str], parts: Parts, by: list[str], options: EvalOptions
+    units: pl.LazyFrame,
+    keys: list[str],
+    parts: Parts,
+    by: list[str],
+    options: EvalOptions,
+    scales: Sequence[pl.Expr] | None = None,
 ) -> Bootstrap:
     """The bootstrap's sums of one part of ``units`` (the module doc): one row per ``by``
     group and bucket, :data:`BUCKET` the bucket (Int64: the UInt64 id's bits), the units
-    counted in :data:`ONE` and each column of ``parts`` summed exactly."""
+    counted in :data:`ONE` and each column of ``parts`` summed exactly.
+
+    ``scales``: a power of two per column of ``parts`` (each ``num``, then its ``den``
+    where there is one; expressions of ``units``), the scale of the point estimate's sum
+    of the same terms (:meth:`~polars_irmetrics.ope.sums.Summary.sum_scale`): each
+    column's terms are summed times it, and each bucket's sum divided by it before the
+    resamples (exact: a power of two), so that weights all tiny or all huge keep their
+    digits in the buckets as in the estimate (a scale of 1: the same bits as unscaled)."""
     schema = units.collect_schema()
     unit = _hashed(keys, schema, options.seed)
     count = pl.len().over(by) if by else pl.len()
@@ -214,33 +236,51 @@ def bootstrap_part(
             pairs.append((num_i, len(columns) - 1))
         plan.append((label, pairs))
     names = [f"{INTERNAL}c{i}" for i in range(len(columns))]
+    scaled = scales is not None
+    if scales is not None:
+        if len(scales) != len(names):  # pragma: no cover - the caller's plan
+            raise ValueError(f"{len(scales)} scales for {len(names)} bootstrap columns")
+        units = units.with_columns(
+            s.alias(_scale_of(c)) for c, s in zip(names, scales, strict=True)
+        )
+        columns = [
+            (column.cast(pl.Float64) * pl.col(_scale_of(c))).alias(c)
+            for c, column in zip(names, columns, strict=True)
+        ]
+        columns += [pl.col(_scale_of(c)) for c in names]
+    aggs = [e for c in names for e in exact_columns(c, pl.col(c))]
+    if scaled:
+        aggs += [pl.col(_scale_of(c)).max() for c in names]
     frame = (
         units.select(*by, bucket.reinterpret(signed=True).alias(BUCKET), *columns)
         .group_by([*by, BUCKET])
-        .agg(
-            pl.len().cast(pl.Int64).alias(ONE),
-            *(e for c in names for e in exact_columns(c, pl.col(c))),
-        )
+        .agg(pl.len().cast(pl.Int64).alias(ONE), *aggs)
     )
-    return Bootstrap(frame, plan, names, by, options)
+    return Bootstrap(frame, plan, names, by, options, scaled)
 
 
-def _merged_buckets(parts: pl.LazyFrame, names: list[str], by: list[str]) -> pl.LazyFrame:
+def _merged_buckets(
+    parts: pl.LazyFrame, names: list[str], by: list[str], *, scaled: bool = False
+) -> pl.LazyFrame:
     """Each ``by`` group's buckets (sorted) with their units' count and sums (floats of
-    the exact sums), as lists: one row per group. A group of at most :data:`BUCKETS`
-    units (counted over every part) keeps a bucket per unit hash; a larger one folds
-    them (every part's, whatever it did alone) into ``hash % BUCKETS``."""
+    the exact sums; ``scaled``: each divided by its column's scale), as lists: one row
+    per group. A group of at most :data:`BUCKETS` units (counted over every part) keeps
+    a bucket per unit hash; a larger one folds them (every part's, whatever it did
+    alone) into ``hash % BUCKETS``."""
     units = pl.col(ONE).sum().over(by) if by else pl.col(ONE).sum()
     bucket = pl.col(BUCKET).reinterpret(signed=False)
     folded = parts.with_columns(
         pl.when(units <= BUCKETS).then(bucket).otherwise(bucket % BUCKETS).alias(BUCKET)
     )
+    scales = [pl.col(_scale_of(c)).max() for c in names] if scaled else []
+    totals = [
+        (exact_total(c) / pl.col(_scale_of(c)) if scaled else exact_total(c)).alias(c)
+        for c in names
+    ]
     sums = (
         folded.group_by([*by, BUCKET])
-        .agg(pl.col(ONE).sum(), *(e for c in names for e in exact_added(c)))
-        .select(
-            *by, BUCKET, pl.col(ONE).cast(pl.Float64), *(exact_total(c).alias(c) for c in names)
-        )
+        .agg(pl.col(ONE).sum(), *(e for c in names for e in exact_added(c)), *scales)
+        .select(*by, BUCKET, pl.col(ONE).cast(pl.Float64), *totals)
     )
     # one row per group, its buckets' sums as lists: a batch never splits a group
     stats = [pl.col(c).sort_by(BUCKET) for c in [BUCKET, *names, ONE]]

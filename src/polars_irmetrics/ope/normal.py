@@ -46,10 +46,14 @@ def normal_interval(
     n: pl.Expr,
     ci: float,
     present: pl.Expr | None = None,
+    peak: pl.Expr | None = None,
 ) -> list[pl.Expr]:
     """``<label>_lower`` and ``<label>_upper`` of the estimate ``exact_total(total) / n``
     (the sum of the rows' contributions ``terms``'s one numerator over their count
-    ``n``): the sum of squares is added to ``summary``. A ratio (a self-normalised
+    ``n``): the sum of squares is added to ``summary``; a scaled summary's (each sum
+    at a power of two of its own) reads the squares at the scale of ``peak``'s largest
+    magnitude where given (the rounds' values, whatever the scale of ``total``: a split
+    log's first pass finds it), else of the contributions'. A ratio (a self-normalised
     estimator: a term with a denominator, or several) has no closed-form variance: refused.
 
     Examples
@@ -79,6 +83,10 @@ def normal_interval(
     summary.sums[square] = x * x
     if summary.scaled:  # the squares of the contributions, scaled before squaring
         summary.squares[square] = total
+        if not x.meta.eq(summary.sums[total]):  # the rounds' values, not the rows' terms
+            summary.roots[square] = x
+        if peak is not None:
+            summary.root_peaks[square] = peak
     # the largest and the smallest contribution (of the rows ``present`` marks): where
     # they are one value the variance is 0 exactly, which the two sums' difference
     # misses by their rounding (contributions all -0.19 gave a half width of 2.5e-9)

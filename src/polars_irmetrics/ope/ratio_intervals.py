@@ -23,7 +23,7 @@ the other estimators' (:mod:`polars_irmetrics.ope.intervals`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -64,6 +64,10 @@ def _b(i: int) -> str:
     return f"{INTERNAL}rb{i}"
 
 
+def _scale_of(name: str) -> str:
+    return f"{name}#scale"
+
+
 @dataclass(frozen=True)
 class RatioBootstrap:
     """One part's bucket sums (``frame``) and how to resample them: ``ratios`` maps each
@@ -73,6 +77,8 @@ class RatioBootstrap:
     ratios: dict[str, str]
     by: list[str]
     options: EvalOptions
+    #: The sums' terms read times a scale of their own (:func:`ratio_part`'s ``scales``).
+    scaled: bool = False
 
     def finish(self, result: pl.LazyFrame, parts: pl.LazyFrame) -> pl.LazyFrame:
         """``result`` with each ratio's interval after its column, from the rows of
@@ -89,12 +95,18 @@ class RatioBootstrap:
         folded = parts.with_columns(
             pl.when(units <= BUCKETS).then(bucket).otherwise(bucket % BUCKETS).alias(RATIO_BUCKET)
         )
+        scaled = self.scaled
+        totals = [
+            (exact_total(c) / pl.col(_scale_of(c)) if scaled else exact_total(c)).alias(c)
+            for c in names
+        ]
         sums = (
             folded.group_by([*by, RATIO_BUCKET, _SLOT])
             .agg(
                 pl.col(_ROWS).sum(),
                 pl.col(_TOPS).sum(),
                 *(e for c in names for e in exact_added(c)),
+                *(pl.col(_scale_of(c)).max() for c in names if scaled),
             )
             .select(
                 *by,
@@ -102,7 +114,7 @@ class RatioBootstrap:
                 _SLOT,
                 pl.col(_ROWS).cast(pl.Float64),
                 pl.col(_TOPS).cast(pl.Float64),
-                *(exact_total(c).alias(c) for c in names),
+                *totals,
             )
         )
         stats = [
@@ -230,10 +242,14 @@ def ratio_part(
     by: list[str],
     keys: tuple[str, str, str],
     options: EvalOptions,
+    scales: Sequence[pl.Expr] | None = None,
 ) -> RatioBootstrap:
     """One part's sums (module doc) of ``rows`` (whole rounds): ``ratios`` maps each label
     to its rows' ``r w`` column, ``w`` column and normalisation; ``keys`` are the round,
-    position and first-slot flag columns."""
+    position and first-slot flag columns. ``scales``: a power of two per ``r w`` and
+    ``w`` of each ratio (in that order; expressions of ``rows``), those of the estimate's
+    sums of the same terms: each summed times it and divided by it before the resamples
+    (exact), so that weights all tiny or all huge keep their digits."""
     round_id, position, top = keys
     schema = rows.collect_schema()
     unit = _hashed([round_id], schema, options.seed)
@@ -246,6 +262,14 @@ def ratio_part(
         for e in (pl.col(rw).alias(_a(i)), pl.col(w).alias(_b(i)))
     ]
     names = [c for i in range(len(ratios)) for c in (_a(i), _b(i))]
+    scaled = scales is not None
+    if scales is not None:
+        rows = rows.with_columns(s.alias(_scale_of(c)) for c, s in zip(names, scales, strict=True))
+        values = [
+            (value.cast(pl.Float64) * pl.col(_scale_of(c))).alias(c)
+            for c, value in zip(names, values, strict=True)
+        ]
+        values += [pl.col(_scale_of(c)) for c in names]
     frame = (
         rows.select(
             *by,
@@ -260,7 +284,8 @@ def ratio_part(
             pl.len().cast(pl.Int64).alias(_ROWS),
             pl.col(_TOPS).sum(),
             *(e for c in names for e in exact_columns(c, pl.col(c))),
+            *(pl.col(_scale_of(c)).max() for c in names if scaled),
         )
     )
     normalised = {label: how for label, (_, _, how) in ratios.items()}
-    return RatioBootstrap(frame, normalised, by, options)
+    return RatioBootstrap(frame, normalised, by, options, scaled)

@@ -21,6 +21,7 @@ from polars_irmetrics.ope.sums import (
     effective_sample_size,
     exact_sum,
     exact_total,
+    unscaled_total,
 )
 
 #: A side merge's finish: ``(result, its rows of every part) -> result with its columns``.
@@ -40,6 +41,11 @@ def _round(label: str) -> str:
     return f"{INTERNAL}round_{label}"
 
 
+def _at(name: str) -> str:
+    """The column of a rows' value column's scale (that of the sum of its terms)."""
+    return f"{INTERNAL}{name}#at"
+
+
 def over_rounds(
     rows: pl.LazyFrame,
     columns: Mapping[str, tuple[str, str]],
@@ -50,6 +56,8 @@ def over_rounds(
     *,
     parts: bool = False,
     slates: tuple[str, Mapping[str, tuple[str, str | None]]] | None = None,
+    peaks: dict[str, float | None] | None = None,
+    refusal: str | None = None,
 ) -> pl.LazyFrame | PartsPlan:
     """``columns`` maps each metric's label to its rows' contribution and weight columns.
 
@@ -67,6 +75,16 @@ def over_rounds(
     round); else per ``by`` group ``num_rounds``, each metric's sum over the number of
     rounds, then ``<label>_ess`` and ``<label>_max_weight`` of its rows' weights; with
     ``ci=``, the interval over rounds.
+
+    Each sum (the weights, their squares, the values, the rounds' values squared of the
+    normal interval, scaled from a bound of them: each round's largest row value times
+    its rows) is read at a power of two of its own, as the single-action
+    estimators' (:class:`~polars_irmetrics.ope.sums.Summary`'s ``scaled``), and so are
+    the rounds' values (each an exact sum of its rows' values) and the bootstrap's
+    bucket sums: at the scale of the sum of the same terms. ``peaks``: the whole log's
+    largest magnitude of each sum's terms (a split log's second pass; ``{}``: every
+    scale 1, its first), ``None``: the rows are the whole log. ``refusal``: what the
+    refusal of a term beyond float64's range says (``{label}`` the metric).
     """
     rnd = [*by, round_id]
     if options.per_query:
@@ -86,39 +104,64 @@ def over_rounds(
     elif normal:
         rows = rows.with_columns((pl.int_range(pl.len()).over(rnd) == 0).alias(_TOP))
     if slates is None:
-        summary = Summary(NUM_ROUNDS, pl.col(round_id).n_unique(), checks=checks, scale=SCALE)
+        summary = Summary(
+            NUM_ROUNDS,
+            pl.col(round_id).n_unique(),
+            checks=checks,
+            scale=SCALE,
+            scaled=True,
+            refusal=refusal,
+        )
     else:  # sums per position; a round counted at its top row
         rows = rows.with_columns(pl.lit(1.0).alias(_ONE))
         summary = Summary(
-            NUM_ROUNDS, pl.col(_TOP).sum(), checks=checks, within=slates[0], scale=SCALE
+            NUM_ROUNDS,
+            pl.col(_TOP).sum(),
+            checks=checks,
+            within=slates[0],
+            scale=SCALE,
+            scaled=True,
+            refusal=refusal,
         )
         summary.sums[_ONE] = pl.col(_ONE)
+        summary.fixed.add(_ONE)  # a count: read at scale 1
     n = pl.col(NUM_ROUNDS).cast(pl.Float64)
     ratios: dict[str, tuple[str, str, str]] = {}  # the self-normalised: rw, w, where
     plain: dict[str, str] = {}  # the others: their rows' values
     for label, (value, weight) in columns.items():
         w = pl.col(weight)
         summary.sums.update({f"{label}:w": w, f"{label}:w2": w * w})
+        summary.squares[f"{label}:w2"] = f"{label}:w"
         summary.maxima[f"{INTERNAL}{label}:max"] = w
         normalised = None if slates is None else slates[1][label][1]
         plain_value = value if slates is None else slates[1][label][0]
         summary.sums[f"{label}:v"] = pl.col(plain_value)
+        values, weights = unscaled_total(f"{label}:v"), unscaled_total(f"{label}:w")
         if normalised is None:
-            total = exact_total(f"{label}:v")
+            total = values
             plain[label] = plain_value
         else:
             ratios[label] = (plain_value, weight, normalised)
             if normalised == "all":  # sum r w / (sum w / rows)
-                total = exact_total(f"{label}:v") * exact_total(_ONE) / exact_total(f"{label}:w")
+                total = values * exact_total(_ONE) / weights
             else:  # the same within each position, added over the positions
                 term = f"{INTERNAL}{label}:p"
-                summary.within_outputs[term] = (
-                    exact_total(f"{label}:v") * exact_total(_ONE) / exact_total(f"{label}:w")
-                )
+                summary.within_outputs[term] = values * exact_total(_ONE) / weights
                 total = pl.col(term)
         bounds: list[pl.Expr] = []
         if normal and normalised is None:  # the rounds' values squared, at their top rows
-            rows = rows.with_columns(exact_sum(pl.col(plain_value)).over(rnd).alias(_round(label)))
+            # each round's value an exact sum at its rows' values' scale (the whole log's);
+            # the scale of their squares from a bound of each round's value, its rows'
+            # largest magnitude times their count (one rounding: the same on every path,
+            # and on a split log's every pass, whatever the scale of the rows' values), a
+            # column (an expression with windows would be computed again in each sum)
+            at, bound = _at(plain_value), _at(f"{plain_value}#bound")
+            rows = rows.with_columns(
+                summary.sum_scale(f"{label}:v", peaks).alias(at),
+                (pl.col(plain_value).abs().max().over(rnd) * pl.len().over(rnd)).alias(bound),
+            )
+            scaled = exact_sum(pl.col(plain_value) * pl.col(at)).over(rnd) / pl.col(at)
+            rows = rows.with_columns(scaled.alias(_round(label)))
             x = pl.when(pl.col(_TOP)).then(pl.col(_round(label)))
             bounds = normal_interval(
                 summary,
@@ -128,23 +171,39 @@ def over_rounds(
                 n,
                 options.ci or 0.0,
                 present=pl.col(_TOP),
+                peak=pl.when(pl.col(_TOP)).then(pl.col(bound)).otherwise(0.0),
             )
         summary.outputs.extend(
             [
                 pl.when(n > 0).then(total / n).alias(label),
                 *bounds,
-                effective_sample_size(f"{label}:w", f"{label}:w2").alias(f"{label}_ess"),
+                effective_sample_size(f"{label}:w", f"{label}:w2", scaled=True).alias(
+                    f"{label}_ess"
+                ),
                 pl.col(f"{INTERNAL}{label}:max").alias(f"{label}_max_weight"),
             ]
         )
-    part = summary.part(rows, by)
+    part = summary.part(rows, by, peaks)
     sides: list[tuple[str, pl.LazyFrame, Finish]] = []
     if options.ci is not None and not normal:
         if plain:  # the bootstrap over rounds, each round's values an exact sum
-            values = sorted(set(plain.values()))
-            rounds = rows.group_by(rnd).agg(exact_sum(pl.col(v)).alias(v) for v in values)
+            # at the scale of the sum of its rows' values (the whole log's), as the
+            # bootstrap's bucket sums of them
+            owner = {v: label for label, v in reversed(plain.items())}
+            columns_at = sorted(owner)
+            scaled_rows = rows.with_columns(
+                summary.sum_scale(f"{owner[v]}:v", peaks).alias(_at(v)) for v in columns_at
+            )
+            rounds = scaled_rows.group_by(rnd).agg(
+                *(
+                    (exact_sum(pl.col(v) * pl.col(_at(v))) / pl.col(_at(v)).first()).alias(v)
+                    for v in columns_at
+                ),
+                *(pl.col(_at(v)).first() for v in columns_at),
+            )
             terms = [(label, [(pl.col(value), None)]) for label, value in plain.items()]
-            boot = bootstrap_part(rounds, [round_id], terms, by, options)
+            scales = [pl.col(_at(value)) for value in plain.values()]
+            boot = bootstrap_part(rounds, [round_id], terms, by, options, scales)
             labels = list(plain)
 
             def finish(result: pl.LazyFrame, buckets: pl.LazyFrame) -> pl.LazyFrame:
@@ -153,7 +212,12 @@ def over_rounds(
             sides.append((BUCKET, boot.frame, finish))
         if ratios and slates is not None:  # recomputed in each resample
             keys = (round_id, slates[0], _TOP)
-            ratio = ratio_part(rows, ratios, by, keys, options)
+            scales = [
+                summary.sum_scale(f"{label}:{which}", peaks)
+                for label in ratios
+                for which in ("v", "w")
+            ]
+            ratio = ratio_part(rows, ratios, by, keys, options, scales)
             sides.append((RATIO_BUCKET, ratio.frame, ratio.finish))
     if parts:
         frame = pl.concat([part, *(f for _, f, _ in sides)], how="diagonal")

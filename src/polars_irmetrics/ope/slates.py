@@ -26,7 +26,11 @@ the rewards' scale below 2**-30: :mod:`~polars_irmetrics.ope.scale`); a logged
 ``(round_id, position)`` the policy lacks; a ``(round_id, position)`` twice; a
 ``pscore`` taking two values in one round or a ``pscore_cascade`` rising from one
 position to the next, in the log or the policy table (obp refuses both: the whole
-slate's probability is one per round, its top-l prefix's cannot rise down the slate).
+slate's probability is one per round, its top-l prefix's cannot rise down the slate); a
+slate weight (the policy's propensity over the log's, of a column a metric asked for
+reads) that is subnormal or beyond float64's range, which no scale keeps exact (every
+other weight, tiny or huge, is summed at a power of two of its own:
+:func:`~polars_irmetrics.ope.rounds.over_rounds`).
 """
 
 from __future__ import annotations
@@ -70,8 +74,9 @@ from polars_irmetrics.ope.scale import SCALE
 from polars_irmetrics.ope.sums import (
     PartsPlan,
     Summary,
-    exact_total,
     exact_total_over,
+    scale_column,
+    unscaled_total,
 )
 
 __all__ = ["build_slate_plan", "slate_support_warning"]
@@ -120,6 +125,7 @@ def build_slate_plan(
     *,
     parts: bool = False,
     weights: pl.LazyFrame | None = None,
+    peaks: dict[str, float | None] | None = None,
 ) -> pl.LazyFrame | PartsPlan:
     """The lazy slate estimate of ``requests`` (see the module); ``parts``: the sums of
     one part of the log instead (:func:`~polars_irmetrics.ope.evaluate.build_ope_parts`).
@@ -131,7 +137,10 @@ def build_slate_plan(
 
     ``scale`` (:func:`~polars_irmetrics.ope.scale.scale_column`): the rewards' scale, a
     column of the rows, by which the rewards are read multiplied; the result carries it
-    (:data:`~polars_irmetrics.ope.scale.SCALE`) for the caller to divide by.
+    (:data:`~polars_irmetrics.ope.scale.SCALE`) for the caller to divide by. Each sum is
+    read at a power of two of its own (``peaks``: the whole log's largest magnitude of
+    each sum's terms, a split log's; ``None``: the rows are the whole log;
+    :func:`~polars_irmetrics.ope.rounds.over_rounds`).
 
     Examples
     --------
@@ -227,6 +236,7 @@ def build_slate_plan(
             # (divide: without keys, one mean for every row; see metrics._common)
             values.append(divide(r * w, pl.col(_mean(label))).alias(label))
     checks = [*by_null_checks(by), *_checks(logged, proposed, keys, reward)]
+    checks += [check for column in columns for check in _weight_checks(column)]
     if options.ci is not None and ratios and options.ci_method == "normal":
         raise MetricParameterError(
             f"metric {next(iter(ratios))!r} is a ratio (self-normalised) and has no "
@@ -234,9 +244,9 @@ def build_slate_plan(
         )
     if options.per_query and ratios:
         if parts:  # the first pass over a split log
-            return _mean_weights(rows, ratios, by, position, checks)
+            return _mean_weights(rows, ratios, by, position, checks, reward, peaks)
         if weights is None:  # the one plan: the same merge, over its one part
-            first = _mean_weights(rows, ratios, by, position, checks)
+            first = _mean_weights(rows, ratios, by, position, checks, reward)
             weights = first.merge(first.frame, options)
         on = [*by, position]
         means = weights.select(*on, *(_mean(label) for label in ratios))
@@ -246,10 +256,70 @@ def build_slate_plan(
         label: (label, _w(SLATE_COLUMNS[request.metric.name][0])) for label, request in requests
     }
     slates = (position, sums)
-    plan = over_rounds(rows, reading, by, round_id, checks, options, parts=parts, slates=slates)
+    plan = over_rounds(
+        rows,
+        reading,
+        by,
+        round_id,
+        checks,
+        options,
+        parts=parts,
+        slates=slates,
+        peaks=peaks,
+        refusal=_refusal(reward),
+    )
     if parts:  # the engines and buckets: exact sums per part
         return plan
     return _support_warning(_plan(plan), log, policy, keys, columns)
+
+
+#: The smallest normal float64: a slate weight other than 0 below it is refused.
+_NORMAL = 2.0**-1022
+
+
+def _weight_checks(column: str) -> list[Check]:
+    """The slate weights of propensity ``column`` (read by a metric asked for) that no
+    scale keeps exact: subnormal (other than 0, below 2**-1022: fewer digits than a
+    float64) or beyond float64's range, refused with the first one's propensities.
+    Every other weight, tiny or huge, is summed at a power of two of the whole log's
+    (:func:`~polars_irmetrics.ope.rounds.over_rounds`)."""
+    w = pl.col(_w(column))
+    values = pl.format(
+        f"policy {column}={{}}, log {column}={{}}", pl.col(_e(column)), pl.col(column)
+    )
+    weight = f"a slate weight (the policy table's {column!r} over the log's)"
+    return [
+        Check(
+            f"weight_subnormal_{column}",
+            ((w != 0.0) & (w.abs() < _NORMAL)).fill_null(False),
+            InvalidValueError,
+            f"{{n}} log row(s) have {weight} that is subnormal, other than 0 but below "
+            f"2**-1022 = {_NORMAL!r} (first: {{first}}): such a weight holds fewer digits "
+            "than a float64, which no scale gives back; set the policy's propensities that "
+            "small to 0, or evaluate such rounds apart",
+            detail=values,
+        ),
+        Check(
+            f"weight_infinite_{column}",
+            w.is_infinite().fill_null(False),
+            InvalidValueError,
+            f"{{n}} log row(s) have {weight} beyond float64's range (first: {{first}}): the "
+            f"log's {column!r} is too small for the policy's (below it / 1.8e308); drop "
+            "those rows, or check how the logging propensities were computed",
+            detail=values,
+        ),
+    ]
+
+
+def _refusal(reward: str) -> str:
+    """What the refusal of a slate sum's term beyond float64's range says (``{label}``:
+    the metric; :class:`~polars_irmetrics.ope.sums.Summary`'s ``refusal``)."""
+    return (
+        "metric {label} cannot be summed: a term of its sums is beyond float64's range (a "
+        f"slate weight, the policy's propensity over the log's, times a huge {reward!r}): "
+        f"read the rewards at a larger unit (e.g. pl.col({reward!r}) * 2.0**-600, the "
+        "estimates then at that unit), or drop those rounds"
+    )
 
 
 def _mean(label: str) -> str:
@@ -264,25 +334,30 @@ def _mean_weights(
     by: list[str],
     position: str,
     checks: list[Check],
+    reward: str,
+    peaks: dict[str, float | None] | None = None,
 ) -> PartsPlan:
     """The first pass of ``per_query=True`` over a split log: one row per ``by`` group and
     position with each self-normalised estimator's mean weight, where it normalises
     (over the group's rows at the position, or over all the group's rows), from exact
-    sums, and the data checks of the whole log."""
+    sums (each at a power of two of its own, the whole log's: ``peaks``, ``None`` where
+    the rows are the whole log), and the data checks of the whole log."""
     on = [*by, position]
-    summary = Summary(NUM_SLOTS, pl.len(), checks=checks)
+    summary = Summary(NUM_SLOTS, pl.len(), checks=checks, scaled=True, refusal=_refusal(reward))
     n = pl.col(NUM_SLOTS).cast(pl.Float64)
     for label, (w, normalised) in ratios.items():
         summary.sums[f"{label}:w"] = pl.col(w)
         if normalised == "position":
-            mean = exact_total(f"{label}:w") / n
+            mean = unscaled_total(f"{label}:w") / n
         else:  # the integers of every position of the group added
             count = n.sum().over(by) if by else n.sum()
             # divided value by value: polars divides a column by a broadcast scalar as
-            # a multiplication by its reciprocal (a unit in the last place off)
-            mean = divide(exact_total_over(f"{label}:w", by), count)
+            # a multiplication by its reciprocal (a unit in the last place off); the
+            # scale is the whole log's, one value on every position's row
+            total = exact_total_over(f"{label}:w", by) / scale_column(f"{label}:w")
+            mean = divide(total, count)
         summary.outputs.append(mean.alias(_mean(label)))
-    return PartsPlan(summary.part(rows, on), summary, on)
+    return PartsPlan(summary.part(rows, on, peaks), summary, on)
 
 
 def slate_support_warning(

@@ -462,6 +462,18 @@ class Summary:
     #: such as the direct method's: the same bits as before, and no second pass), their
     #: squares too.
     fixed: set[str] = field(default_factory=set)
+    #: A sum of squares' terms squared where they are not its base sum's (of
+    #: :attr:`squares`): the rounds' values of a slate or cascade estimate, whose sum is
+    #: that of its rows' (the normal interval): scaled from their own largest magnitude.
+    roots: dict[str, pl.Expr] = field(default_factory=dict)
+    #: The terms whose largest magnitude gives a sum of squares' scale where they are
+    #: not its terms squared (:attr:`roots`): the rounds' values each summed at a power
+    #: of two of its own round, the same on every pass of a split log.
+    root_peaks: dict[str, pl.Expr] = field(default_factory=dict)
+    #: What a scaled summary's refusal of a term beyond float64's range says of the
+    #: terms (:func:`_refusing_inexact`), ``{label}`` the metric; ``None``: the
+    #: single-action estimators' importance weights and rewards.
+    refusal: str | None = None
 
     def _part_aggs(
         self, first: dict[str, str], first_max: dict[str, str], *, grouped: bool, split: bool
@@ -485,7 +497,11 @@ class Summary:
 
     def _base(self, name: str) -> pl.Expr:
         """The terms whose largest magnitude gives the scale of sum ``name``: its own, or
-        those it squares."""
+        those it squares (its :attr:`root_peaks` or :attr:`roots` where given)."""
+        if name in self.root_peaks:
+            return self.root_peaks[name]
+        if name in self.roots:
+            return self.roots[name]
         return self.sums[self.squares.get(name, name)]
 
     def _term(self, name: str, value: pl.Expr) -> pl.Expr:
@@ -495,7 +511,8 @@ class Summary:
         if not self.scaled or self.squares.get(name, name) in self.fixed:
             return value
         if name in self.squares:
-            base = self._base(name).cast(pl.Float64) * pl.col(_sc(name))
+            root = self.roots.get(name, self.sums[self.squares[name]])
+            base = root.cast(pl.Float64) * pl.col(_sc(name))
             return base * base
         return value.cast(pl.Float64) * pl.col(_sc(name))
 
@@ -511,6 +528,24 @@ class Summary:
                 peak = pl.lit(peaks.get(name), pl.Float64)
             columns.append(self._implied(name, peak).alias(_sc(name)))
         return columns
+
+    def sum_scale(self, name: str, peaks: dict[str, float | None] | None) -> pl.Expr:
+        """The scale of sum ``name`` as :meth:`part` reads it (a scaled summary), an
+        expression of the rows: from its terms' largest magnitude over the rows
+        (``peaks`` ``None``: the rows are the whole log) or from ``peaks`` (the whole
+        log's, :meth:`rescaled`; ``{}``: 1). Other sums of the same terms (the
+        bootstrap's buckets: :func:`~polars_irmetrics.ope.intervals.bootstrap_part`)
+        read them at it, so that they keep the point estimate's digits.
+
+        >>> s = Summary(count="n", count_expr=pl.len(), sums={"v": pl.col("v")}, scaled=True)
+        >>> frame = pl.LazyFrame({"v": [1e-30, 3e-30]})
+        >>> frame.select(s.sum_scale("v", None)).collect().item() == 2.0**99
+        True
+        >>> frame.select(s.sum_scale("v", {})).collect().item()
+        1.0
+        """
+        (scale,) = self._scales(peaks, [name])
+        return scale
 
     def _implied(self, name: str, peak: pl.Expr) -> pl.Expr:
         """The scale of sum ``name`` from its terms' largest magnitude ``peak``: 1 for a
@@ -651,6 +686,8 @@ def _refusing_inexact(
         for name, flag in zip(names, flags, strict=True):
             if (frame[flag] == _TOO_LARGE).any():
                 label = name.rsplit(":", 1)[0].removeprefix(INTERNAL)
+                if summary.scaled and summary.refusal is not None:
+                    raise InvalidValueError(summary.refusal.replace("{label}", repr(label)))
                 if summary.scaled:  # each sum at its own scale: a term not finite
                     raise InvalidValueError(
                         f"metric {label!r} cannot be summed: a term of its sums is beyond "
