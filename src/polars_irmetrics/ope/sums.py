@@ -463,12 +463,13 @@ class Summary:
     #: squares too.
     fixed: set[str] = field(default_factory=set)
     #: A sum of squares' terms squared where they are not its base sum's (of
-    #: :attr:`squares`): the rounds' values of a slate or cascade estimate, whose sum is
-    #: that of its rows' (the normal interval): scaled from their own largest magnitude.
+    #: :attr:`squares`): the rounds' values of a slate or cascade estimate (the normal
+    #: interval), whose sum is that of its rows' values.
     roots: dict[str, pl.Expr] = field(default_factory=dict)
     #: The terms whose largest magnitude gives a sum of squares' scale where they are
-    #: not its terms squared (:attr:`roots`): the rounds' values each summed at a power
-    #: of two of its own round, the same on every pass of a split log.
+    #: not its terms squared (:attr:`roots`): a bound of the rounds' values, the same on
+    #: every pass of a split log (the rounds' values are summed at their rows' values'
+    #: scale, 1 on a first pass).
     root_peaks: dict[str, pl.Expr] = field(default_factory=dict)
     #: What a scaled summary's refusal of a term beyond float64's range says of the
     #: terms (:func:`_refusing_inexact`), ``{label}`` the metric; ``None``: the
