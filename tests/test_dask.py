@@ -88,27 +88,51 @@ def _reference(
 DASK_MATRIX = [c for c in MATRIX if c[0] not in ("means-judged-table", "rank-order")]
 
 
+def _computed(lazy: dict[str, dd.DataFrame]) -> dict[str, pl.DataFrame]:
+    """The lazy results computed by one ``dask.compute`` (one graph on the cluster for
+    every case, where a compute per case paid a job's fixed cost each time), as polars
+    frames."""
+    (computed,) = dask.compute(lazy)
+    found = {}
+    for name, frame in computed.items():
+        found[name] = pl.from_arrow(pa.Table.from_pandas(frame, preserve_index=False))
+        assert isinstance(found[name], pl.DataFrame)
+    return found
+
+
+@pytest.fixture(scope="module")
+def matrix_values(client: Client) -> dict[str, pl.DataFrame]:
+    """Every case of DASK_MATRIX on Dask, by id: each its own ``evaluate`` call, the
+    results computed together (``_computed``); each case's test compares its own."""
+    return _computed(
+        {
+            name: irm_dask.evaluate(
+                _dask(run, 2),  # two parts (the default: the run's partitions) to merge
+                METRICS,
+                qrels=None if qrels is None else _dask(qrels, 2),
+                per_query=per_query,
+                **options,
+            )
+            for name, run, qrels, options, per_query in DASK_MATRIX
+        }
+    )
+
+
 @pytest.mark.parametrize(
-    ("run", "qrels", "options", "per_query"),
-    [c[1:] for c in DASK_MATRIX],
+    ("name", "run", "qrels", "options", "per_query"),
+    DASK_MATRIX,
     ids=[c[0] for c in DASK_MATRIX],
 )
 def test_dask_equals_evaluate_bit_for_bit(
-    client: Client,
+    matrix_values: dict[str, pl.DataFrame],
+    name: str,
     run: pl.DataFrame,
     qrels: pl.DataFrame | None,
     options: dict[str, Any],
     per_query: bool,
 ) -> None:
     expected = _reference(run, qrels, options, per_query)
-    got = irm_dask.evaluate(
-        _dask(run, 2),  # two parts (the default: the run's partitions) to merge
-        METRICS,
-        qrels=None if qrels is None else _dask(qrels, 2),
-        per_query=per_query,
-        **options,
-    )
-    _equal(got, expected, per_query)
+    _same(matrix_values[name], expected, per_query)
 
 
 @pytest.mark.parametrize(
@@ -206,7 +230,11 @@ def _hive(frame: pl.DataFrame, folder: Path, files: int = 3, **read: Any) -> dd.
 
 
 def _equal(got: dd.DataFrame, expected: pl.DataFrame, per_query: bool) -> None:
-    result = _polars(got)
+    _same(_polars(got), expected, per_query)
+
+
+def _same(result: pl.DataFrame, expected: pl.DataFrame, per_query: bool) -> None:
+    """A computed Dask result is ``expected`` to the last bit (``_equal``'s check)."""
     if per_query:  # rows come in partition (task) order
         result = result.sort(list(expected.columns[: result.columns.index(METRICS[0])]))
     assert result.schema == expected.schema
@@ -247,14 +275,37 @@ PARTITIONED_CASES = [
 ]
 
 
+@pytest.fixture(scope="module")
+def partitioned_values(
+    client: Client, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, tuple[dd.DataFrame, pl.DataFrame]]:
+    """Every case of PARTITIONED_CASES on Dask, by id: its lazy result (each its own
+    ``evaluate`` call on its own files) and its values, computed together
+    (``_computed``); each case's test checks its own graph and values."""
+    lazy = {}
+    for name, run, qrels, options, per_query, kind in PARTITIONED_CASES:
+        folder = tmp_path_factory.mktemp("partitioned")
+        judged = None if qrels is None else _judgments(qrels, kind, folder / "qrels", BUCKETS)
+        lazy[name] = irm_dask.evaluate(
+            _hive(with_bucket(run, BUCKETS), folder / "run"),
+            METRICS,
+            qrels=judged,
+            per_query=per_query,
+            partitioned_by="bucket",
+            **options,
+        )
+    values = _computed(lazy)
+    return {name: (lazy[name], values[name]) for name in lazy}
+
+
 @pytest.mark.parametrize(
-    ("run", "qrels", "options", "per_query", "kind"),
-    [c[1:] for c in PARTITIONED_CASES],
+    ("name", "run", "qrels", "options", "per_query", "kind"),
+    PARTITIONED_CASES,
     ids=[c[0] for c in PARTITIONED_CASES],
 )
 def test_dask_partitioned_by_equals_evaluate(
-    client: Client,
-    tmp_path: Path,
+    partitioned_values: dict[str, tuple[dd.DataFrame, pl.DataFrame]],
+    name: str,
     run: pl.DataFrame,
     qrels: pl.DataFrame | None,
     options: dict[str, Any],
@@ -262,15 +313,7 @@ def test_dask_partitioned_by_equals_evaluate(
     kind: str,
 ) -> None:
     expected = _reference(run, qrels, options, per_query)
-    judged = None if qrels is None else _judgments(qrels, kind, tmp_path / "qrels", BUCKETS)
-    got = irm_dask.evaluate(
-        _hive(with_bucket(run, BUCKETS), tmp_path / "run"),
-        METRICS,
-        qrels=judged,
-        per_query=per_query,
-        partitioned_by="bucket",
-        **options,
-    )
+    got, values = partitioned_values[name]
     if "systems" not in options:
         # the run is not shuffled, nor read by Dask at all: each task reads its own
         # files (test_dask_shuffle_path_moves_the_run: the shuffle path does both);
@@ -281,7 +324,7 @@ def test_dask_partitioned_by_equals_evaluate(
         assert (count > 0) is (kind == "bucketed")
         assert reads == set()
         assert not _reads(got)
-    _equal(got, expected, per_query)
+    _same(values, expected, per_query)
 
 
 # the judgments flat or in hive files by bucket (read by the grouped tasks); judgments
