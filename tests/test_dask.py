@@ -711,13 +711,33 @@ DASK_PREDICTION = [
 ]
 
 
+@pytest.fixture(scope="module")
+def prediction_values(client: Client) -> dict[str, pl.DataFrame]:
+    """Every case of DASK_PREDICTION on Dask, by id: each its own ``evaluate`` call, the
+    results computed together (``_computed``); each case's test compares its own."""
+    return _computed(
+        {
+            name: irm_dask.evaluate(
+                _dask(table, 3),
+                metrics,
+                labels=None if labels is None else _dask(labels, 2),
+                per_query=per_query,
+                partitions=4,
+                **ids_read(options, metrics, labels, per_query),
+            )
+            for name, table, labels, metrics, options, per_query in DASK_PREDICTION
+        }
+    )
+
+
 @pytest.mark.parametrize(
-    ("table", "labels", "metrics", "options", "per_query"),
-    [c[1:] for c in DASK_PREDICTION],
+    ("name", "table", "labels", "metrics", "options", "per_query"),
+    DASK_PREDICTION,
     ids=[c[0] for c in DASK_PREDICTION],
 )
 def test_dask_prediction_metrics_equal_evaluate(
-    client: Client,
+    prediction_values: dict[str, pl.DataFrame],
+    name: str,
     table: pl.DataFrame,
     labels: pl.DataFrame | None,
     metrics: list[str],
@@ -725,16 +745,7 @@ def test_dask_prediction_metrics_equal_evaluate(
     per_query: bool,
 ) -> None:
     want = prediction_expected(table, labels, metrics, options, per_query)
-    got = _polars(
-        irm_dask.evaluate(
-            _dask(table, 3),
-            metrics,
-            labels=None if labels is None else _dask(labels, 2),
-            per_query=per_query,
-            partitions=4,
-            **ids_read(options, metrics, labels, per_query),
-        )
-    )
+    got = prediction_values[name]
     if per_query:  # rows come in partition (task) order
         got = got.sort(want.columns[: want.columns.index("num_rows")])
     assert_same(got, want)
