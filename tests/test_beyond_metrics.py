@@ -28,7 +28,7 @@ from polars_irmetrics import MetricParameterError, parse_metric
 
 from .conftest import Evaluate
 from .helpers import by_query, judged_list, property_settings
-from .oracle_cases import QrelsDict, RunDict, to_frames, trec_order
+from .oracle_cases import Case, QrelsDict, RunDict, to_frames, trec_order
 
 SETTINGS = property_settings(60)
 TOL = 1e-12
@@ -431,6 +431,42 @@ def runs(draw: st.DrawFn, *, ties: bool, negative: bool = True) -> tuple[RunDict
     return run, qrels
 
 
+#: A batch's case ``c`` has the query ids ``c * CASE_STEP + q`` (numeric, for gdeval).
+CASE_STEP = 1000
+
+
+@st.composite
+def run_batches(
+    draw: st.DrawFn, *, ties: bool, negative: bool = True
+) -> tuple[RunDict, QrelsDict]:
+    """A batch of 1 or 4 independent :func:`runs` (as ``oracle_cases.case_batches``, 3.25
+    cases on average), case ``c``'s query ids offset by ``c * CASE_STEP`` ("1" -> "2001")
+    so that they stay numeric: one evaluation checks them all, each query's values
+    depending on its own rows only, and costs about what one case costs (building the
+    plan), so the tests draw a third of the examples for as many cases."""
+    size = draw(st.sampled_from([1, 4, 4, 4]))
+    run: RunDict = {}
+    qrels: QrelsDict = {}
+    for c in range(size):
+        one_run, one_qrels = draw(runs(ties=ties, negative=negative))
+        run.update({str(c * CASE_STEP + int(q)): docs for q, docs in one_run.items()})
+        qrels.update({str(c * CASE_STEP + int(q)): docs for q, docs in one_qrels.items()})
+    return run, qrels
+
+
+def _case_of(run: RunDict, qrels: QrelsDict, query: str) -> str:
+    """The case of a batch (:func:`run_batches`) that holds ``query``, alone with its own
+    query ids, for a failure's message."""
+    c = int(query) // CASE_STEP
+
+    def own(side: dict[str, Any]) -> dict[str, Any]:
+        return {
+            str(int(q) - c * CASE_STEP): v for q, v in side.items() if int(q) // CASE_STEP == c
+        }
+
+    return f"case {c}: " + repr(Case(*to_frames(own(run), own(qrels))))
+
+
 def _err_ref(ranking: list[str], labels: dict[str, int], k: int | None, g_max: float) -> float:
     total, reach = 0.0, 1.0
     for r, d in enumerate(ranking[:k], start=1):
@@ -517,8 +553,8 @@ REFERENCE_NAMES = list(_reference([], {}))
 
 
 @pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")  # random runs
-@SETTINGS
-@given(case=runs(ties=True))
+@settings(SETTINGS, max_examples=20)  # 20 batches: 71 cases (60 single before)
+@given(case=run_batches(ties=True))
 def test_generated_runs_match_the_formulas(case: tuple[RunDict, QrelsDict]) -> None:
     run, qrels = case
     run_frame, qrels_frame = to_frames(run, qrels)
@@ -528,11 +564,15 @@ def test_generated_runs_match_the_formulas(case: tuple[RunDict, QrelsDict]) -> N
     for q, labels in qrels.items():
         want = _reference(trec_order(run.get(q, {})), labels)
         for name in REFERENCE_NAMES:
-            assert got[q][name] == pytest.approx(want[name], abs=1e-9), (q, name)
+            assert got[q][name] == pytest.approx(want[name], abs=1e-9), (
+                q,
+                name,
+                _case_of(run, qrels, q),
+            )
 
 
-@SETTINGS
-@given(case=runs(ties=True))
+@settings(SETTINGS, max_examples=20)  # 20 batches: 77 cases (60 single before)
+@given(case=run_batches(ties=True))
 def test_generated_runs_expression_api(case: tuple[RunDict, QrelsDict]) -> None:
     """The same values from a judged table and ``group_by(...).agg(...)`` (TableScope)."""
     run, qrels = case
@@ -559,7 +599,11 @@ def test_generated_runs_expression_api(case: tuple[RunDict, QrelsDict]) -> None:
         q = row.pop("query_id")
         want = _reference(trec_order(run.get(q, {})), qrels[q])
         for name, value in row.items():
-            assert value == pytest.approx(want[name], abs=1e-9), (q, name)
+            assert value == pytest.approx(want[name], abs=1e-9), (
+                q,
+                name,
+                _case_of(run, qrels, q),
+            )
 
 
 # ------------------------------------------------------------------------ ir_measures
@@ -591,14 +635,18 @@ def _compare(
         if not keep(q):
             continue
         name = next(n for n, m in pairs if str(m) == measure)
-        assert ours[q][name] == pytest.approx(value, abs=tol), (q, name, run, qrels)
+        assert ours[q][name] == pytest.approx(value, abs=tol), (
+            q,
+            name,
+            _case_of(run, qrels, q),
+        )
         compared += 1
     return compared
 
 
 @pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")  # random runs
-@settings(SETTINGS, max_examples=25)
-@given(case=runs(ties=True))
+@settings(SETTINGS, max_examples=9)  # 9 batches: 27 cases (25 single before)
+@given(case=run_batches(ties=True))
 def test_err_matches_ir_measures(case: tuple[RunDict, QrelsDict]) -> None:
     run, qrels = case
     measures = ir_measures.measures
@@ -608,8 +656,8 @@ def test_err_matches_ir_measures(case: tuple[RunDict, QrelsDict]) -> None:
 
 
 @pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")  # random runs
-@settings(SETTINGS, max_examples=40)
-@given(case=runs(ties=False, negative=False))
+@settings(SETTINGS, max_examples=17)  # 17 batches: 44 cases (40 single before)
+@given(case=run_batches(ties=False, negative=False))
 def test_judged_matches_ir_measures(case: tuple[RunDict, QrelsDict]) -> None:
     run, qrels = case
     measures = ir_measures.measures
