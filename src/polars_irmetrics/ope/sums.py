@@ -14,15 +14,20 @@ them in two steps, on one machine as out of core (``buckets=``) and on Spark and
    the same total), then each estimate computed from the totals by the same float
    operations.
 
-So the estimates are the same to the last bit however the log is split, read or
-ordered, which a float sum (added in the engine's order) is not. :func:`exact_sum` is
-the one exact sum of the off-policy plans (the row terms, the bootstrap's buckets, the
-lists of the list shape: :func:`exact_list_sum`). A term that is infinite or reaches
-2**96 in magnitude (a weight over 2**48 squared: a propensity below about 3.6e-15) is
-refused: :meth:`Summary.merge` raises :class:`~polars_irmetrics.errors.InvalidValueError`
-naming the metric, the column and the cause, never a NaN or a float sum. A NaN term (an
-estimator's own 0 / 0, such as ``dr_os(lambda=0)`` at a weight of 0, which obp's is too)
-makes the estimate NaN. The data checks
+So the estimates are the same to the last bit however the log is split, read or ordered,
+which a float sum (added in the engine's order) is not. :func:`exact_sum` is the one
+exact sum of the off-policy plans (the row terms, the bootstrap's buckets, the lists of
+the list shape: :func:`exact_list_sum`). The sums that hold weights (not the direct
+method's, nor ``per_query=True``'s rows of the slate estimators and ``cascade_dr``;
+docs/guides/ope.md) are read at a power of two of their own
+(:mod:`polars_irmetrics.ope.scale`: 1 for terms of ordinary size, otherwise the one
+bringing the whole log's largest term to [1, 2)), so that tiny or huge weights keep
+their digits; a term no scale keeps (subnormal, infinite, or an overflowing product) is
+refused naming the row or the metric, the column and the cause
+(:class:`~polars_irmetrics.errors.InvalidValueError`), never a NaN or a float sum. A sum
+read unscaled holds terms below 2**96 in magnitude; :meth:`Summary.merge` refuses one
+that reaches it. A NaN term (an estimator's own 0 / 0, such as ``dr_os(lambda=0)`` at a
+weight of 0, which obp's is too) makes the estimate NaN. The data checks
 (:class:`~polars_irmetrics.ope.checks.Check`) are carried the same way: counts added,
 the first failing round the least over the parts.
 """
