@@ -18,6 +18,7 @@ import polars as pl
 import pyarrow as pa
 from hypothesis import HealthCheck, settings
 
+import polars_irmetrics as irm
 from polars_irmetrics.cli import main as cli_main
 from polars_irmetrics.errors import IrmWarning
 from polars_irmetrics.io import sources
@@ -163,6 +164,44 @@ def engine_io(name: str, request: Any) -> tuple[Any, Any, Any]:
         return dd.from_pandas(frame.to_pandas(types_mapper=pd.ArrowDtype), npartitions=2)
 
     return irm_dask.evaluate, to_dask, from_dask
+
+
+def predicted(
+    route: str,
+    request: Any,
+    predictions: pl.DataFrame,
+    labels: pl.DataFrame,
+    metrics: list[str],
+    order: tuple[str, ...],
+    **kw: Any,
+) -> pl.DataFrame:
+    """``metrics`` of ``predictions`` against ``labels`` on ``route``: "spark" or "dask"
+    (:func:`engine_io`), "lazy" (LazyFrames in, collected), "buckets" (out of core in 4
+    buckets) or "frame" (DataFrames); the result sorted by the columns of ``order`` it
+    holds, so that every route's rows compare as they are."""
+    if route in ("spark", "dask"):
+        evaluate, to_engine, back = engine_io(route, request)
+        out = back(evaluate(to_engine(predictions), metrics, labels=to_engine(labels), **kw))
+    elif route == "lazy":
+        out = irm.evaluate(predictions.lazy(), metrics, labels=labels.lazy(), **kw).collect()
+    else:
+        extra = {"buckets": 4} if route == "buckets" else {}
+        out = irm.evaluate(predictions, metrics, labels=labels, **extra, **kw)
+    keys = [c for c in order if c in out.columns]
+    return out.sort(keys) if keys else out
+
+
+def lists_refused(frame: str, query: str) -> str:
+    """The refusal of a list-shaped ``frame`` ("run" or "reference (reference=)") whose
+    lists' order and score lists order query ``query`` differently (one document)."""
+    return (
+        f"the lists' order and column 'score' of the {frame} order query {query} "
+        "differently: 1 document(s) score lower than a document listed after them. "
+        f"order='auto' reads the lists' order (their positions) where the {frame} has no "
+        "list of ranks, and which order is meant the data cannot say: pass order='rank' "
+        "to rank by the lists' order, or order='score' to rank by the score lists in "
+        "'score' (trec_eval's order, which ignores ranks)"
+    )
 
 
 def zstd_compress(data: bytes) -> bytes:

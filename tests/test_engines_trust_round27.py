@@ -29,7 +29,7 @@ import pytest
 
 import polars_irmetrics as irm
 
-from .helpers import engine_io
+from .helpers import engine_io, lists_refused, predicted
 
 ENGINES = ["spark", "dask"]
 NAMES = {"query_id": "user", "doc_id": "item"}
@@ -226,36 +226,25 @@ GOOD = pl.DataFrame(
 RISING = GOOD.with_columns(pl.Series("score", [[0.8, 0.2], [0.1, 0.9]]))
 
 
-def _lists_refused(frame: str, query: str) -> str:
-    return (
-        f"the lists' order and column 'score' of the {frame} order query {query} "
-        "differently: 1 document(s) score lower than a document listed after them. "
-        f"order='auto' reads the lists' order (their positions) where the {frame} has no "
-        "list of ranks, and which order is meant the data cannot say: pass order='rank' "
-        "to rank by the lists' order, or order='score' to rank by the score lists in "
-        "'score' (trec_eval's order, which ignores ranks)"
-    )
-
-
 #: case: the run, the reference, the error and its message
 REFUSED = {
     "two orders in a list-shaped reference": (
         GOOD,
         RISING,
         irm.InvalidValueError,
-        _lists_refused("reference (reference=)", "'u2'"),
+        lists_refused("reference (reference=)", "'u2'"),
     ),
     "two orders in a list-shaped run": (
         RISING,
         GOOD,
         irm.InvalidValueError,
-        _lists_refused("run", "'u2'"),
+        lists_refused("run", "'u2'"),
     ),
     "two orders in a list-shaped run, long reference": (
         RISING,
         _long(GOOD.drop("score")),
         irm.InvalidValueError,
-        _lists_refused("run", "'u2'"),
+        lists_refused("run", "'u2'"),
     ),
     "a null list in the reference": (
         GOOD,
@@ -402,21 +391,8 @@ BY_VARIANT = _held_labels("variant", VARIANTS)
 PREDICTED = ["auc", "gauc", "logloss", "rmse"]
 LOCAL = ["frame", "lazy", "buckets"]
 SYSTEM_KEYS = ["model", "variant"]
-
-
-def _predicted(
-    route: str, request: Any, predictions: pl.DataFrame, labels: pl.DataFrame, **kw: Any
-) -> pl.DataFrame:
-    if route in ENGINES:
-        evaluate, to_engine, back = engine_io(route, request)
-        out = back(evaluate(to_engine(predictions), PREDICTED, labels=to_engine(labels), **kw))
-    elif route == "lazy":
-        out = irm.evaluate(predictions.lazy(), PREDICTED, labels=labels.lazy(), **kw).collect()
-    else:
-        extra = {"buckets": 4} if route == "buckets" else {}
-        out = irm.evaluate(predictions, PREDICTED, labels=labels, **extra, **kw)
-    keys = [c for c in (*SYSTEM_KEYS, "day", "user") if c in out.columns]
-    return out.sort(keys) if keys else out
+#: the result's sort keys (those it holds)
+ORDER = (*SYSTEM_KEYS, "day", "user")
 
 
 def _each_alone(
@@ -432,11 +408,13 @@ def _each_alone(
     for (model, variant), own in predictions.group_by(SYSTEM_KEYS):
         value = model if held == "model" else variant
         truth = labels.filter(pl.col(held) == value).drop(held)
-        out = _predicted(route, request, own.drop(SYSTEM_KEYS), truth, **NAMES, **kw)
+        out = predicted(
+            route, request, own.drop(SYSTEM_KEYS), truth, PREDICTED, ORDER, **NAMES, **kw
+        )
         alone.append(
             out.select(pl.lit(model).alias("model"), pl.lit(variant).alias("variant"), pl.all())
         )
-    keys = [c for c in (*SYSTEM_KEYS, "day", "user") if c in alone[0].columns]
+    keys = [c for c in ORDER if c in alone[0].columns]
     return pl.concat(alone).sort(keys)
 
 
@@ -462,7 +440,9 @@ def test_labels_holding_some_system_keys_score_each_system_alone(
     route: str, case: str, request: pytest.FixtureRequest
 ) -> None:
     predictions, labels, held, kw = SHARED[case]
-    got = _predicted(route, request, predictions, labels, systems=SYSTEM_KEYS, **NAMES, **kw)
+    got = predicted(
+        route, request, predictions, labels, PREDICTED, ORDER, systems=SYSTEM_KEYS, **NAMES, **kw
+    )
     # On an engine, each system alone is scored on one machine: an engine's bits are one
     # machine's (tests/test_same_bits_every_engine.py), and six engine jobs more per case
     # would hold about 10 s of the suite's time each.
@@ -550,10 +530,12 @@ def test_labels_holding_some_system_keys_refuse_by_system(
 ) -> None:
     predictions, labels, error, message, alone = REFUSED_SYSTEMS[case]
     with pytest.raises(error, match=f"^{re.escape(message)}$"):
-        _predicted(route, request, predictions, labels, systems=SYSTEM_KEYS, **NAMES)
+        predicted(
+            route, request, predictions, labels, PREDICTED, ORDER, systems=SYSTEM_KEYS, **NAMES
+        )
     if alone is not None:  # the count and pair of the system scored alone
         model, variant, words = alone
         own = predictions.filter((pl.col("model") == model) & (pl.col("variant") == variant))
         truth = labels.filter(pl.col("model") == model).drop("model")
         with pytest.raises(error, match=f"^{re.escape(words)}$"):
-            _predicted(route, request, own.drop(SYSTEM_KEYS), truth, **NAMES)
+            predicted(route, request, own.drop(SYSTEM_KEYS), truth, PREDICTED, ORDER, **NAMES)

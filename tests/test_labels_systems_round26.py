@@ -23,7 +23,7 @@ import pytest
 
 import polars_irmetrics as irm
 
-from .helpers import engine_io
+from .helpers import engine_io, predicted
 
 LABELS = pl.DataFrame(
     {
@@ -58,21 +58,8 @@ PAIRS = {"query_id": "user", "doc_id": "item"}
 METRICS = ["auc", "logloss", "rmse"]
 LOCAL = ["frame", "lazy", "buckets"]
 ENGINES = ["spark", "dask"]
-
-
-def _evaluate(
-    route: str, request: Any, predictions: pl.DataFrame, labels: pl.DataFrame, **kw: Any
-) -> pl.DataFrame:
-    if route in ENGINES:
-        evaluate, to_engine, back = engine_io(route, request)
-        out = back(evaluate(to_engine(predictions), METRICS, labels=to_engine(labels), **kw))
-    elif route == "lazy":
-        out = irm.evaluate(predictions.lazy(), METRICS, labels=labels.lazy(), **kw).collect()
-    else:
-        extra = {"buckets": 4} if route == "buckets" else {}
-        out = irm.evaluate(predictions, METRICS, labels=labels, **extra, **kw)
-    keys = [c for c in ("system", "day") if c in out.columns]
-    return out.sort(keys) if keys else out
+#: the result's sort keys (those it holds)
+ORDER = ("system", "day")
 
 
 def _alone(system: str, kept: int, pair: str) -> str:
@@ -108,22 +95,24 @@ def test_each_system_must_predict_every_label(
         )
     message = _alone(f" of system={system!r}", n, pair)
     with pytest.raises(irm.QuerySetError, match=f"^{re.escape(message)}$"):
-        _evaluate(route, request, predictions, LABELS, systems="system", **PAIRS, **by)
+        predicted(
+            route, request, predictions, LABELS, METRICS, ORDER, systems="system", **PAIRS, **by
+        )
     # the words of the system scored alone, without the system
     own = predictions.filter(pl.col("system") == system).drop("system")
     with pytest.raises(irm.QuerySetError, match=f"^{re.escape(_alone('', n, pair))}$"):
-        _evaluate(route, request, own, LABELS, **PAIRS, **by)
+        predicted(route, request, own, LABELS, METRICS, ORDER, **PAIRS, **by)
 
 
 @pytest.mark.filterwarnings("ignore::polars_irmetrics.IrmWarning")
 @pytest.mark.parametrize("route", LOCAL + ENGINES)
 def test_dropped_labels_are_each_systems_alone(route: str, request: pytest.FixtureRequest) -> None:
     kw = {**PAIRS, "unmatched": "drop"}
-    got = _evaluate(route, request, SKIPPING, LABELS, systems="system", **kw)
+    got = predicted(route, request, SKIPPING, LABELS, METRICS, ORDER, systems="system", **kw)
     alone = []
     for system in ("a", "b", "c"):
         own = SKIPPING.filter(pl.col("system") == system).drop("system")
-        out = _evaluate(route, request, own, LABELS, **kw)
+        out = predicted(route, request, own, LABELS, METRICS, ORDER, **kw)
         alone.append(out.select(pl.lit(system).alias("system"), pl.all()))
     assert got.rows() == pl.concat(alone).rows()
 
@@ -147,7 +136,7 @@ def _each_alone(route: str, request: Any, predictions: pl.DataFrame, **kw: Any) 
     for system in SCORES:
         own = predictions.filter(pl.col("system") == system).drop("system")
         labels = OWN.filter(pl.col("system") == system).drop("system")
-        out = _evaluate(route, request, own, labels, **PAIRS, **kw)
+        out = predicted(route, request, own, labels, METRICS, ORDER, **PAIRS, **kw)
         alone.append(out.select(pl.lit(system).alias("system"), pl.all()))
     return pl.concat(alone).rows()
 
@@ -157,7 +146,7 @@ def _each_alone(route: str, request: Any, predictions: pl.DataFrame, **kw: Any) 
 def test_each_system_against_its_own_labels(
     route: str, kw: dict[str, Any], request: pytest.FixtureRequest
 ) -> None:
-    got = _evaluate(route, request, EVERY, OWN, systems="system", **PAIRS, **kw)
+    got = predicted(route, request, EVERY, OWN, METRICS, ORDER, systems="system", **PAIRS, **kw)
     if kw:
         got = got.sort("system", "user")
     assert got.rows() == _each_alone(route, request, EVERY, **kw)
@@ -167,7 +156,17 @@ def test_each_system_against_its_own_labels(
 @pytest.mark.parametrize("route", LOCAL + ENGINES)
 def test_own_labels_dropped_as_each_alone(route: str, request: pytest.FixtureRequest) -> None:
     predictions = EVERY.filter(~((pl.col("system") == "b") & (pl.col("user") == 3)))
-    got = _evaluate(route, request, predictions, OWN, systems="system", unmatched="drop", **PAIRS)
+    got = predicted(
+        route,
+        request,
+        predictions,
+        OWN,
+        METRICS,
+        ORDER,
+        systems="system",
+        unmatched="drop",
+        **PAIRS,
+    )
     assert got.rows() == _each_alone(route, request, predictions, unmatched="drop")
 
 
@@ -212,7 +211,7 @@ OWN_REFUSED = {
 def test_own_labels_refused(route: str, case: str, request: pytest.FixtureRequest) -> None:
     predictions, labels, error, message = OWN_REFUSED[case]
     with pytest.raises(error, match=f"^{re.escape(message)}$"):
-        _evaluate(route, request, predictions, labels, systems="system", **PAIRS)
+        predicted(route, request, predictions, labels, METRICS, ORDER, systems="system", **PAIRS)
 
 
 def test_own_labels_of_another_kind_are_refused() -> None:
@@ -273,7 +272,7 @@ def test_no_pair_matched_counts_each_label_once(
         "would leave no pair to evaluate, every value null"
     )
     with pytest.raises(irm.QuerySetError, match=f"^{re.escape(message)}$"):
-        _evaluate(route, request, predictions, LABELS, systems="system", **PAIRS)
+        predicted(route, request, predictions, LABELS, METRICS, ORDER, systems="system", **PAIRS)
 
 
 @pytest.mark.parametrize("route", LOCAL + ENGINES)
@@ -301,4 +300,4 @@ def test_a_prediction_without_a_label_is_counted_per_system_as_alone(
         irm.evaluate(alone, METRICS, labels=LABELS, **PAIRS)
     message = "2 (user, item) pair(s) have a prediction of system='a'" + tail
     with pytest.raises(irm.QuerySetError, match=f"^{re.escape(message)}$"):
-        _evaluate(route, request, predictions, LABELS, systems="system", **PAIRS)
+        predicted(route, request, predictions, LABELS, METRICS, ORDER, systems="system", **PAIRS)

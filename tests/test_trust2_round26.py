@@ -28,7 +28,7 @@ import pytest
 
 import polars_irmetrics as irm
 
-from .helpers import engine_io, irm_in_process
+from .helpers import engine_io, irm_in_process, lists_refused
 
 # --- 1. systems= sharing one labels table ----------------------------------------------
 
@@ -168,17 +168,6 @@ LONG_REFERENCE = pl.DataFrame(
 )
 
 
-def _lists_refused(frame: str, query: str) -> str:
-    return (
-        f"the lists' order and column 'score' of the {frame} order query {query} "
-        "differently: 1 document(s) score lower than a document listed after them. "
-        f"order='auto' reads the lists' order (their positions) where the {frame} has no "
-        "list of ranks, and which order is meant the data cannot say: pass order='rank' "
-        "to rank by the lists' order, or order='score' to rank by the score lists in "
-        "'score' (trec_eval's order, which ignores ranks)"
-    )
-
-
 def _collected(out: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     return out.collect() if isinstance(out, pl.LazyFrame) else out
 
@@ -199,7 +188,7 @@ def _lazy(frame: pl.DataFrame, route: str) -> Any:
 def test_compare_names_the_lists_order(
     route: str, runs: dict[str, pl.DataFrame], system: str
 ) -> None:
-    message = _lists_refused("run", f"'q2' (system={system!r})")
+    message = lists_refused("run", f"'q2' (system={system!r})")
     given = {name: _lazy(frame, route) for name, frame in runs.items()}
     with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(message)}$"):
         irm.compare(given, ["ndcg@2"], qrels=JUDGMENTS)
@@ -208,7 +197,7 @@ def test_compare_names_the_lists_order(
 @pytest.mark.parametrize("route", ["frame", "lazy", "buckets"])
 def test_list_shaped_reference_names_the_lists_order(route: str) -> None:
     extra = {"buckets": 2} if route == "buckets" else {}
-    message = _lists_refused("reference (reference=)", "'q2'")
+    message = lists_refused("reference (reference=)", "'q2'")
     with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(message)}$"):
         _collected(
             irm.evaluate(_lazy(GOOD, route), ["rbo@2"], reference=_lazy(RISING, route), **extra)
@@ -230,7 +219,7 @@ def test_long_reference_keeps_its_columns_words(run: str) -> None:
 
 def _cli_refused(frame: str, query: str) -> str:
     return (
-        _lists_refused(frame, query)
+        lists_refused(frame, query)
         .replace("order='auto'", "--order auto")
         .replace("order='rank'", "--order rank")
         .replace("order='score'", "--order score")
