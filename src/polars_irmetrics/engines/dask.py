@@ -490,8 +490,11 @@ def _evaluate(
     names, kind = counts_route("Dask", metrics, built)
     if kind is not None:  # coverage, Gini, novelty: the items' counts; RePlay's novelty
         count = _partitions(run, partitions)
+        # the history's warning waits for the refusal of unseen items, as on one machine
+        # (a refused run warns of nothing, not later from a task that outran the refusal)
+        run = unseen_gated(run, sides, metrics, built)
         values = counts_frame(
-            unseen_gated(run, sides, metrics, built),
+            run,
             names,
             kind=kind,
             sides=sides,
@@ -517,9 +520,10 @@ def _evaluate(
             )
         values = per_query_in_partitions(run, qrels, job, partitioned_by)
     else:
-        # the whole run's unseen items refused before any part refuses its share
-        gated = unseen_gated(run, sides, metrics, built)
-        values = _per_query_shuffled(gated, qrels, job, _partitions(run, partitions))
+        # the whole run's unseen items refused before any part refuses its share, and
+        # before groups= or the history warns (the warnings' tasks read the gated run)
+        run = unseen_gated(run, sides, metrics, built)
+        values = _per_query_shuffled(run, qrels, job, _partitions(run, partitions))
     warned = None
     if any(name == "groups" for name, _ in sides):  # groups= against the whole run's ids
         (docs,) = run[[built.doc_id]].drop_duplicates(split_out=1).to_delayed()
