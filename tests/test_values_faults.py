@@ -238,3 +238,28 @@ def test_sigterm_removes_the_spill_folder(tmp_path: Path, kind: str) -> None:
             process.kill()
             process.wait()
     assert list(spill.iterdir()) == []
+
+
+def test_the_spill_folder_is_registered_before_it_exists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # CI once saw the eager SIGTERM case above leave its folder: the signal came between
+    # the folder's making and its registration, which the handler's removal reads
+    from polars_irmetrics.ground import buckets
+
+    made: list[tuple[str, bool]] = []
+    real_mkdir = os.mkdir
+
+    def mkdir(path: str, mode: int = 0o777, **kw: object) -> None:
+        with buckets._LIVE_LOCK:
+            made.append((os.path.basename(path), os.fspath(path) in buckets._LIVE))
+        real_mkdir(path, mode, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "mkdir", mkdir)
+    run = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "rank": [1, 2]})
+    qrels = pl.DataFrame({"query_id": ["q"], "doc_id": ["b"], "relevance": [1]})
+    out = irm.evaluate(run, ["map"], qrels=qrels, buckets=2, spill_dir=tmp_path)
+    assert out["map"].item() == 0.5
+    spills = [(name[:12], registered) for name, registered in made if "irm-buckets-" in name]
+    assert spills == [("irm-buckets-", True)]
+    assert list(tmp_path.iterdir()) == []

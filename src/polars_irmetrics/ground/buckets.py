@@ -46,6 +46,7 @@ import contextlib
 import glob
 import math
 import os
+import secrets
 import shutil
 import signal
 import tempfile
@@ -187,7 +188,10 @@ def _remove_live() -> None:
         paths = list(_LIVE)
     for path in paths:
         if os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path, ignore_errors=True)
+            for _ in range(3):  # a worker thread may still write a file in it meanwhile
+                shutil.rmtree(path, ignore_errors=True)
+                if not os.path.exists(path):
+                    break
         else:
             with contextlib.suppress(OSError):
                 os.unlink(path)
@@ -473,18 +477,39 @@ def beside_main(work: Callable[[], _T]) -> _T:
 @contextlib.contextmanager
 def _spill_folder(spill_dir: str | Path | None) -> Iterator[Path]:
     """A temporary folder in ``spill_dir``, registered for :func:`spill_guard` and
-    removed on exit (success, error or Ctrl-C)."""
-    try:
-        spill = tempfile.TemporaryDirectory(prefix="irm-buckets-", dir=spill_dir)
-    except OSError as error:  # checked when the plan was built: gone or shut since
-        where = "the temporary folder" if spill_dir is None else f"spill_dir={str(spill_dir)!r}"
-        raise MissingFileError(
-            f"{where} cannot hold the out-of-core buckets now ({error.strerror}): it was "
-            "checked when the plan was built, and removed or made read-only since; give "
-            "an existing folder this process can write, and collect again"
-        ) from None
-    with spill as folder, removed_on_stop(folder):
-        yield Path(folder)
+    removed on exit (success, error or Ctrl-C).
+
+    Its name is registered before the folder is made: a SIGTERM between the two (the
+    work runs beside the main thread, whose handler acts at once) found a folder not
+    yet registered, which the stop left behind."""
+    parent = tempfile.gettempdir() if spill_dir is None else os.fspath(spill_dir)
+    for _ in range(100):  # tempfile's own count of names to try
+        folder = os.path.join(parent, f"irm-buckets-{secrets.token_hex(4)}")
+        with removed_on_stop(folder):
+            try:
+                os.mkdir(folder, 0o700)
+            except FileExistsError:
+                continue
+            except OSError as error:  # checked when the plan was built: gone or shut since
+                where = (
+                    "the temporary folder"
+                    if spill_dir is None
+                    else f"spill_dir={str(spill_dir)!r}"
+                )
+                raise MissingFileError(
+                    f"{where} cannot hold the out-of-core buckets now ({error.strerror}): "
+                    "it was checked when the plan was built, and removed or made "
+                    "read-only since; give an existing folder this process can write, "
+                    "and collect again"
+                ) from None
+            try:
+                yield Path(folder)
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)
+            return
+    raise MissingFileError(  # pragma: no cover - 100 names of 2**32 all taken
+        f"no free name for a spill folder in {parent!r}: remove its irm-buckets-* folders"
+    )
 
 
 def bucket_count(run: pl.LazyFrame, buckets: int | Literal["auto"]) -> int:
