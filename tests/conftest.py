@@ -34,6 +34,7 @@ import inspect
 import io
 import re
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -209,6 +210,27 @@ def client() -> Iterator[Client]:
         Client(cluster) as session,
     ):
         yield session
+
+
+@pytest.fixture(autouse=True)
+def _dask_settled(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After a test that used the Dask cluster, wait until it runs no task: a graph's
+    tasks outlive a ``compute()`` that raised, and a warning one of them relays
+    (``distributed.warn``) reaches the client on its event-loop thread, where the next
+    test's ``warnings.catch_warnings`` would record it (CI saw one). Only a test that
+    left tasks running waits."""
+    yield
+    if "client" not in request.fixturenames:
+        return
+    session = request.getfixturevalue("client")
+    waited = False
+    for _ in range(200):
+        if not any(session.processing().values()):
+            break
+        waited = True
+        time.sleep(0.05)
+    if waited:  # a worker's event arrives a little after its task ends
+        time.sleep(0.3)
 
 
 #: The scripts that made the peers' expected values run in side environments where the
