@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Literal
 
 import polars as pl
 
+from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.stats.normal import two_sided_z
 
 if TYPE_CHECKING:
@@ -257,6 +258,34 @@ class Param:
     with_cutoff: tuple[ParamValue, ...] = ()
     histories: tuple[ParamValue, ...] = ()
 
+    def __post_init__(self) -> None:
+        """Refuse a direction that could never be read: :attr:`directions` keyed by a
+        value that is none of :attr:`choices` (a misspelt ``'RES'`` would leave
+        ``rbo(kind='res')`` higher-is-better without a word), or mapped to anything
+        but ``True``, ``False`` or ``None`` (``"lower"`` is truthy: read higher).
+
+        Examples
+        --------
+        >>> Param("kind", "ext", ("ext", "res"), directions={"RES": False})
+        Traceback (most recent call last):
+        ...
+        polars_irmetrics.errors.MetricParameterError: parameter 'kind': directions names 'RES', which is not one of its choices ('ext', 'res'); a direction is declared for a value the parameter takes: name one of its choices
+        """  # noqa: E501
+        for value, direction in self.directions.items():
+            if self.choices is None or value not in self.choices:
+                shown = "none" if self.choices is None else ", ".join(map(repr, self.choices))
+                raise MetricParameterError(
+                    f"parameter {self.name!r}: directions names {value!r}, which is not one "
+                    f"of its choices ({shown}); a direction is declared for a value the "
+                    "parameter takes: name one of its choices"
+                )
+            if direction is not None and not isinstance(direction, bool):
+                raise MetricParameterError(
+                    f"parameter {self.name!r}: directions gives {value!r} the direction "
+                    f"{direction!r}; it must be True (higher is better), False (lower is "
+                    "better) or None (neither)"
+                )
+
 
 @dataclass(frozen=True)
 class Alias:
@@ -447,6 +476,27 @@ class Metric:
     wing: Route | None = None
     whole: str | None = None
     histories: bool = False
+
+    def __post_init__(self) -> None:
+        """Refuse a direction that is not ``True``, ``False`` or ``None``: every reader
+        of "better" tests it as a truth value or against ``None``, so ``"lower"`` (or
+        ``1``) would be read higher-is-better and ``0`` lower, without a word.
+
+        Examples
+        --------
+        >>> from polars_irmetrics.metrics.registry import get_metric
+        >>> import dataclasses
+        >>> dataclasses.replace(get_metric("logloss"), higher_is_better="lower")
+        Traceback (most recent call last):
+        ...
+        polars_irmetrics.errors.MetricParameterError: metric 'logloss': higher_is_better='lower' is not a direction; it must be True (higher is better), False (lower is better) or None (neither)
+        """  # noqa: E501
+        if self.higher_is_better is not None and not isinstance(self.higher_is_better, bool):
+            raise MetricParameterError(
+                f"metric {self.name!r}: higher_is_better={self.higher_is_better!r} is not a "
+                "direction; it must be True (higher is better), False (lower is better) or "
+                "None (neither)"
+            )
 
     @property
     def level(self) -> Level:
