@@ -33,6 +33,8 @@ import pytest
 
 import polars_irmetrics as irm
 from polars_irmetrics.comparison import plot
+from polars_irmetrics.comparison.options import CompareOptions
+from polars_irmetrics.comparison.report import render_report
 from polars_irmetrics.metrics import requests
 from polars_irmetrics.metrics.requests import list_metrics
 from polars_irmetrics.metrics.spec import AGGREGATES, Param
@@ -566,3 +568,54 @@ def test_popularity_bias_read_two_ways_orders_systems_alike() -> None:
     for method in ("kendall", "tau_ap"):
         out = irm.system_agreement(arp, aplt, method, query_id="user_id")
         assert out.select("correlation", "swaps").row(0) == (1.0, 0), method
+
+
+# ------------------------------- options= cannot turn the test the result recorded
+# report(result, options=...) took the given alternative for the test's direction: a
+# two-sided result where B is significantly below A read with alternative='greater'
+# marked B better (†) on P@1, its footnote naming a one-sided test never run.
+def _two_sided() -> pl.DataFrame:
+    """B against A: P@1 0 below 1 and unjudged@2 1/2 above 0 on every query (A lists r
+    and x, both judged; B x and the unjudged y): B significantly worse on both."""
+    runs = {"A": RUNS["A"], "B": RUNS["B"]}
+    return irm.compare(runs, ["P@1", "unjudged@2"], qrels=_QRELS, baseline="A")
+
+
+#: the entry points that take options=: the report object and the text renderer
+RENDERERS: list[Callable[[pl.DataFrame, CompareOptions], object]] = [
+    lambda result, options: irm.report(result, options=options, markers="daggers"),
+    lambda result, options: render_report(result, "markdown", options=options),
+]
+
+
+@pytest.mark.parametrize("alternative", ["greater", "less"])
+@pytest.mark.parametrize("render", RENDERERS, ids=["report", "render_report"])
+def test_options_of_another_alternative_are_refused(
+    alternative: str, render: Callable[[pl.DataFrame, CompareOptions], object]
+) -> None:
+    result = _two_sided()
+    options = CompareOptions(baseline="A", alternative=alternative)  # type: ignore[arg-type]
+    message = (
+        f"options= says alternative={alternative!r}, and irm.compare ran this result's "
+        "tests with alternative='two-sided': the markers (better or worse) and the "
+        "footnote read which way the test looked, so they would name a test that was not "
+        "run; drop options= (the result's record names its test), or compare again with "
+        f"alternative={alternative!r}"
+    )
+    with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(message)}$"):
+        render(result, options)
+
+
+def test_the_recorded_alternative_marks_each_way() -> None:
+    result = _two_sided()
+    same = irm.report(result, options=CompareOptions(baseline="A"), markers="daggers")
+    assert same.to_markdown().splitlines()[2:4] == [
+        "| A | **1.0000** | **0.0000** |",
+        "| B | 0.0000‡ | 0.5000‡ |",
+    ]
+    # one-sided 'less' (B below A): worse on P@1, and on unjudged@2 B is above A, which
+    # 'less' does not find: no marker
+    runs = {"A": RUNS["A"], "B": RUNS["B"]}
+    less = irm.compare(runs, ["P@1", "unjudged@2"], qrels=_QRELS, baseline="A", alternative="less")
+    lines = irm.report(less, markers="daggers").to_markdown().splitlines()
+    assert lines[2:4] == ["| A | **1.0000** | **0.0000** |", "| B | 0.0000‡ | 0.5000 |"]

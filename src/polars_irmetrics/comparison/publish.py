@@ -454,6 +454,8 @@ def report(
     options
         The comparison's options, named in the footnote; default: those ``compare``
         recorded for ``result``. Without either the footnote says they were not recorded.
+        An ``alternative`` other than the one ``compare`` recorded is refused: a
+        significant marker is better or worse by which way the test looked.
     markers
         ``"letters"`` (ranx style: ``ᵃ`` = significantly better than system a; beyond 26
         systems ``aa``, ``ab`` .., a cell's markers then separated by commas) or

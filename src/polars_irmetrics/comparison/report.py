@@ -145,9 +145,11 @@ def check_report(result: object, digits: object, options: object, *, values: boo
     """The arguments of every report (:func:`render_report`, :func:`write_report`,
     :func:`~polars_irmetrics.report`), refused by name before anything is rendered:
     a result that is no polars DataFrame, ``digits`` that are no integer in 0..12,
-    options that are not :class:`~polars_irmetrics.comparison.options.CompareOptions`;
-    with ``values`` (the formats that read the means, not the tidy frame's csv, json
-    and parquet) a result of no row, or with means that are not numbers or are null.
+    options that are not :class:`~polars_irmetrics.comparison.options.CompareOptions`,
+    or whose ``alternative`` is not the one :func:`~polars_irmetrics.compare` recorded
+    for ``result`` (the markers read which way the test looked); with ``values`` (the
+    formats that read the means, not the tidy frame's csv, json and parquet) a result of
+    no row, or with means that are not numbers or are null.
 
     Examples
     --------
@@ -188,6 +190,18 @@ def check_report(result: object, digits: object, options: object, *, values: boo
             f"CompareOptions) or None, got {kind_of(options)}; leave it out to read what "
             "irm.compare recorded"
         )
+    record = recall(result) if options is not None else None
+    if options is not None and record is not None and record.procedure == "compare":
+        ran = record.options.alternative
+        if options.alternative != ran:  # the markers and the footnote read which way
+            raise InvalidValueError(
+                f"options= says alternative={options.alternative!r}, and irm.compare ran "
+                f"this result's tests with alternative={ran!r}: the markers (better or "
+                "worse) and the footnote read which way the test looked, so they would "
+                "name a test that was not run; drop options= (the result's record names "
+                "its test), or compare again with "
+                f"alternative={options.alternative!r}"
+            )
 
 
 #: The formats of the tidy result itself, which no report option shapes.
@@ -575,7 +589,8 @@ def render_report(
     options
         The comparison's options, for the footnote; default: those
         :func:`~polars_irmetrics.compare` recorded for this very frame. ``"csv"`` and
-        ``"json"`` have no footnote: only ``None``.
+        ``"json"`` have no footnote: only ``None``. An ``alternative`` other than the
+        one recorded is refused: the markers read which way the test looked.
 
     Returns
     -------
