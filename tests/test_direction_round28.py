@@ -582,16 +582,16 @@ def _two_sided() -> pl.DataFrame:
 
 
 #: the entry points that take options=: the report object and the text renderer
-RENDERERS: list[Callable[[pl.DataFrame, CompareOptions], object]] = [
-    lambda result, options: irm.report(result, options=options, markers="daggers"),
-    lambda result, options: render_report(result, "markdown", options=options),
+RENDERERS: list[Callable[[pl.DataFrame, CompareOptions], str]] = [
+    lambda result, options: irm.report(result, options=options, markers="daggers").to_markdown(),
+    lambda result, options: render_report(result, "markdown", options=options, markers="daggers"),
 ]
 
 
 @pytest.mark.parametrize("alternative", ["greater", "less"])
 @pytest.mark.parametrize("render", RENDERERS, ids=["report", "render_report"])
 def test_options_of_another_alternative_are_refused(
-    alternative: str, render: Callable[[pl.DataFrame, CompareOptions], object]
+    alternative: str, render: Callable[[pl.DataFrame, CompareOptions], str]
 ) -> None:
     result = _two_sided()
     options = CompareOptions(baseline="A", alternative=alternative)  # type: ignore[arg-type]
@@ -619,3 +619,33 @@ def test_the_recorded_alternative_marks_each_way() -> None:
     less = irm.compare(runs, ["P@1", "unjudged@2"], qrels=_QRELS, baseline="A", alternative="less")
     lines = irm.report(less, markers="daggers").to_markdown().splitlines()
     assert lines[2:4] == ["| A | **1.0000** | **0.0000** |", "| B | 0.0000‡ | 0.5000 |"]
+
+
+@pytest.mark.parametrize(
+    ("alternative", "row"),
+    [
+        ("greater", "B against A on P@1 is significant with p_value 0 and statistic -inf, "
+         "below 0"),
+        ("less", "B against A on unjudged@2 is significant with p_value 0 and statistic "
+         "inf, above 0"),
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize("render", RENDERERS, ids=["report", "render_report"])
+def test_options_the_rows_deny_are_refused_without_a_record(
+    alternative: str, row: str, render: Callable[[pl.DataFrame, CompareOptions], str]
+) -> None:
+    """A frame derived from compare's result has no record: options= is the caller's
+    word, and a two-sided result's rows (t = -inf on P@1, +inf on unjudged@2, p 0) deny
+    a one-sided test the other way."""
+    derived = _two_sided().drop("ci_low", "ci_high")
+    options = CompareOptions(baseline="A", alternative=alternative)  # type: ignore[arg-type]
+    message = (
+        f"options= says alternative={alternative!r} (test='t'), and {row}: a one-sided "
+        "test gives a p-value under 1/2 only to a statistic on its own side, so this "
+        "result is not of that test; pass the options irm.compare was called with"
+    )
+    with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(message)}$"):
+        render(derived, options)
+    # the options it was computed with: read as before
+    same = render(derived, CompareOptions(baseline="A"))
+    assert "| B | 0.0000‡ | 0.5000‡ |" in same.splitlines()

@@ -455,7 +455,9 @@ def report(
         The comparison's options, named in the footnote; default: those ``compare``
         recorded for ``result``. Without either the footnote says they were not recorded.
         An ``alternative`` other than the one ``compare`` recorded is refused: a
-        significant marker is better or worse by which way the test looked.
+        significant marker is better or worse by which way the test looked (without a
+        record, a one-sided ``alternative`` that the rows' statistics deny,
+        :func:`~polars_irmetrics.comparison.report.check_stated`).
     markers
         ``"letters"`` (ranx style: ``ᵃ`` = significantly better than system a; beyond 26
         systems ``aa``, ``ab`` .., a cell's markers then separated by commas) or

@@ -49,6 +49,7 @@ __all__ = [
     "Table",
     "TextFormat",
     "check_report",
+    "check_stated",
     "check_tidy",
     "footnote",
     "found_above",
@@ -357,14 +358,16 @@ def table(
             "markers='daggers' needs one baseline (mode='baseline'); use markers='letters'"
         )
     letter = {s: _letter(i) for i, s in enumerate(systems)}
-    if options is None:
-        record = recall(result)
-        options = None if record is None else record.options
     statistic = (
         result.get_column("statistic")
         if "statistic" in result.columns and result.schema["statistic"].is_numeric()
         else pl.Series([None] * result.height, dtype=pl.Float64)
     )
+    if options is None:
+        record = recall(result)
+        options = None if record is None else record.options
+    else:  # the caller's word for a frame compare may not have recorded: checked
+        check_stated(result, options, statistic)
     disagree: list[str] = []
     for (metric, system, baseline, _, _, delta, significant, up), stat in zip(
         result.select(_NEEDED).iter_rows(), statistic, strict=True
@@ -424,6 +427,52 @@ def table(
             "over the paired queries, as ranx's return_std"
         )
     return Table(systems, metrics, means, marks, legend, higher, stds)
+
+
+#: The tests whose one-sided p-value is below 1/2 only where the statistic is on the
+#: alternative's side (their null distributions are symmetric about 0).
+_SYMMETRIC = ("t", "wilcoxon", "randomization")
+
+
+def check_stated(result: pl.DataFrame, options: CompareOptions, statistic: pl.Series) -> None:
+    """Refuse ``options=`` whose one-sided ``alternative`` the result's own rows deny:
+    a significant row whose ``p_value`` is below 1/4 and whose ``statistic`` is on the
+    other side of 0 cannot come from that test (a t, Wilcoxon or randomization test's
+    one-sided p-value is 1/2 or more where its statistic points the other way), so the
+    markers, which read the alternative, would call a system better that the test
+    found worse (a frame compare recorded is checked against its record instead).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_irmetrics.comparison.options import CompareOptions
+    >>> from polars_irmetrics.comparison.report import check_stated
+    >>> rows = pl.DataFrame({"metric": ["P@1"], "system": ["b"], "baseline": ["a"],
+    ...                      "significant": [True], "p_value": [0.001]})
+    >>> check_stated(rows, CompareOptions(alternative="less"), pl.Series([-4.2]))
+    >>> check_stated(rows, CompareOptions(alternative="greater"), pl.Series([-4.2]))
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: options= says alternative='greater' (test='t'), and b against a on P@1 is significant with p_value 0.001 and statistic -4.2, below 0: a one-sided test gives a p-value under 1/2 only to a statistic on its own side, so this result is not of that test; pass the options irm.compare was called with
+    """  # noqa: E501
+    if options.alternative == "two-sided" or options.test not in _SYMMETRIC:
+        return
+    if "p_value" not in result.columns or not result.schema["p_value"].is_numeric():
+        return
+    up = options.alternative == "greater"
+    rows = result.select("metric", "system", "baseline", "significant", "p_value").iter_rows()
+    for (metric, system, baseline, significant, p), stat in zip(rows, statistic, strict=True):
+        if not significant or p is None or stat is None or math.isnan(stat) or stat == 0:
+            continue
+        if p < 0.25 and (stat > 0) != up:
+            raise InvalidValueError(
+                f"options= says alternative={options.alternative!r} (test="
+                f"{options.test!r}), and {system} against {baseline} on {metric} is "
+                f"significant with p_value {p:.3g} and statistic {stat:.4g}, "
+                f"{'below' if up else 'above'} 0: a one-sided test gives a p-value under "
+                "1/2 only to a statistic on its own side, so this result is not of that "
+                "test; pass the options irm.compare was called with"
+            )
 
 
 def found_above(
