@@ -19,6 +19,10 @@
 * The beyond-accuracy guide's "better" column is each metric's declared direction;
   ``average_popularity`` (lower) and ``long_tail_share`` (higher), one popularity bias
   read two ways, order systems alike.
+* ``options=`` of a report cannot turn the test: an ``alternative`` other than the one
+  ``compare`` recorded, or (a frame without a record) one the rows' statistics deny,
+  is refused; read as given, a two-sided result where B is significantly below A,
+  read as ``'greater'``, marked B better.
 """
 
 from __future__ import annotations
