@@ -23,6 +23,8 @@
   ``compare`` recorded, or (a frame without a record) one the rows' statistics deny,
   is refused; read as given, a two-sided result where B is significantly below A,
   read as ``'greater'``, marked B better.
+* ``optimize_fusion``'s coverage warning said the judged queries the fused run misses
+  score 0: in ``rbp_residual`` (lower is better) an empty ranking is 1, its worst.
 """
 
 from __future__ import annotations
@@ -653,3 +655,27 @@ def test_options_the_rows_deny_are_refused_without_a_record(
     # the options it was computed with: read as before
     same = render(derived, CompareOptions(baseline="A"))
     assert "| B | 0.0000‡ | 0.5000‡ |" in same.splitlines()
+
+
+# ------------------- optimize_fusion's coverage warning: a missed query is not 0 there
+def test_optimize_fusion_says_a_missed_query_is_rbp_residuals_worst() -> None:
+    """Both runs list q1 alone ([d1], judged): rbp_residual (p = 0.8) is 0.8 there, and
+    q2 and q3, judged and missed, score an empty ranking's 1 (its worst, not 0, which
+    would be its best): every point's mean is (0.8 + 1 + 1) / 3, and the warning says
+    so rather than "the missed ones as 0"."""
+    runs = {
+        "a": pl.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "score": [1.0]}),
+        "b": pl.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "score": [2.0]}),
+    }
+    qrels = pl.DataFrame({"query_id": ["q1", "q2", "q3"], "doc_id": ["d1", "d5", "d6"]})
+    qrels = qrels.with_columns(relevance=pl.lit(1))
+    tail = (
+        "optimize_fusion averages every grid point over the judged queries, the missed "
+        "ones as empty rankings (1 in rbp_residual, its worst), the same at every point."
+    )
+    with pytest.warns(irm.CoverageWarning, match=re.escape(tail)):
+        best, grid = irm.optimize_fusion(
+            runs, "rbp_residual", qrels=qrels, step=0.5, return_grid=True
+        )
+    assert grid["rbp_residual"].to_list() == pytest.approx([(0.8 + 1 + 1) / 3] * 3)
+    assert best == {"weights": [1.0, 0.0]}  # all tied: the last point, as ranx

@@ -141,7 +141,8 @@ _MISSED = {
     "fit_fusion": "mapfuse's table is that run's MAP over every judged query, the missed "
     "ones as 0: pass the judgments of the training queries alone.",
     "optimize_fusion": "optimize_fusion averages every grid point over the judged queries, "
-    "the missed ones as 0.",
+    "the missed ones as empty rankings (1 in rbp_residual, its worst), the same at every "
+    "point.",
 }
 
 
@@ -157,9 +158,10 @@ def warn_on_training(
     (:func:`~polars_irmetrics.ground.validate.warn_on_counts`), once per run that
     retrieves no judged document, named as a run (once, in the caller's words, for
     judgments with no query);
-    with ``missed`` (the caller scores 0 the judged queries the runs miss: ``mapfuse``
-    per run, the grid for the runs together), once per run (``mapfuse``) or once for
-    the runs together (the grid) that list fewer than half of the judged queries.
+    with ``missed`` (the caller scores the judged queries the runs miss as empty
+    rankings: ``mapfuse`` per run, the grid for the runs together), once per run
+    (``mapfuse``) or once for the runs together (the grid) that list fewer than half of
+    the judged queries.
     """
     runs = counts.filter(pl.col(NAME).is_not_null())
     together = counts.filter(pl.col(NAME).is_null()).drop(NAME)
