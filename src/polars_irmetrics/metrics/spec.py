@@ -393,7 +393,9 @@ class Metric:
     aggregate
         How per-query values become one number by default: ``"mean"``, or
         ``"geometric"``: ``exp(mean(log(max(value, 0.00001))))`` (trec_eval's gm_map,
-        gm_bpref), or ``"sum"`` (a count of queries). A request may override it with
+        gm_bpref; NaN where a per-query value is below 0, which has no logarithm: the
+        floor is for values in [0, 1], and ``mcc(agg='geometric')`` of 1 and -1 read
+        0.0032 before), or ``"sum"`` (a count of queries). A request may override it with
         ``agg=`` (:data:`AGGREGATES`: also ``"median"``, ``"min"``, ``"max"``, and
         ``"median_low"``, the lower middle value, as torchmetrics'
         ``aggregation="median"`` (``torch.median``), ``"std"``, the population
@@ -573,11 +575,21 @@ class Metric:
 
         >>> pl.DataFrame({"p": [0.5]}).select(half).item()
         0.0
+
+        A geometric mean floors 0 at 0.00001 (trec_eval's gm_map), but a value below 0
+        has no logarithm: NaN, not a number that reads as a mean (MCC of 1 and -1):
+
+        >>> geo = get_metric("precision").summarize("m", "geometric")
+        >>> pl.DataFrame({"m": [1.0, 0.0]}).select(geo).item()
+        0.003162277660168379
+        >>> pl.DataFrame({"m": [1.0, -1.0]}).select(geo).item()
+        nan
         """
         how = self.aggregate if how is None else how
         values = pl.col(column).cast(pl.Float64).drop_nulls()
-        if how == "geometric":
-            values = values.clip(lower_bound=MIN_GEO_MEAN).log()
+        if how == "geometric":  # a value below 0 has no logarithm: NaN, not the floor's
+            floored = values.clip(lower_bound=MIN_GEO_MEAN).log()
+            values = pl.when(values >= 0).then(floored).otherwise(float("nan"))
         total = _ordered_sum(values)
         mean = ordered_mean(values)
         # the spread from the same sums (polars' std adds in an order of its own, so an
