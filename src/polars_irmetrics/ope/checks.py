@@ -8,10 +8,17 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, SupportWarning
+from polars_irmetrics.errors import (
+    ColumnNotFoundError,
+    ColumnTypeError,
+    InvalidValueError,
+    SupportWarning,
+)
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
+    check_numeric,
+    id_kind,
     null_ids_count,
     null_ids_error,
     warn_from_plan,
@@ -26,6 +33,7 @@ __all__ = [
     "Check",
     "by_null_checks",
     "check_interval_read",
+    "check_keys",
     "check_position",
     "id_column",
     "in_logged_rounds",
@@ -378,6 +386,39 @@ def raising(result: pl.LazyFrame, checks: list[Check], options: EvalOptions) -> 
         return frame.drop(flags)
 
     return result.map_batches(raise_first, schema=schema)
+
+
+def check_keys(
+    log_schema: pl.Schema, schema: pl.Schema, keys: Sequence[str], name: str, position: str
+) -> None:
+    """Refuse a join key of ``keys`` (``round_id``, ``position``, ``action``) that the log
+    and the ``name`` table (``"policy"``, ``"reward_model"``) hold in two kinds (text
+    beside integers, which would match no row), naming both dtypes and a cast. The slot
+    column ``position`` must be an integer in both, checked first: its fix is an
+    integer cast (a cast to text, the fix of the other keys, would leave the log's
+    positions refused as no integers). One kind in two widths (Int32 beside Int64) is
+    read in one dtype (:func:`id_column`).
+
+    Examples
+    --------
+    >>> log = pl.Schema({"round_id": pl.Int64, "position": pl.Int64})
+    >>> check_keys(log, pl.Schema({"round_id": pl.Int32, "position": pl.String}),
+    ...            ["round_id", "position"], "policy", "position")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.ColumnTypeError: column 'position' in the policy table has dtype \
+String; it must be an integer: cast it, e.g. pl.col('position').cast(pl.Int64)
+    """
+    for key in keys:
+        if key == position:
+            check_numeric(log_schema, key, "log", integer=True)
+            check_numeric(schema, key, f"{name} table", integer=True)
+        elif id_kind(schema, key, f"{name} table") != id_kind(log_schema, key, "log"):
+            raise ColumnTypeError(
+                f"column {key!r} has dtype {schema[key]} in the {name} table but "
+                f"{log_schema[key]} in the log; the ids must match: cast one side, e.g. "
+                f"pl.col({key!r}).cast(pl.String)"
+            )
 
 
 def id_column(schema: pl.Schema, column: str) -> pl.Expr:

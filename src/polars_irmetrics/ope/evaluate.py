@@ -68,7 +68,6 @@ from polars_irmetrics.ground.spelling import Sides, spelling_hint
 from polars_irmetrics.ground.validate import (
     INTERNAL,
     check_numeric,
-    id_kind,
     is_text,
     require_columns,
     warn_from_plan,
@@ -91,6 +90,7 @@ from polars_irmetrics.ope.checks import (
     broken_shape,
     by_null_checks,
     check_interval_read,
+    check_keys,
     check_position,
     id_column,
     in_logged_rounds,
@@ -916,13 +916,7 @@ def _check_schemas(
                 )
         else:
             check_numeric(schema, value, f"{name} table", integer=False)
-        for key in ids:
-            if id_kind(schema, key, f"{name} table") != id_kind(log_schema, key, "log"):
-                raise ColumnTypeError(
-                    f"column {key!r} has dtype {schema[key]} in the {name} table but "
-                    f"{log_schema[key]} in the log; the ids must match: cast one side, e.g. "
-                    f"pl.col({key!r}).cast(pl.String)"
-                )
+        check_keys(log_schema, schema, ids, name, options.position)
     for column in (options.reward, propensity):
         check_numeric(log_schema, column, "log", integer=False)
     if len(keys) > 1:

@@ -40,14 +40,13 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_irmetrics.errors import (
-    ColumnTypeError,
     DuplicateError,
     InvalidValueError,
     MetricParameterError,
     QuerySetError,
 )
 from polars_irmetrics.ground.options import EvalOptions, log_key_error
-from polars_irmetrics.ground.validate import INTERNAL, check_numeric, id_kind, require_columns
+from polars_irmetrics.ground.validate import INTERNAL, check_numeric, require_columns
 from polars_irmetrics.metrics._common import divide
 from polars_irmetrics.metrics.ope import SLATE_COLUMNS
 from polars_irmetrics.metrics.registry import MetricRequest
@@ -57,6 +56,7 @@ from polars_irmetrics.ope.checks import (
     Check,
     broken_shape,
     by_null_checks,
+    check_keys,
     id_column,
     log_id_checks,
     null_id_checks,
@@ -188,13 +188,7 @@ def build_slate_plan(
         "for the slate estimators the policy table has one row per (round_id, position) "
         "with the evaluation policy's propensities of the logged slate, under the log's names",
     )
-    for key in keys:
-        if id_kind(schema, key, "policy table") != id_kind(log_schema, key, "log"):
-            raise ColumnTypeError(
-                f"column {key!r} has dtype {schema[key]} in the policy table but "
-                f"{log_schema[key]} in the log; the ids must match: cast one side, e.g. "
-                f"pl.col({key!r}).cast(pl.String)"
-            )
+    check_keys(log_schema, schema, keys, "policy", position)
     for column in logged:
         check_numeric(log_schema, column, "log", integer=False)
     for column in proposed:
