@@ -66,6 +66,9 @@ def dimensions_of(schema: pl.Schema, doc_id: str, grouped: list[str]) -> list[st
 _DOCS, _GROUPED = f"{INTERNAL}docs", f"{INTERNAL}grouped"
 _GROUPS, _TARGETED = f"{INTERNAL}groups", f"{INTERNAL}targeted"
 _STRAY, _STRAY_FIRST = f"{INTERNAL}stray", f"{INTERNAL}stray_first"
+#: The group columns of groups= and target= (``group``, or intersectional groups'
+#: dimensions), a list in the tally's row: the target's warning names them.
+_DIMENSIONS = f"{INTERNAL}dimensions"
 _RELEVANT, _RELEVANT_GROUPED = f"{INTERNAL}relevant", f"{INTERNAL}relevant_grouped"
 _LOST, _LOST_QUERIES = f"{INTERNAL}lost", f"{INTERNAL}lost_queries"
 _LOST_DOC, _LOST_QUERY = f"{INTERNAL}lost_doc", f"{INTERNAL}lost_query"
@@ -156,6 +159,7 @@ def _tally(
     ).select(
         pl.len().cast(pl.Int64).alias(_GROUPS),
         pl.col(_TARGETED).count().cast(pl.Int64).alias(_TARGETED),
+        pl.lit(pl.Series(_DIMENSIONS, [dimensions], dtype=pl.List(pl.String))),
     )
     # the target's groups that groups= never holds: their share goes to no document
     stray = named.join(held, on=dimensions, how="anti", nulls_equal=True).select(
@@ -300,6 +304,7 @@ def _ungrouped_effect(requests: Sequence[tuple[str, MetricRequest]]) -> str:
 def _warn_on_lost(
     row: Mapping[str, Any],
     requests: Sequence[tuple[str, MetricRequest]],
+    doc_id: str,
     targeted: bool,
 ) -> None:
     """The relevant judged documents of the run's queries that groups= gives no group
@@ -316,7 +321,7 @@ def _warn_on_lost(
         "(a relevant document without a group counts in no group: the expected-exposure "
         "targets leave its exposure out, and awrf's target, the relevant documents' "
         "groups, does not count it). Give each relevant document its group in groups= "
-        "(same 'doc_id' spelling), or drop it from the judgments where it is meant to "
+        f"(same {doc_id!r} spelling), or drop it from the judgments where it is meant to "
         "count in no group"
     )
 
@@ -364,11 +369,11 @@ def _warn_on_group_row(
     run_said = lacks_most(row[_GROUPED], row[_DOCS])
     run_said = run_said or bool(systems_named(row, _GROUPED, systems))
     if row.get(_LOST) and not run_said and not lacks_most(row[_RELEVANT_GROUPED], row[_RELEVANT]):
-        _warn_on_lost(row, requests, targeted=_GROUPS in row)
+        _warn_on_lost(row, requests, doc_id, targeted=_GROUPS in row)
     if _GROUPS in row:
         warn_on_joint(
             table="target",
-            column="group",
+            column=row.get(_DIMENSIONS) or "group",
             matched=row[_TARGETED],
             total=row[_GROUPS],
             things="groups",

@@ -1670,7 +1670,7 @@ def with_tally_and_values(
 def warn_on_joint(
     *,
     table: str,
-    column: str,
+    column: str | Sequence[str],
     matched: int,
     total: int,
     things: str,
@@ -1680,7 +1680,8 @@ def warn_on_joint(
 ) -> None:
     """The :class:`~polars_irmetrics.errors.CoverageWarning` of a joint where two tables'
     ids must line up: given when ``table=`` holds none or fewer than half of the
-    ``total`` ``things`` of the ``owner`` (column ``column``), with the counts,
+    ``total`` ``things`` of the ``owner`` (column ``column``; several columns, such as
+    intersectional groups' dimensions, are named together), with the counts,
     ``effect`` (what the values then hold; a callable of the matched and total counts
     where it quotes them) and the likely fix. ``by_system``: where the whole owner's
     counts are not warned of, each system of ``systems=`` whose own ids ``table=``
@@ -1733,7 +1734,7 @@ def lacks_most(matched: int, total: int) -> bool:
 
 def _say_joint(
     table: str,
-    column: str,
+    column: str | Sequence[str],
     matched: int,
     total: int,
     things: str,
@@ -1745,10 +1746,13 @@ def _say_joint(
         return False
     held = "none" if matched == 0 else f"only {matched}"
     fate = effect(matched, total) if callable(effect) else effect
+    names = [repr(column)] if isinstance(column, str) else [repr(c) for c in column]
+    where = f"column {names[0]}" if len(names) == 1 else f"columns {', '.join(names)}"
+    same = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
     warn_from_plan(
-        f"{table}= holds {held} of the {total} {things} of the {owner} (column {column!r}): "
+        f"{table}= holds {held} of the {total} {things} of the {owner} ({where}): "
         f"{fate}. Ids that do not line up are the likely cause: give {table}= and the "
-        f"{owner} the same {column!r} values (same spelling, same collection)."
+        f"{owner} the same {same} values (same spelling, same collection)."
     )
     return True
 
