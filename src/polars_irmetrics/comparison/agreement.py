@@ -241,10 +241,7 @@ def system_agreement(
     values_a, values_b = sign_a * values_a, sign_b * values_b
     order_b = matched(names, names_b)
     if order_b is None:
-        raise QuerySetError(
-            f"system {_unmatched(names, names_b)!r} is in one result and not the other; a "
-            "and b must evaluate the same systems"
-        )
+        raise QuerySetError(_systems_apart(names, names_b, system))
     values_b = values_b[:, order_b]
     n = len(names)
     # exact: systems of the same values in another query order tie (no swap)
@@ -700,6 +697,35 @@ def _matrix(
             "every system on the same queries (systems= scores an unretrieved query 0)"
         )
     return names, wide.to_numpy().astype(np.float64), metric
+
+
+def _systems_apart(names: pl.Series, names_b: pl.Series, system: str) -> str:
+    """The refusal of results that do not hold the same systems: the first one a result
+    lacks, and where the two system columns differ in dtype (Int64 beside Float64, whose
+    ``1`` and ``1.0`` are matched by their text and differ), both dtypes and the cast
+    that lines them up.
+
+    >>> print(_systems_apart(pl.Series([1, 2]), pl.Series([1.0, 2.0]), "system"))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    system 1 is in one result and not the other; a and b must evaluate the same systems
+    (column 'system' is Int64 in a but Float64 in b, and two dtypes are matched by their
+    text: '1' beside '1.0'): give both one dtype, e.g. pl.col('system').cast(pl.Int64) on both
+    """
+    first = _unmatched(names, names_b)
+    text = (
+        f"system {first!r} is in one result and not the other; a and b must evaluate the "
+        "same systems"
+    )
+    if names.dtype == names_b.dtype:
+        return text
+    floats = names.dtype.is_float() or names_b.dtype.is_float()
+    to = "pl.Int64" if floats else "pl.String"
+    return (
+        f"{text} (column {system!r} is {names.dtype} in a but {names_b.dtype} in b, and two "
+        f"dtypes are matched by their text: {names.cast(pl.String)[0]!r} beside "
+        f"{names_b.cast(pl.String)[0]!r}): give both one dtype, e.g. "
+        f"pl.col({system!r}).cast({to}) on both"
+    )
 
 
 def _unmatched(names: pl.Series, names_b: pl.Series) -> object:
