@@ -22,6 +22,11 @@ warned of, but for the gaps below.
    text (Int64 ``1`` beside Float64 ``1.0``, or a String ``'1 '``) were refused as "system
    1 is in one result and not the other", naming neither dtype; the refusal now names
    both dtypes, the two texts and the cast that lines them up.
+4. ``irm.reproducibility``: the original and the reproduced runs share their names, so
+   a run whose ids do not line up with its judgments was warned of as "system
+   'baseline'" on either side, the same words whichever of ``qrels=`` and
+   ``qrels_reproduced=`` was spelt apart; the warning names the side and the table
+   ("the reproduced run 'baseline' (judged by qrels_reproduced=)").
 """
 
 from __future__ import annotations
@@ -341,3 +346,63 @@ def test_engines_refuse_text_positions_as_one_plan(
         ColumnTypeError, match=f"^{re.escape(_not_integer('policy table', 'String'))}$"
     ):
         evaluate(frame(LOG), ["ips"], policy=frame(_positions(POLICY, pl.String())))
+
+
+# --- 4. reproducibility: the coverage warnings name the side and its judgments ----------
+
+_SPELT = QRELS.with_columns(pl.col("doc_id").str.to_uppercase())
+
+
+def _unjudged(side: str, keyword: str) -> str:
+    return (
+        f"the {side} run 'baseline' (judged by {keyword}) retrieves no judged document (0 of "
+        "3 judged documents, in 0 of 2 judged queries; it lists 2 of the 2 judged queries): "
+        "every judged query scores as a ranking of no judged document does (0 in ndcg, map, "
+        "precision, recall and the like), as trec_eval scores such a run. 3 (query, "
+        "document) pair(s) of the run match a judgment only when case is ignored (run 'a', "
+        "judgments 'A'): ids are compared exactly, as trec_eval compares them; give both the "
+        "same spelling, e.g. pl.col('doc_id').str.to_lowercase() on the run and the "
+        "judgments."
+    )
+
+
+#: (case, qrels, qrels_reproduced, the coverage warnings)
+REPRODUCED: list[tuple[str, pl.DataFrame, pl.DataFrame | None, list[str]]] = [
+    (
+        "qrels= spelt apart, read by both sides",
+        _SPELT,
+        None,
+        [_unjudged("original", "qrels="), _unjudged("reproduced", "qrels=")],
+    ),
+    (
+        "qrels_reproduced= spelt apart",
+        QRELS,
+        _SPELT,
+        [_unjudged("reproduced", "qrels_reproduced=")],
+    ),
+    (
+        "qrels= spelt apart beside qrels_reproduced=",
+        _SPELT,
+        QRELS,
+        [_unjudged("original", "qrels=")],
+    ),
+]
+
+
+@pytest.mark.parametrize("lazy", LAZY)
+@pytest.mark.parametrize(
+    ("qrels", "qrels_reproduced", "messages"),
+    [case[1:] for case in REPRODUCED],
+    ids=[case[0] for case in REPRODUCED],
+)
+def test_reproducibility_names_the_side_whose_ids_do_not_line_up(
+    qrels: pl.DataFrame, qrels_reproduced: pl.DataFrame | None, messages: list[str], lazy: bool
+) -> None:
+    runs = {"baseline": _lazy(RUN, lazy)}
+    tables = {"qrels": _lazy(qrels, lazy), "qrels_reproduced": _lazy(qrels_reproduced, lazy)}
+    _, said = warned(
+        lambda: irm.reproducibility(
+            runs, runs, ["ndcg@3"], **{k: v for k, v in tables.items() if v is not None}
+        )
+    )
+    assert [s for s in said if "judged by" in s or "retrieves no judged" in s] == messages

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -213,8 +213,15 @@ def reproducibility(
     refuse_summaries(requests, calls="irm.reproducibility")
     _refuse_other_tables(requests)
     paired = qrels_reproduced is None
-    orig = _per_topic(original, sides, names, qrels, options)
-    rep = _per_topic(reproduced, sides, names, qrels if paired else qrels_reproduced, options)
+    orig = _per_topic(original, sides, names, qrels, options, ("original", "qrels="))
+    rep = _per_topic(
+        reproduced,
+        sides,
+        names,
+        qrels if paired else qrels_reproduced,
+        options,
+        ("reproduced", "qrels=" if paired else "qrels_reproduced="),
+    )
     query_id = str(options.get("query_id", "query_id"))
     _check_topics(orig, rep, sides, query_id, paired, options)
     frames: list[pl.DataFrame] = []
@@ -402,16 +409,31 @@ def _per_topic(
     metrics: list[str],
     qrels: FrameInput | None,
     options: Mapping[str, Any],
+    words: tuple[str, str] = ("original", "qrels="),
 ) -> pl.DataFrame:
     """``run, query_id, metric, value``: every run's per-topic values, in one plan per
-    schema of the runs (:func:`_parts`), collected together."""
-    plans = [
-        evaluate(
-            _together(runs, part), metrics, qrels=qrels, systems=_RUN, per_query=True, **options
-        )
-        for part in _parts(runs, sides)
-    ]
-    values = pl.concat(plans, how="vertical_relaxed").collect()
+    schema of the runs (:func:`_parts`), collected together. ``words``: the runs' side
+    (``"original"``, ``"reproduced"``) and the keyword of their judgments, in which the
+    coverage warnings name a run (:func:`_in_side_words`)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        plans = [
+            evaluate(
+                _together(runs, part),
+                metrics,
+                qrels=qrels,
+                systems=_RUN,
+                per_query=True,
+                **options,
+            )
+            for part in _parts(runs, sides)
+        ]
+        values = pl.concat(plans, how="vertical_relaxed").collect()
+    for said in caught:  # in this call's words: which side's run, judged by which table
+        text = str(said.message)
+        if issubclass(said.category, CoverageWarning):
+            text = _in_side_words(text, sides, *words)
+        warnings.warn(text, said.category, stacklevel=3)
     query_id = str(options.get("query_id", "query_id"))
     return values.unpivot(on=metrics, index=[_RUN, query_id], variable_name="metric")
 
@@ -687,6 +709,22 @@ def _tidy(frame: pl.DataFrame, measures: list[str], metrics: list[str]) -> pl.Da
             pl.col("value").cast(pl.Float64),
         )
     )
+
+
+def _in_side_words(text: str, sides: Sequence[str], side: str, keyword: str) -> str:
+    """A coverage warning of one side's per-topic values (the judgments' warning of a run
+    of ``systems=`` inside) naming the run as this call does: the original or the
+    reproduced run, and the judgments it is read against (``qrels=`` or
+    ``qrels_reproduced=``): the two sides' runs share their names, so "system
+    'baseline'" named neither the side nor the table whose ids do not line up.
+
+    >>> _in_side_words("system 'baseline' retrieves no judged document", ["baseline"],
+    ...                "reproduced", "qrels_reproduced=")
+    "the reproduced run 'baseline' (judged by qrels_reproduced=) retrieves no judged document"
+    """
+    for name in sides:
+        text = text.replace(f"system {name!r}", f"the {side} run {name!r} (judged by {keyword})")
+    return text
 
 
 def _in_reproduction_words(text: str) -> str:
