@@ -19,9 +19,10 @@ One lazy query per metric requested, nothing collected:
    pairs of clusters, null where a cluster is null or there is no pair.
 
 Float sums are exact fixed-point sums (:func:`~polars_irmetrics.metrics.scope.fixed_sum`):
-the same bits in any row order. A cluster table that gives an id two clusters, or a
-null cluster, is refused when the plan runs (a one-row check joined across, read from
-the one group-by of the table per id that the joins read too).
+the same bits in any row order. A cluster table that gives an id two clusters is
+refused when the plan runs (a one-row check joined across, read from the one group-by of
+the table per id that the joins read too); a row of a null cluster puts its id in none,
+as if it were not there (as ``groups=`` reads for every measure).
 """
 
 from __future__ import annotations
@@ -74,8 +75,8 @@ _CLUSTER = f"{INTERNAL}mad_cluster"
 _AVG = f"{INTERNAL}mad_avg"
 _BAD = f"{INTERNAL}mad_bad"
 _GROUP = "group"
-#: An id's distinct clusters in the cluster table (a null one of them), its null ones.
-_KINDS, _NULLS = f"{INTERNAL}mad_kinds", f"{INTERNAL}mad_nulls"
+#: An id's distinct clusters in the cluster table (its rows of a null cluster left out).
+_KINDS = f"{INTERNAL}mad_kinds"
 
 
 def _clusters(
@@ -87,23 +88,25 @@ def _clusters(
     target: pl.DataType,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """The cluster table's (id, cluster as text) pairs in the id dtype ``target`` (the
-    run's and judgments' too), and a one-row frame of its first offenders (an id in two
-    clusters, a null cluster)."""
+    run's and judgments' too), and a one-row frame of its first offenders (a null id, an
+    id in two clusters; a row of a null cluster puts its id in none)."""
     schema = table.collect_schema()
     require_columns(schema, [column, _GROUP], keyword, f"one row per {what}: {column}, group")
     ids = run_kind(schema, run_schema, column, keyword, f"{keyword}=", target)
     id_kind(schema, _GROUP, keyword)
     # read by the checks and the plan's joins: one group-by of the table for all, each
-    # id's distinct clusters (a null one of them) and its least as text (its one, where
+    # id's distinct clusters and its least as text (its one, where
     # the table is sound: else the checks refuse it). The clusters are counted as the
-    # table holds them (integers or text: distinct as text too), and the one value cast
+    # table holds them (integers or text: distinct as text too), and the one value cast.
+    # A row of a null cluster puts its id in none, as if it were not there (groups='s
+    # reading for every measure: the exposure measures' too)
     cluster = pl.col(_GROUP)
     per_id = (
         table.select(ids, _GROUP)
+        .filter(cluster.is_not_null())
         .group_by(column)
         .agg(
             cluster.n_unique().alias(_KINDS),
-            cluster.null_count().alias(_NULLS),
             cluster.min().cast(pl.String).alias(_CLUSTER),
         )
         .cache()
@@ -117,7 +120,6 @@ def _clusters(
             )),
             per_id.select(
                 text.filter(pl.col(_KINDS) > 1).min().alias(f"{_BAD}|{keyword}|twice|{column}"),
-                text.filter(pl.col(_NULLS) > 0).min().alias(f"{_BAD}|{keyword}|null|{column}"),
             ),
         ],
         how="horizontal",
@@ -136,15 +138,10 @@ def _raise_on_bad(frame: pl.DataFrame) -> pl.DataFrame:
             what = "document" if keyword == "groups" else "user"
             row = f"each row puts one {what} in a group"
             raise null_ids_error(keyword, int(value), [column], row)
-        if kind == "twice":
-            raise DuplicateError(
-                f"{keyword}= gives {column} {value!r} more than one group; Elliot's MAD "
-                f"metrics put each id in one cluster: keep one row per {column}, e.g. "
-                f".unique({column!r})"
-            )
-        raise InvalidValueError(
-            f"column 'group' of {keyword}= is null for {column} {value!r}; every row "
-            "names its cluster: fill or drop those rows, e.g. .drop_nulls('group')"
+        raise DuplicateError(  # kind "twice"
+            f"{keyword}= gives {column} {value!r} more than one group; Elliot's MAD "
+            f"metrics put each id in one cluster: keep one row per {column}, e.g. "
+            f".unique({column!r})"
         )
     return frame.drop([c for c in frame.columns if c.startswith(f"{_BAD}|")])
 
