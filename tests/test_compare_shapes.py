@@ -253,14 +253,18 @@ REFUSED = [
         lambda r: r.with_columns(pl.col("score").cast(pl.Datetime)),
         irm.ColumnTypeError,
         "column 'score' in the run has dtype Datetime(time_unit='us', time_zone=None); it "
-        "must be numeric: cast it, e.g. pl.col('score').cast(pl.Float64)",
+        "must be numeric: cast it to its integer count, e.g. pl.col('score').cast(pl.Int64) "
+        "(exact; a cast to pl.Float64 holds integers to 2**53 only: timestamps in "
+        "nanoseconds a few apart would tie)",
     ),
     Refused(
         "duration scores",
         lambda r: r.with_columns(pl.col("score").cast(pl.Int64).cast(pl.Duration)),
         irm.ColumnTypeError,
         "column 'score' in the run has dtype Duration(time_unit='us'); it must be numeric: "
-        "cast it, e.g. pl.col('score').cast(pl.Float64)",
+        "cast it to its integer count, e.g. pl.col('score').cast(pl.Int64) (exact; a cast "
+        "to pl.Float64 holds integers to 2**53 only: timestamps in nanoseconds a few apart "
+        "would tie)",
     ),
     Refused(
         "float doc ids",

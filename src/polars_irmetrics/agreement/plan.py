@@ -49,6 +49,7 @@ from polars_irmetrics.ground.validate import (
     key_dtype_error,
     kind_of,
     null_key_error,
+    numeric_cast_fix,
     ordered,
     raise_unplaced,
     rank_against,
@@ -137,7 +138,7 @@ def build_agreement_plan(
         if not (schema[order].is_numeric() or schema[order] == pl.Boolean):  # as evaluate's
             raise ColumnTypeError(
                 f"column {order!r} in the {what} has dtype {schema[order]}; rankings are "
-                f"read from it: cast it, e.g. pl.col({order!r}).cast(pl.Float64)"
+                f"read from it: {numeric_cast_fix(order, schema[order])}"
             )
         sides.append((use_rank, order))
         againsts.append(rank_against(schema, options.order, options.rank, options.score))

@@ -41,7 +41,12 @@ from polars_irmetrics.fusion.options import FusionOptions, Weights
 from polars_irmetrics.ground.inputs import ArrowStreamExportable, as_polars
 from polars_irmetrics.ground.lists import long_run
 from polars_irmetrics.ground.options import EvalOptions, check_named_columns
-from polars_irmetrics.ground.validate import FLOAT64_EXACT, common_id_dtype, id_kind
+from polars_irmetrics.ground.validate import (
+    FLOAT64_EXACT,
+    common_id_dtype,
+    id_kind,
+    numeric_cast_fix,
+)
 
 __all__ = [
     "BAD",
@@ -257,7 +262,7 @@ def _order_column(schema: pl.Schema, name: str, options: FusionOptions) -> str:
             if not dtype.is_numeric():
                 raise ColumnTypeError(
                     f"column {column!r} of run {name!r} has dtype {dtype}; it must be "
-                    f"numeric: cast it, e.g. pl.col({column!r}).cast(pl.Float64)"
+                    f"numeric: {numeric_cast_fix(column, dtype)}"
                 )
             return column
     have = ", ".join(repr(c) for c in schema.names()) or "none"

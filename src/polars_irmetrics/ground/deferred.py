@@ -34,7 +34,7 @@ import polars as pl
 import polars.selectors as cs
 
 from polars_irmetrics.errors import ColumnNotFoundError, ColumnTypeError
-from polars_irmetrics.ground.validate import integer_cast_fix
+from polars_irmetrics.ground.validate import integer_cast_fix, numeric_cast_fix
 
 __all__ = ["PROBE", "Need", "checked", "checked_column", "checked_columns", "integer_rows"]
 
@@ -75,7 +75,7 @@ class Need:
         if self.numeric and not (found.is_numeric() or found == pl.Boolean):
             raise ColumnTypeError(
                 f"column {name!r} has dtype {found}; the metric reads its {self.role} from "
-                f"it, which must be numeric: cast it, e.g. pl.col({name!r}).cast(pl.Float64)"
+                f"it, which must be numeric: {numeric_cast_fix(name, found)}"
             )
         if self.integer and not found.is_integer():
             # a float rank (1.5, NaN) has no position: evaluate refuses the dtype too

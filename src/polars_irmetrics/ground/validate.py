@@ -63,6 +63,7 @@ __all__ = [
     "null_ids_count",
     "null_ids_error",
     "null_key_error",
+    "numeric_cast_fix",
     "ordered",
     "raise_on_bad_rows",
     "raise_unplaced",
@@ -421,6 +422,8 @@ def integer_cast_fix(column: str, dtype: pl.DataType) -> str:
     "where every value is a whole number, cast it, e.g. pl.col('rank').cast(pl.Int64) (a \
 cast drops a fraction: 1.5 becomes 1; check (pl.col('rank') % 1 == 0).all() first)"
     """
+    if isinstance(dtype, pl.List | pl.Array | pl.Struct):  # no cast makes one number
+        return numeric_cast_fix(column, dtype)
     cast = f"pl.col({column!r}).cast(pl.Int64)"
     if not dtype.is_float():
         return f"cast it, e.g. {cast}"
@@ -430,17 +433,57 @@ cast drops a fraction: 1.5 becomes 1; check (pl.col('rank') % 1 == 0).all() firs
     )
 
 
+def numeric_cast_fix(column: str, dtype: pl.DataType) -> str:
+    """The fix for a column of ``dtype`` where numbers are read, one per row: a cast to
+    Float64, except where that cast fails or loses the order it holds. A date or time
+    is cast to its integer count (exact: a Float64 holds integers to 2**53 only, so two
+    timestamps in nanoseconds a few apart would read as one score, tied); a list or a
+    struct per row has no cast to one number: the message says which value to take.
+
+    >>> numeric_cast_fix("score", pl.String())
+    "cast it, e.g. pl.col('score').cast(pl.Float64)"
+    >>> numeric_cast_fix("score", pl.Datetime("ns"))
+    "cast it to its integer count, e.g. pl.col('score').cast(pl.Int64) (exact; a cast \
+to pl.Float64 holds integers to 2**53 only: timestamps in nanoseconds a few apart would \
+tie)"
+    >>> numeric_cast_fix("score", pl.Array(pl.Float64, 2))
+    "it holds an array per row, where one number per row is read: take one, e.g. \
+pl.col('score').arr.first() (a list-shaped table holds its ids in a list of the same \
+length beside it)"
+    >>> numeric_cast_fix("score", pl.Struct({"value": pl.Float64}))
+    "it holds a struct per row, where one number per row is read: take the field that \
+holds it, e.g. pl.col('score').struct.field('value')"
+    """
+    col = f"pl.col({column!r})"
+    if dtype.is_temporal():
+        return (
+            f"cast it to its integer count, e.g. {col}.cast(pl.Int64) (exact; a cast to "
+            "pl.Float64 holds integers to 2**53 only: timestamps in nanoseconds a few "
+            "apart would tie)"
+        )
+    if isinstance(dtype, pl.List | pl.Array):
+        kind, space = ("a list", "list") if isinstance(dtype, pl.List) else ("an array", "arr")
+        return (
+            f"it holds {kind} per row, where one number per row is read: take one, e.g. "
+            f"{col}.{space}.first() (a list-shaped table holds its ids in a list of the "
+            "same length beside it)"
+        )
+    if isinstance(dtype, pl.Struct):
+        field = dtype.fields[0].name if dtype.fields else "name"
+        return (
+            "it holds a struct per row, where one number per row is read: take the field "
+            f"that holds it, e.g. {col}.struct.field({field!r})"
+        )
+    return f"cast it, e.g. {col}.cast(pl.Float64)"
+
+
 def check_numeric(schema: pl.Schema, column: str, frame: str, *, integer: bool) -> None:
     """Raise :class:`ColumnTypeError` unless ``column`` is numeric (an integer if asked)."""
     dtype = schema[column]
     ok = dtype.is_integer() if integer else (dtype.is_numeric() or dtype == pl.Boolean)
     if not ok:
         want = "an integer" if integer else "numeric"
-        fix = (
-            integer_cast_fix(column, dtype)
-            if integer
-            else f"cast it, e.g. pl.col({column!r}).cast(pl.Float64)"
-        )
+        fix = integer_cast_fix(column, dtype) if integer else numeric_cast_fix(column, dtype)
         raise ColumnTypeError(
             f"column {column!r} in the {frame} has dtype {dtype}; it must be {want}: {fix}"
         )

@@ -34,7 +34,7 @@ from polars_irmetrics.errors import (
     InvalidValueError,
     MetricParameterError,
 )
-from polars_irmetrics.ground.validate import INTERNAL, require_columns
+from polars_irmetrics.ground.validate import INTERNAL, numeric_cast_fix, require_columns
 from polars_irmetrics.metrics.online import ClickMetric, ClickScope
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.requests import INPUTS
@@ -288,7 +288,7 @@ def _numeric(schema: pl.Schema, column: str) -> pl.Expr:
         fix = (
             f"convert it, e.g. pl.col({column!r}).dt.total_seconds(fractional=True)"
             if isinstance(dtype, pl.Duration)
-            else f"cast it, e.g. pl.col({column!r}).cast(pl.Float64)"
+            else numeric_cast_fix(column, dtype)
         )
         raise ColumnTypeError(
             f"column {column!r} of the log has dtype {dtype}; a dwell must be a number of "

@@ -96,6 +96,7 @@ from polars_irmetrics.ground.validate import (
     id_kind,
     key_dtype_error,
     kind_of,
+    numeric_cast_fix,
     require_columns,
     system_name,
     warn_on_pairs,
@@ -911,7 +912,7 @@ def _check_dtypes(schema: pl.Schema, options: EvalOptions, names: frozenset[str]
         if not dtype.is_numeric():
             raise ColumnTypeError(
                 f"column {column!r} has dtype {dtype}; predictions and weights must be "
-                f"numbers: cast it, e.g. pl.col({column!r}).cast(pl.Float64)"
+                f"numbers: {numeric_cast_fix(column, dtype)}"
             )
     dtype = schema[options.label]
     if not (dtype.is_numeric() or dtype == pl.Boolean or dtype == pl.String):

@@ -44,6 +44,7 @@ from polars_irmetrics.ground.validate import (
     held_tally,
     id_kind,
     key_dtype_error,
+    numeric_cast_fix,
     raise_on_bad_rows,
     require_columns,
     sampled_error,
@@ -142,8 +143,7 @@ def build_neighbors_plan(
         if not schema[score].is_numeric():
             raise ColumnTypeError(
                 f"column {score!r} in the {what} has dtype {schema[score]}; neighbour "
-                f"recall reads distances from scores: cast it, e.g. pl.col({score!r})"
-                ".cast(pl.Float64)"
+                f"recall reads distances from scores: {numeric_cast_fix(score, schema[score])}"
             )
     run, neighbors = _common_ids(
         run, neighbors, run_schema, truth_schema, [query_id, *by], options.doc_id

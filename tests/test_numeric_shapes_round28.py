@@ -1,0 +1,232 @@
+"""Numeric scale, ties and shapes, round 28: an adversarial audit of ``irm.evaluate``
+and the wings' public functions (beyond_accuracy, the prediction metrics, neighbours,
+online/A-B, ``irm.fuse``) for a silently wrong number.
+
+Probed against trec_eval (pytrec_eval), scikit-learn or a hand computation, on
+DataFrames, LazyFrames, ``buckets=``, ``systems=``, ``by=``, list-shaped tables and Dask:
+scores of Float32, Float16, Decimal (38 digits), Int8 to UInt64 and Int128 (integers
+beyond 2**53 kept exact, never tied by a cast), -0.0 beside 0.0 (a tie, broken by the
+doc id descending compared as text, as trec_eval), NaN (refused), infinities and
+subnormals; ranks of 0, negative, with gaps, Float, duplicated, beside disagreeing
+scores; labels of Float, Boolean, -1, beyond 2**32, null; list and Array runs and
+judgments with nulls inside, empty lists and parallel lists of different lengths;
+empty tables, unjudged queries, cutoffs of 0 and beyond every ranking; null keys.
+Every one was exact or refused by name, but for the gap below.
+
+1. A column read as numbers, of a dtype with no such cast, was refused with the fix
+   ``pl.col(c).cast(pl.Float64)`` whatever its dtype. For a Datetime or Duration that
+   fix loses the order the column holds: timestamps in nanoseconds are beyond 2**53,
+   where a Float64 ties two of them a few nanoseconds apart, so the run that followed
+   the library's own advice scored its ties as trec_eval breaks them (by doc id), a
+   silently different number. A date or time is now told to cast to its integer count
+   (``pl.Int64``, which every order column holds exactly); a list or struct per row,
+   which no cast turns into one number, is told which value to take. One helper
+   (``ground.validate.numeric_cast_fix``) words it for every door: the run and the
+   judgments, the recommendations, ``irm.fuse``, the predictions, the reference run,
+   neighbour recall, the click-metric expressions and the dwell of a log.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+
+#: two nanosecond timestamps one apart, both beyond 2**53 (a Float64 reads them as one)
+NS = [1_700_000_000_000_000_001, 1_700_000_000_000_000_000]
+#: the fix told for a date or time read as numbers
+TEMPORAL_FIX = (
+    "cast it to its integer count, e.g. pl.col('score').cast(pl.Int64) (exact; a cast "
+    "to pl.Float64 holds integers to 2**53 only: timestamps in nanoseconds a few apart "
+    "would tie)"
+)
+QRELS = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "relevance": [1, 0]})
+
+
+def _run(score: pl.Series) -> pl.DataFrame:
+    return pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": score})
+
+
+def _eager(call: Callable[[], Any]) -> Any:
+    out = call()
+    return out.collect() if isinstance(out, pl.LazyFrame) else out
+
+
+def _ns(dtype: pl.DataType) -> pl.Series:
+    return pl.Series(NS).cast(dtype)
+
+
+CASES: list[tuple[str, Callable[[], Any], str]] = [
+    (
+        "run score Datetime(ns)",
+        lambda: irm.evaluate(_run(_ns(pl.Datetime("ns"))), ["mrr"], qrels=QRELS),
+        "column 'score' in the run has dtype Datetime(time_unit='ns', time_zone=None); it "
+        f"must be numeric: {TEMPORAL_FIX}",
+    ),
+    (
+        "run score Duration(ns), lazy",
+        lambda: irm.evaluate(_run(_ns(pl.Duration("ns"))).lazy(), ["mrr"], qrels=QRELS),
+        f"column 'score' in the run has dtype Duration(time_unit='ns'); it must be numeric: "
+        f"{TEMPORAL_FIX}",
+    ),
+    (
+        "run score Date",
+        lambda: irm.evaluate(_run(pl.Series([2, 1]).cast(pl.Date)), ["mrr"], qrels=QRELS),
+        f"column 'score' in the run has dtype Date; it must be numeric: {TEMPORAL_FIX}",
+    ),
+    (
+        "run score list beside scalar ids",
+        lambda: irm.evaluate(_run(pl.Series([[1.0], [0.5]])), ["mrr"], qrels=QRELS),
+        "column 'score' in the run has dtype List(Float64); it must be numeric: it holds a "
+        "list per row, where one number per row is read: take one, e.g. "
+        "pl.col('score').list.first() (a list-shaped table holds its ids in a list of the "
+        "same length beside it)",
+    ),
+    (
+        "run score Array beside scalar ids",
+        lambda: irm.evaluate(
+            _run(pl.Series([[1.0], [0.5]], dtype=pl.Array(pl.Float64, 1))), ["mrr"], qrels=QRELS
+        ),
+        "column 'score' in the run has dtype Array(Float64, shape=(1,)); it must be "
+        "numeric: it holds an array per row, where one number per row is read: take one, "
+        "e.g. pl.col('score').arr.first() (a list-shaped table holds its ids in a list of "
+        "the same length beside it)",
+    ),
+    (
+        "run score struct",
+        lambda: irm.evaluate(
+            _run(pl.Series([{"bm25": 1.0}, {"bm25": 0.5}])), ["mrr"], qrels=QRELS
+        ),
+        "column 'score' in the run has dtype Struct({'bm25': Float64}); it must be numeric: "
+        "it holds a struct per row, where one number per row is read: take the field that "
+        "holds it, e.g. pl.col('score').struct.field('bm25')",
+    ),
+    (
+        "run rank list beside scalar ids",
+        lambda: irm.evaluate(
+            pl.DataFrame({"query_id": ["q"], "doc_id": ["a"], "rank": [[1]]}), ["mrr"], qrels=QRELS
+        ),
+        "column 'rank' in the run has dtype List(Int64); it must be an integer: it holds a "
+        "list per row, where one number per row is read: take one, e.g. "
+        "pl.col('rank').list.first() (a list-shaped table holds its ids in a list of the "
+        "same length beside it)",
+    ),
+    (
+        "judgments relevance list beside scalar ids",
+        lambda: irm.evaluate(
+            _run(pl.Series([1.0, 0.5])),
+            ["mrr"],
+            qrels=pl.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [[1]]}),
+        ),
+        "column 'relevance' in the judgments has dtype List(Int64); it must be numeric: it "
+        "holds a list per row, where one number per row is read: take one, e.g. "
+        "pl.col('relevance').list.first() (a list-shaped table holds its ids in a list of "
+        "the same length beside it)",
+    ),
+    (
+        "fuse score Datetime(ns)",
+        lambda: irm.fuse({"x": _run(_ns(pl.Datetime("ns"))), "y": _run(pl.Series([1.0, 2.0]))}),
+        "column 'score' of run 'x' has dtype Datetime(time_unit='ns', time_zone=None); it "
+        f"must be numeric: {TEMPORAL_FIX}",
+    ),
+    (
+        "beyond_accuracy score Datetime(ns)",
+        lambda: irm.beyond_accuracy(
+            pl.DataFrame({"user_id": [1, 1], "item_id": ["a", "b"], "score": _ns(pl.Datetime)}),
+            ["novelty@1"],
+            interactions=pl.DataFrame({"user_id": [2, 2], "item_id": ["a", "b"]}),
+        ),
+        "column 'score' in the recommendations has dtype Datetime(time_unit='us', "
+        f"time_zone=None); it must be numeric: {TEMPORAL_FIX}",
+    ),
+    (
+        "reference score Duration(ns)",
+        lambda: irm.evaluate(
+            _run(pl.Series([1.0, 0.5])), ["rbo"], reference=_run(_ns(pl.Duration("ns")))
+        ),
+        "column 'score' in the reference has dtype Duration(time_unit='ns'); rankings are "
+        f"read from it: {TEMPORAL_FIX}",
+    ),
+    (
+        "neighbour recall score Datetime(ns)",
+        lambda: irm.evaluate(
+            _run(_ns(pl.Datetime("ns"))),
+            ["neighbor_recall@1"],
+            neighbors=_run(pl.Series([1.0, 0.5])),
+        ),
+        "column 'score' in the run has dtype Datetime(time_unit='ns', time_zone=None); "
+        f"neighbour recall reads distances from scores: {TEMPORAL_FIX}",
+    ),
+    (
+        "prediction Datetime(ns)",
+        lambda: irm.evaluate(
+            pl.DataFrame(
+                {"query_id": [1, 2], "label": [1, 0], "prediction": _ns(pl.Datetime("ns"))}
+            ),
+            ["auc"],
+        ),
+        "column 'prediction' has dtype Datetime(time_unit='ns', time_zone=None); predictions "
+        "and weights must be numbers: "
+        + TEMPORAL_FIX.replace("pl.col('score')", "pl.col('prediction')"),
+    ),
+    (
+        "dwell Datetime",
+        lambda: irm.evaluate_online(
+            pl.DataFrame(
+                {
+                    "session_id": ["s"],
+                    "position": [1],
+                    "clicked": [1],
+                    "dwell": pl.Series([1]).cast(pl.Datetime),
+                }
+            ),
+            ["sat_click_rate"],
+        ),
+        "column 'dwell' of the log has dtype Datetime(time_unit='us', time_zone=None); a "
+        "dwell must be a number of seconds: "
+        + TEMPORAL_FIX.replace("pl.col('score')", "pl.col('dwell')"),
+    ),
+    (
+        "click-metric expression on a struct",
+        lambda: (
+            pl.DataFrame({"session_id": ["s"], "position": [1], "clicked": [{"v": 1}]})
+            .group_by("session_id")
+            .agg(irm.click_metric("ctr@1"))
+        ),
+        "column 'clicked' has dtype Struct({'v': Int64}); the metric reads its clicks (Boolean "
+        "or 0/1) from it, which must be numeric: it holds a struct per row, where one number "
+        "per row is read: take the field that holds it, e.g. pl.col('clicked').struct.field('v')",
+    ),
+]
+
+
+@pytest.mark.parametrize(("call", "message"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_a_column_read_as_numbers_is_refused_with_a_fix_that_keeps_its_order(
+    call: Callable[[], Any], message: str
+) -> None:
+    with pytest.raises(irm.ColumnTypeError, match=f"^{re.escape(message)}$"):
+        _eager(call)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "expected"),
+    [
+        # the fix told: the integer count keeps a ranked above b (1 ns later): rr 1
+        (pl.Int64, 1.0),
+        # the old fix: both read 1.7e18, a tie broken by doc id descending: b, then a
+        (pl.Float64, 0.5),
+    ],
+)
+def test_the_told_cast_of_nanosecond_timestamps_keeps_their_order(
+    dtype: pl.DataType, expected: float
+) -> None:
+    run = _run(_ns(pl.Datetime("ns")).cast(dtype))
+    for table in (run, run.lazy()):
+        out = irm.evaluate(table, ["recip_rank"], qrels=QRELS)
+        out = out.collect() if isinstance(out, pl.LazyFrame) else out
+        assert out["recip_rank"].to_list() == [expected]
