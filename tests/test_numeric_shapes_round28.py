@@ -24,10 +24,16 @@ Every one was exact or refused by name, but for the gap below.
    (``ground.validate.numeric_cast_fix``) words it for every door: the run and the
    judgments, the recommendations, ``irm.fuse``, the predictions, the reference run,
    neighbour recall, the click-metric expressions and the dwell of a log.
+
+The probes that held are pinned at the end: ties (Float32, -0.0 beside 0.0) and scores a
+Float64 cast would tie (Int64 beyond 2**53, a Decimal's 20th digit) give the
+hand-computed values on a DataFrame, a LazyFrame, ``buckets=``, ``systems=``, Spark and
+Dask alike.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -36,6 +42,8 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
+
+from .helpers import engine_io
 
 #: two nanosecond timestamps one apart, both beyond 2**53 (a Float64 reads them as one)
 NS = [1_700_000_000_000_000_001, 1_700_000_000_000_000_000]
@@ -230,3 +238,75 @@ def test_the_told_cast_of_nanosecond_timestamps_keeps_their_order(
         out = irm.evaluate(table, ["recip_rank"], qrels=QRELS)
         out = out.collect() if isinstance(out, pl.LazyFrame) else out
         assert out["recip_rank"].to_list() == [expected]
+
+
+# --- pins: ties and exact scores on every path --------------------------------------
+
+#: four documents judged a 1, b 0, c 2, d 0, scored in each dtype so that a and b lead;
+#: "tie": a and b tie (broken by the doc id descending: b, a, c, d), else a leads by an
+#: amount a Float64 cast would lose (2**53 + 1 beside 2**53, a Decimal's 20th digit)
+SCORES: dict[str, tuple[pl.Series, str]] = {
+    "Float32 tie": (pl.Series([1.0, 1.0, 0.5, 0.25], dtype=pl.Float32), "tie"),
+    "-0.0 beside 0.0, a tie": (pl.Series([0.0, -0.0, -1.0, -2.0]), "tie"),
+    "Int64 beyond 2**53": (pl.Series([2**53 + 1, 2**53, 2, 1]), "a first"),
+    "Decimal(38, 20)": (
+        pl.Series(["1.00000000000000000001", "1", "0.5", "0"]).cast(pl.Decimal(38, 20)),
+        "a first",
+    ),
+}
+#: by hand: tie, ranking b a c d (gains 0 1 2 0): rr 1/2, AP (1/2 + 2/3) / 2, nDCG@3
+#: (1/log2(3) + 2/2) / (2 + 1/log2(3)); a first, ranking a b c d: rr 1, AP (1 + 2/3) / 2,
+#: nDCG@3 (1 + 2/2) / (2 + 1/log2(3))
+_IDEAL = 2 + 1 / math.log2(3)
+EXPECTED = {
+    "tie": {
+        "recip_rank": 0.5,
+        "map": (1 / 2 + 2 / 3) / 2,
+        "ndcg@3": (1 / math.log2(3) + 1) / _IDEAL,
+    },
+    "a first": {"recip_rank": 1.0, "map": (1 + 2 / 3) / 2, "ndcg@3": 2 / _IDEAL},
+}
+FOUR = pl.DataFrame(
+    {"query_id": ["q"] * 4, "doc_id": ["a", "b", "c", "d"], "relevance": [1, 0, 2, 0]}
+)
+
+
+def _four(score: pl.Series) -> pl.DataFrame:
+    return pl.DataFrame({"query_id": ["q"] * 4, "doc_id": ["a", "b", "c", "d"], "score": score})
+
+
+def _check(out: pl.DataFrame, case: str) -> None:
+    for metric, value in EXPECTED[SCORES[case][1]].items():
+        assert out[metric].item() == pytest.approx(value, rel=1e-15, abs=0), metric
+
+
+@pytest.mark.parametrize("case", list(SCORES))
+def test_ties_and_exact_scores_on_one_machine(case: str, tmp_path: Any) -> None:
+    run = _four(SCORES[case][0])
+    metrics = list(EXPECTED["tie"])
+    out = irm.evaluate(run, metrics, qrels=FOUR)
+    _check(out, case)
+    lazy = irm.evaluate(run.lazy(), metrics, qrels=FOUR.lazy()).collect()
+    stepped = irm.evaluate(run.lazy(), metrics, qrels=FOUR.lazy(), buckets=2, spill_dir=tmp_path)
+    stepped = stepped.collect() if isinstance(stepped, pl.LazyFrame) else stepped
+    systems = irm.evaluate(
+        pl.concat([run.with_columns(s=pl.lit(n)) for n in ("x", "y")]),
+        metrics,
+        qrels=FOUR,
+        systems="s",
+    )
+    for other in (lazy, stepped, systems.filter(pl.col("s") == "y").drop("s")):
+        assert other.equals(out)
+
+
+@pytest.mark.parametrize("case", list(SCORES))
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_ties_and_exact_scores_on_the_engines(
+    engine: str, case: str, request: pytest.FixtureRequest
+) -> None:
+    evaluate, frame, back = engine_io(engine, request)
+    run = _four(SCORES[case][0])
+    metrics = list(EXPECTED["tie"])
+    out = back(evaluate(frame(run), metrics, qrels=frame(FOUR)))
+    assert out.equals(irm.evaluate(run, metrics, qrels=FOUR))
+    _check(out, case)
