@@ -310,3 +310,27 @@ def test_ties_and_exact_scores_on_the_engines(
     out = back(evaluate(frame(run), metrics, qrels=frame(FOUR)))
     assert out.equals(irm.evaluate(run, metrics, qrels=FOUR))
     _check(out, case)
+
+
+@pytest.mark.parametrize(
+    ("ranks", "order"),
+    [
+        ([1, 2, 3], ["a", "b", "c"]),
+        ([0, 1, 2], ["a", "b", "c"]),  # an order alone: 0 is first
+        ([1, 3, 5], ["a", "b", "c"]),  # gaps: positions 1, 2, 3
+        ([-1, 1, 2], ["a", "b", "c"]),
+        ([1, 1, 2], ["b", "a", "c"]),  # a tie, broken by doc id descending
+    ],
+)
+def test_fuse_reads_a_rank_column_as_an_order_as_documented(
+    ranks: list[int], order: list[str]
+) -> None:
+    """By hand: RRF (k=60) of run x (ordered ``order``) and run y (c, b, a); each
+    document's score is 1/(60 + its position in x) + 1/(60 + its position in y)."""
+    x = pl.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "rank": ranks})
+    y = pl.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "score": [1.0, 2.0, 3.0]})
+    fused = irm.fuse({"x": x, "y": y}, "rrf")
+    in_y = {"c": 1, "b": 2, "a": 3}
+    want = {doc: 1 / (60 + order.index(doc) + 1) + 1 / (60 + in_y[doc]) for doc in "abc"}
+    got = dict(zip(fused["doc_id"], fused["score"], strict=True))
+    assert got == pytest.approx(want, rel=1e-15, abs=0)

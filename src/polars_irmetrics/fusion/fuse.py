@@ -574,7 +574,11 @@ def fuse(
         Column names. A run is ordered by its ``score`` column, as ranx orders runs; a
         run without one by its ``rank`` column. So a ``rank=`` given that names a column
         of a run that has a score column is refused (its ranks would be ignored), and so
-        is a ``score=`` or ``rank=`` given that names no column of the runs.
+        is a ``score=`` or ``rank=`` given that names no column of the runs. Ranks are
+        read as an order alone, lowest first: 0, negative or with gaps, they order the
+        run as their values do, and two documents of one rank tie (broken by the
+        document id, descending, as tied scores are), where
+        :func:`~polars_irmetrics.evaluate` refuses such ranks.
     **params
         The method's parameters (``k``, ``sigma``, ``phi``, ``gamma``, ``w``).
 
