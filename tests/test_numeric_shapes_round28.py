@@ -25,6 +25,13 @@ Every one was exact or refused by name, but for the gap below.
    judgments, the recommendations, ``irm.fuse``, the predictions, the reference run,
    neighbour recall, the click-metric expressions and the dwell of a log.
 
+2. A float ``systems=`` or ``by=`` key holding -0.0 beside 0.0 (equal values, so one
+   group) was labelled by whichever sign the grouping met first: ``-0.0`` in the means
+   while the per-query rows of the ``0.0`` rows said ``0.0``, and ``evaluate_online``'s
+   ``by=`` gave ``-0.0`` or ``0.0`` as the log's rows came (the same data, other bits).
+   A float key is now read with -0.0 as 0.0 where the door lines up the keys
+   (``ground.validate.signless_zero_keys``), every other value kept bit for bit.
+
 The probes that held are pinned at the end: ties (Float32, -0.0 beside 0.0) and scores a
 Float64 cast would tie (Int64 beyond 2**53, a Decimal's 20th digit) give the
 hand-computed values on a DataFrame, a LazyFrame, ``buckets=``, ``systems=``, Spark and
@@ -334,3 +341,73 @@ def test_fuse_reads_a_rank_column_as_an_order_as_documented(
     want = {doc: 1 / (60 + order.index(doc) + 1) + 1 / (60 + in_y[doc]) for doc in "abc"}
     got = dict(zip(fused["doc_id"], fused["score"], strict=True))
     assert got == pytest.approx(want, rel=1e-15, abs=0)
+
+
+# --- 2. a float key's -0.0 is 0.0 --------------------------------------------------
+
+#: system -0.0 ranks c over a in q and a over c in r, system 0.0 the reverse: -0.0 and
+#: 0.0 are one system (equal keys), which holds c (1.0) and a (0.5) in q, a (1.0) and c
+#: (0.5) in r
+SIGNED = pl.DataFrame(
+    {
+        "query_id": ["q", "q", "r", "r"],
+        "doc_id": ["c", "a", "a", "c"],
+        "score": [1.0, 0.5, 1.0, 0.5],
+        "s": [-0.0, 0.0, 0.0, -0.0],
+    }
+)
+TWO = pl.concat([FOUR, FOUR.with_columns(query_id=pl.lit("r"))])
+#: by hand: q ranks c (2) then a (1), the ideal order: 1; r ranks a then c
+_R = (1 + 2 / math.log2(3)) / _IDEAL
+SIGNED_MEANS = {"num_q": 2, "ndcg@3": (1 + _R) / 2, "recip_rank": 1.0}
+
+
+def _signs(values: pl.Series) -> list[float]:
+    return [math.copysign(1.0, v) for v in values.to_list()]
+
+
+@pytest.mark.parametrize("keyword", ["systems", "by"])
+@pytest.mark.parametrize("reverse", [False, True], ids=["rows", "reversed rows"])
+def test_a_float_key_reads_minus_zero_as_zero(keyword: str, reverse: bool, tmp_path: Any) -> None:
+    run = SIGNED.reverse() if reverse else SIGNED
+    metrics = ["ndcg@3", "recip_rank"]
+    frame = irm.evaluate(run, metrics, qrels=TWO, **{keyword: "s"})
+    stepped = irm.evaluate(
+        run.lazy(), metrics, qrels=TWO.lazy(), buckets=2, spill_dir=tmp_path, **{keyword: "s"}
+    )
+    stepped = stepped.collect() if isinstance(stepped, pl.LazyFrame) else stepped
+    for out in (frame, stepped):
+        assert out.height == 1
+        assert _signs(out["s"]) == [1.0]
+        for column, value in SIGNED_MEANS.items():
+            assert out[column].item() == pytest.approx(value, rel=1e-15, abs=0), column
+    assert stepped.equals(frame)
+    per_query = irm.evaluate(run, metrics, qrels=TWO, per_query=True, **{keyword: "s"})
+    assert _signs(per_query["s"]) == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("reverse", [False, True], ids=["rows", "reversed rows"])
+def test_an_online_float_key_reads_minus_zero_as_zero(reverse: bool) -> None:
+    log = pl.DataFrame(
+        {
+            "session_id": ["s1", "s2", "s3"],
+            "position": [1, 1, 1],
+            "clicked": [1, 0, 1],
+            "g": [-0.0, 0.0, -0.0],
+        }
+    )
+    out = irm.evaluate_online(log.reverse() if reverse else log, ["ctr@1"], by="g")
+    assert _signs(out["g"]) == [1.0]
+    assert out["num_sessions"].to_list() == [3]
+    assert out["ctr@1"].item() == pytest.approx(2 / 3, rel=1e-15, abs=0)
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_a_float_system_key_reads_minus_zero_as_zero_on_the_engines(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    evaluate, frame, back = engine_io(engine, request)
+    metrics = ["ndcg@3", "recip_rank"]
+    out = back(evaluate(frame(SIGNED), metrics, qrels=frame(TWO), systems="s"))
+    assert _signs(out["s"]) == [1.0]
+    assert out.equals(irm.evaluate(SIGNED, metrics, qrels=TWO, systems="s"))

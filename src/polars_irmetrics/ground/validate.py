@@ -322,7 +322,29 @@ def with_common_keys(
     """
     given = {k: t for k, t in tables.items() if k in KEYED_TABLES and t is not None}
     cast = _common_keys({"run": run, **given}, keys)
+    cast = {k: signless_zero_keys(t, keys) for k, t in cast.items()}
     return cast["run"], {k: cast.get(k, t) for k, t in tables.items()}
+
+
+def signless_zero_keys(frame: pl.LazyFrame, keys: Sequence[str]) -> pl.LazyFrame:
+    """``frame`` with each float key of ``keys`` it holds read with -0.0 as 0.0: the two
+    are equal, so a grouping puts them in one group, whose label was then whichever
+    sign it met first (``-0.0`` on one path and ``0.0`` on another, and a query of the
+    ``0.0`` rows labelled ``-0.0`` beside it); every other value is kept, bit for bit
+    (NaN too). A frame without a float key is returned as it is.
+
+    >>> frame = pl.LazyFrame({"system": [-0.0, 0.0, 1.5]})
+    >>> signless_zero_keys(frame, ["system"]).collect()["system"].to_list()
+    [0.0, 0.0, 1.5]
+    """
+    schema = frame.collect_schema()
+    floats = [k for k in dict.fromkeys(keys) if k in schema and schema[k].is_float()]
+    if not floats:
+        return frame
+    return frame.with_columns(
+        pl.when(pl.col(k) == 0).then(pl.lit(0.0, schema[k])).otherwise(pl.col(k)).alias(k)
+        for k in floats
+    )
 
 
 def with_common_key_frames(keys: Sequence[str], *frames: pl.LazyFrame) -> tuple[pl.LazyFrame, ...]:
