@@ -22,7 +22,7 @@ unless ``unretrieved='drop'``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import polars as pl
@@ -57,6 +57,7 @@ from polars_irmetrics.ground.validate import (
     sampled_error,
     with_common_ids,
     with_tally,
+    with_tally_and_values,
 )
 from polars_irmetrics.metrics._common import divide
 from polars_irmetrics.metrics.agreement import rbo_p, repro_eval_depths
@@ -233,16 +234,14 @@ def build_agreement_plan(
         per_query = per_query.with_columns(pl.col(marks).fill_null(False))
     result = per_query.select(*keys, *labels, *marks, f"{_BAD}_set", *(placed if unplaced else []))
     out_schema = result.select(*keys, *labels, *marks).collect_schema()
-    checked = (
-        result.join(checks, how="cross")
-        .map_batches(
-            lambda frame: _raise_on_bad(frame, query_id, keys, unplaced).select(
-                out_schema.names()
-            ),
-            schema=out_schema,
-        )
-        .select(*keys, *labels, *marks)
-    )
+    # the checks' row read whatever rows the values hold: a part of a split run whose
+    # queries the reference lacks (and a reference of no row) has none, and its bad rows
+    # are refused all the same
+    checked = with_tally_and_values(
+        result,
+        checks,
+        lambda flags, values: _raise_on_bad(values, flags, query_id, keys, unplaced),
+    ).select(out_schema.names())
     if warn:
         systems = list(options.system_keys)
         queries = queries_tally(run.select(keys), raw_ref, keys, systems)
@@ -853,12 +852,15 @@ _LISTS = "lists"
 
 def _raise_on_bad(
     frame: pl.DataFrame,
+    checks: Mapping[str, Any],
     query_id: str,
     keys: list[str] | None = None,
     unplaced: tuple[str, ...] = (),
-) -> pl.DataFrame:
-    flags = [name for name in frame.columns if name.startswith(f"{_BAD}|")]
-    first = frame.select(flags).row(0) if frame.height else (None,) * len(flags)
+) -> None:
+    """Raise the first of the ``checks`` (the one row of :func:`_checks`) that fails,
+    then the queries of ``frame`` (the per-query values) that the query set refuses."""
+    flags = [name for name in checks if name.startswith(f"{_BAD}|")]
+    first = [checks[name] for name in flags]
     for index, (name, value) in enumerate(zip(flags, first, strict=True)):
         if value is None or value is False:
             continue
@@ -891,7 +893,6 @@ def _raise_on_bad(
             f"{what}='drop' or {what}='zero'"
         )
         raise ordered(error, 3, bad[query_id][0])
-    return frame.drop(f"{_BAD}_set", *flags)
 
 
 def _flag_error(what: str, kind: str, column: list[str], value: Any, query_id: str) -> Exception:

@@ -5,8 +5,9 @@ The run and the reference (their columns the plan reads) get each row's part num
 ``partitions`` partitions; each pair of partitions gives its queries' values
 (``map_partitions``), which for the means are gathered in one partition and averaged.
 The whole run's query keys and those the reference holds are counted by a task of the
-graph, which warns (on the client, through ``distributed.warn`` from a worker) before
-the values are released: nothing is computed at the call. The queries where a
+graph, which warns (on the client, through ``distributed.warn`` from a worker) once
+every part has computed its values (a run a part refuses warns of nothing, as on one
+machine) and before the values are released: nothing is computed at the call. The queries where a
 correlation is null for its ties are marked in each part's values; the means' task
 (which holds every query) or, for per-query values, a task reading every partition's
 tally warns of them once, as one machine does.
@@ -34,7 +35,7 @@ from polars_irmetrics.engines._agreement import (
     warn_on_tied,
 )
 from polars_irmetrics.engines._dask_coverage import emitter
-from polars_irmetrics.engines._dask_frames import after, meta, to_pandas, to_table
+from polars_irmetrics.engines._dask_frames import computed, meta, to_pandas, to_table
 from polars_irmetrics.engines._dask_lists import listed_schema
 from polars_irmetrics.engines._ope_dask import Tag, _shuffled
 from polars_irmetrics.engines._partition import _to_arrow, as_polars_frame, warned_to
@@ -61,7 +62,6 @@ def agreement_frame(
     job = prepare_agreement(
         listed_schema(run, options), listed_schema(reference, options), metrics, options
     )
-    warned = _warned(job, run, reference)
     query_id = job.options.query_id
     runs = _shuffled(run[list(job.run_schema)], query_id, count, tag)
     others = _shuffled(reference[list(job.reference_schema)], query_id, count, tag)
@@ -74,25 +74,29 @@ def agreement_frame(
         enforce_metadata=False,
         align_dataframes=False,
     )
+    # once every part has computed its values (a run a part refuses warns of nothing, as
+    # on one machine), and before the ties' warning (one machine's order)
+    values, done = computed(values)
+    warned = _warned(job, run, reference, done)
     if not job.options.per_query:
         values = values.repartition(npartitions=1).map_partitions(
-            _finish, job, meta=meta(job.result_schema), enforce_metadata=False
+            _finish, job, warned, meta=meta(job.result_schema), enforce_metadata=False
         )
     else:  # released once a task has added up every part's ties' marks and warned
         parts = values.to_delayed()
-        tied = delayed(_warn_tied)(job, *(delayed(_tally_of)(job, p) for p in parts))
+        tied = delayed(_warn_tied)(job, warned, *(delayed(_tally_of)(job, p) for p in parts))
         kept = [delayed(_values_of)(job, p, tied) for p in parts]
         values = dd.from_delayed(kept, meta=meta(job.per_query_schema), verify_meta=False)
-    return values.map_partitions(after, warned, meta=values._meta)
+    return values
 
 
 def _part(run: pd.DataFrame, reference: pd.DataFrame, *, job: AgreementJob) -> pd.DataFrame:
     return to_pandas(agreement_part(job, to_table(run), to_table(reference)))
 
 
-def _finish(values: pd.DataFrame, job: AgreementJob) -> pd.DataFrame:
+def _finish(values: pd.DataFrame, job: AgreementJob, _warned: bool) -> pd.DataFrame:
     """The means of every query's values, in one partition, whose task warns of the
-    correlations null for their ties first."""
+    correlations null for their ties first (after the reference's warning, ``_warned``)."""
     kept, tally = split_marks(job, to_table(values))
     warned_to(lambda: warn_on_tied(job, [tally]), emitter(IrmWarning))
     return to_pandas(agreement_finish(job, kept))
@@ -102,7 +106,7 @@ def _tally_of(job: AgreementJob, values: pd.DataFrame) -> pl.DataFrame:
     return split_marks(job, to_table(values))[1]
 
 
-def _warn_tied(job: AgreementJob, *tallies: pl.DataFrame) -> bool:
+def _warn_tied(job: AgreementJob, _warned: bool, *tallies: pl.DataFrame) -> bool:
     return warned_to(lambda: warn_on_tied(job, tallies), emitter(IrmWarning))
 
 
@@ -110,9 +114,12 @@ def _values_of(job: AgreementJob, values: pd.DataFrame, warned: bool) -> pd.Data
     return to_pandas(split_marks(job, to_table(values))[0])
 
 
-def _warned(job: AgreementJob, run: dd.DataFrame, reference: dd.DataFrame) -> Delayed:
+def _warned(
+    job: AgreementJob, run: dd.DataFrame, reference: dd.DataFrame, done: Delayed
+) -> Delayed:
     """The task that warns when the reference lacks most of the run's queries, from the
-    whole run's distinct query keys and those the reference holds (on its keys)."""
+    whole run's distinct query keys and those the reference holds (on its keys), once
+    ``done`` has run (every part's values computed)."""
     on = reference_keys(job)
     held = f"{INTERNAL}held"
     doc = job.options.doc_id
@@ -137,7 +144,7 @@ def _warned(job: AgreementJob, run: dd.DataFrame, reference: dd.DataFrame) -> De
     counts = (joined[held].size, joined[held].count(), docs[held].size, docs[held].count())
     systems = list(job.options.system_keys)
     if not systems:
-        return delayed(_warn)(job, *counts)
+        return delayed(_warn)(job, done, *counts)
     # each system's counts too: a system the reference mostly lacks is named
     system_docs = _long_rows(
         run, run_schema, [*systems, doc], doc, run_lists, explode=True, ids=ids["reference"]
@@ -147,7 +154,7 @@ def _warned(job: AgreementJob, run: dd.DataFrame, reference: dd.DataFrame) -> De
         frame.groupby(systems)[held].agg(["size", "count"]).reset_index()
         for frame in (joined, system_docs)
     ]
-    return delayed(_warn)(job, *counts, *by_system)
+    return delayed(_warn)(job, done, *counts, *by_system)
 
 
 def _long_rows(
@@ -201,6 +208,7 @@ def _as_list(dtype: pl.DataType) -> pl.DataType:
 
 def _warn(
     job: AgreementJob,
+    _done: bool,
     total: int,
     matched: int,
     docs: int,

@@ -5,10 +5,11 @@ The run and the reference (their columns the plan reads) are paired by query has
 engine's part number, one ``mapInArrow`` task per partition), each task giving its
 queries' values; for the means they go to one partition, where one task averages them.
 The whole run's query keys and those the reference holds are counted on the driver for
-the warning; the queries where a correlation is null for its ties are counted by each
-task, whose tally an accumulator brings to the driver, which warns once the result is
-computed. :mod:`polars_irmetrics.engines.spark` computes the result at the call and
-passes its own part number and schema functions (this module does not import it).
+the warning, once the result is computed (a run a part refuses warns of nothing); the
+queries where a correlation is null for its ties are counted by each task, whose tally
+an accumulator brings to the driver, which warns after.
+:mod:`polars_irmetrics.engines.spark` computes the result at the call and passes its
+own part number and schema functions (this module does not import it).
 """
 
 from __future__ import annotations
@@ -55,11 +56,12 @@ def agreement_frame(
     spark_schema: SparkSchema,
 ) -> tuple[DataFrame, Callable[[], None]]:
     """:func:`polars_irmetrics.spark.evaluate`'s result for the rank-similarity metrics,
-    not yet computed (module doc), and the function that warns of the correlations
-    null for their ties once it is (each task hands its part's tally to an accumulator,
-    by its partition); the warning of the reference's queries is given now."""
+    not yet computed (module doc), and the function that warns once it is: of a
+    reference that lacks most of the run's queries, then of the correlations null for
+    their ties (each task hands its part's tally to an accumulator, by its partition).
+    A run a part refuses is refused before anything is warned about, as on one
+    machine."""
     job = prepare_agreement(arrow_of(run), arrow_of(reference), metrics, options)
-    _warn(job, run, reference)
     query_id = job.options.query_id
     keys = tuple(job.keys)
     values_schema = spark_schema(job.per_query_schema, keys)
@@ -71,6 +73,7 @@ def agreement_frame(
         return values
 
     def warn_tied() -> None:
+        _warn(job, run, reference)
         warn_on_tied(job, tallies.value.values())
 
     values = paired_map(

@@ -332,7 +332,9 @@ def evaluate(
             spark_schema=_spark_schema,
         )
         computed = _compute(result, spark, built.progress)
-        warn_tied()  # as one machine warns, from the tasks' tallies
+        # as one machine warns, once computed: the reference's queries, then the ties
+        # (from the tasks' tallies)
+        warn_tied()
         return computed
     if any(table is not None for table in given.values()):  # before the other routes
         check_sides("Spark", metrics, given)
