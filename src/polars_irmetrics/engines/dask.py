@@ -54,7 +54,14 @@ from polars_irmetrics.engines._dask_coverage import (
     released,
     summarized,
 )
-from polars_irmetrics.engines._dask_frames import after, arrow_of, meta, to_table, with_groups
+from polars_irmetrics.engines._dask_frames import (
+    after,
+    arrow_of,
+    computed,
+    meta,
+    to_table,
+    with_groups,
+)
 from polars_irmetrics.engines._dask_lists import dask_long_form, named_columns
 from polars_irmetrics.engines._dask_partitions import per_query_in_partitions
 from polars_irmetrics.engines._dask_progress import persist
@@ -526,6 +533,9 @@ def _evaluate(
         values = _per_query_shuffled(run, qrels, job, _partitions(run, partitions))
     warned = None
     if any(name == "groups" for name, _ in sides):  # groups= against the whole run's ids
+        # once every part has computed its values: a run a part refuses warns of nothing
+        # (one machine refuses it before it counts groups='s ids)
+        values, done = computed(values)
         (docs,) = run[[built.doc_id]].drop_duplicates(split_out=1).to_delayed()
         relevant = queried = None
         if qrels is not None and reads_relevant_group_ids(sides, metrics):  # ee_*, awrf
@@ -534,7 +544,7 @@ def _evaluate(
             judged = qrels[qrels[built.relevance] > 0][[built.query_id, built.doc_id]]
             (relevant,) = judged.drop_duplicates(split_out=1).to_delayed()
             (queried,) = run[[built.query_id]].drop_duplicates(split_out=1).to_delayed()
-        warned = delayed(_warn_on_group_ids)(docs, sides, metrics, built, relevant, queried)
+        warned = delayed(_warn_on_group_ids)(done, docs, sides, metrics, built, relevant, queried)
     # the parts' coverage rows, added up and warned about by compute() (_dask_coverage),
     # after groups='s warnings (one machine's order)
     if built.per_query:
@@ -588,13 +598,18 @@ def _after_history(
         if options.query_id in columns:
             held = interactions[[options.query_id]].drop_duplicates(split_out=1)
             held_users = held.to_delayed()[0]
+    # once the values are computed (and their warnings given): a run a part refuses
+    # warns of nothing, and the history's warning comes after the others, one machine's
+    # order (it counts the history's ids once the values are collected)
+    values, done = computed(values)
     warned = delayed(_warn_on_history)(
-        *ids, held_users, null_rows, sides, metrics, options, *by_system
+        done, *ids, held_users, null_rows, sides, metrics, options, *by_system
     )
     return values.map_partitions(after, warned, meta=values._meta)
 
 
 def _warn_on_history(
+    _computed: bool,
     users: pd.DataFrame,
     items: pd.DataFrame,
     held_users: pd.DataFrame | None,
@@ -606,8 +621,9 @@ def _warn_on_history(
     system_items: pd.DataFrame | None = None,
 ) -> bool:
     """The task that warns when the history mostly lacks the run's items (or holds none
-    of its users), and refuses its null ids, on the client that computes the result;
-    with systems=, each system's distinct users and items name a system it lacks."""
+    of its users), and refuses its null ids, on the client that computes the result,
+    once the values are computed (``_computed``); with systems=, each system's distinct
+    users and items name a system it lacks."""
     found = {options.query_id: system_users, options.doc_id: system_items}
     system_ids = {k: to_table(f) for k, f in found.items() if f is not None}
     return warn_on_history(
@@ -625,6 +641,7 @@ def _warn_on_history(
 
 
 def _warn_on_group_ids(
+    _computed: bool,
     docs: pd.DataFrame,
     sides: Any,
     metrics: Any,
@@ -635,7 +652,7 @@ def _warn_on_group_ids(
     """The task that warns when groups= mostly lacks the run's documents (its distinct
     ``doc_id`` values) or the judgments' relevant ones (their distinct ``query_id`` and
     ``doc_id`` pairs; ``queries``: the run's distinct ``query_id``), on the client that
-    computes the result."""
+    computes the result, once every part has computed its values (``_computed``)."""
     return warn_on_group_ids(
         to_table(docs),
         sides,
