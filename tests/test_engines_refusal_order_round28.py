@@ -14,6 +14,10 @@ own, beside the parts that refuse the run:
   after; it is the last now.
 * Spark: the reference's warning was given at the call, before the parts refused the
   run; it is given once the result is computed now.
+* Both: the off-policy estimators' support warning (the policy takes an action the log
+  never shows) was given at the call, before a part or the merge refused the log (a
+  bad propensity, a round the policy lacks); it is counted at the call still, and given
+  once the result is computed (Spark) or by the merge's task (Dask).
 * The rank-similarity metrics' checks of a run were read through its per-query values:
   a part whose queries the reference lacks (on Spark and Dask) had none and took a
   null query id, a document twice, ... as good rows. They are read whatever values the
@@ -35,7 +39,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from tests.helpers import engine_io
+from tests.helpers import docs_hook, engine_io
 from tests.test_engines_round13 import ENGINES
 from tests.test_engines_round14 import HISTORY, RUN
 
@@ -66,6 +70,10 @@ RANKED = pl.DataFrame(
     }
 )
 REFERENCE = RANKED.filter(pl.col("query_id") == "q0")
+
+#: a log whose logger chose 'a' in each of its 3 rounds; the policy takes 'b' too
+ALL_A = docs_hook("catalogue").EXAMPLE_OPE_LOG.with_columns(action=pl.lit("a"))
+POLICY = docs_hook("catalogue").EXAMPLE_OPE_POLICY.drop("q_hat")
 
 #: (id, run, metrics, side tables, options)
 CASES: list[tuple[str, pl.DataFrame, list[str], dict[str, pl.DataFrame], dict[str, Any]]] = [
@@ -98,6 +106,15 @@ CASES: list[tuple[str, pl.DataFrame, list[str], dict[str, pl.DataFrame], dict[st
     ("reference, per query, one rank", RANKED.with_columns(
         pl.when(pl.int_range(pl.len()) == 4).then(1).otherwise(pl.col("rank")).alias("rank")
     ), ["rbo"], {"reference": REFERENCE}, {"per_query": True}),
+    # the support warning (the policy takes an action the log never shows), refused in
+    # a part (a bad propensity), in the merge (a round the policy lacks), or not
+    ("support, bad pscore", ALL_A.with_columns(pscore=pl.Series([0.5, 0.0, 0.5])), ["ips"],
+     {"policy": POLICY}, {}),
+    ("support, per query, null reward", ALL_A.with_columns(reward=pl.Series([1.0, None, 1.0])),
+     ["ips"], {"policy": POLICY}, {"per_query": True}),
+    ("support, round lacking", ALL_A, ["ips"],
+     {"policy": POLICY.filter(pl.col("round_id") != 3)}, {}),
+    ("support, not refused", ALL_A, ["ips"], {"policy": POLICY}, {}),
 ]  # fmt: skip
 IDS = [c[0] for c in CASES]
 

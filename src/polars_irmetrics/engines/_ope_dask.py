@@ -12,8 +12,10 @@ second ``map_partitions`` that gives each partition's rows). The rewards' scale
 (:mod:`polars_irmetrics.ope.scale`) is found first, at the call: each partition's
 largest reward magnitude, from the log's reward column. The
 distinct actions (and positions) of the log and the policy are computed at the call
-for the support warning. :mod:`polars_irmetrics.engines.dask` passes its own part
-numbering (this module does not import it: it imports this one).
+for the support warning, which the merge's task gives once it has its values (a log
+refused by a part or by the merge warns of nothing, as on one machine).
+:mod:`polars_irmetrics.engines.dask` passes its own part numbering (this module does
+not import it: it imports this one).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import pandas as pd
 import polars as pl
 import pyarrow as pa
 
+from polars_irmetrics.engines._dask_coverage import emitter
 from polars_irmetrics.engines._dask_frames import arrow_of, meta, to_pandas, to_table
 from polars_irmetrics.engines._ope import (
     PEAK_SCHEMA,
@@ -46,8 +49,10 @@ from polars_irmetrics.engines._ope import (
     warn_slates,
     warn_support,
 )
-from polars_irmetrics.engines._partition import PART, as_polars_frame
+from polars_irmetrics.engines._partition import PART, Relay, as_polars_frame, warned_to
+from polars_irmetrics.errors import IrmWarning, SupportWarning
 from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import warn_from_plan
 from polars_irmetrics.ope.checks import slate_columns
 
 __all__ = ["ope_frame"]
@@ -68,8 +73,8 @@ def ope_frame(
 ) -> dd.DataFrame:
     """:func:`polars_irmetrics.dask.evaluate`'s result for the off-policy estimators
     (module doc): the parts' sums are computed now (the driver reads their scales, and
-    the support warning of ``by`` groups), the merge is lazy; the support warning is
-    given now."""
+    the support warning of ``by`` groups), the merge is lazy; the support warnings are
+    counted now and given by the merge's task once it has its values."""
     job = prepare_ope(
         arrow_of(log),
         arrow_of(policy),
@@ -78,8 +83,16 @@ def ope_frame(
         options,
     )
     job = _scaled(job, log)
-    _warn(job, log, policy)
-    _warn_slates(job, log, policy)
+    # the support warnings, counted now and given by the merge's task once it has its
+    # values (a log the parts or the merge refuse warns of nothing, as on one machine)
+    said: list[tuple[str, type[Warning]]] = []
+    keep = Relay(lambda text, kind: said.append((text, kind)), SupportWarning)
+
+    def support() -> None:
+        _warn(job, log, policy)
+        _warn_slates(job, log, policy)
+
+    warned_to(support, keep)
     round_id = job.options.round_id
     # a side table's row of a null round (or position) goes to the part of the log's
     # first row, whose checks refuse it (a part without a log row has none to carry it)
@@ -91,7 +104,7 @@ def ope_frame(
     # the parts' sums, now: read again where the whole log's sums need other scales
     # than 1 (weights all tiny or all huge)
     first = sums.compute()
-    warn_groups(job, to_table(first))  # by groups the policy supports none of
+    warned_to(lambda: warn_groups(job, to_table(first)), keep)  # by groups none supported
     again = rescaled_job(job, to_table(first))
     if again is None:
         sums = dd.from_pandas(first, npartitions=1)
@@ -99,7 +112,7 @@ def ope_frame(
         job = again
         sums = _sums(frames, job)
     merged = sums.repartition(npartitions=1).map_partitions(
-        _summarize, job, meta=meta(job.merged_schema), enforce_metadata=False
+        _summarize, job, tuple(said), meta=meta(job.merged_schema), enforce_metadata=False
     )
     if not job.options.per_query:
         return merged
@@ -192,8 +205,23 @@ def _rows(
     return to_pandas(ope_rows(job, weights, to_table(log), to_table(policy), model))
 
 
-def _summarize(sums: pd.DataFrame, job: OpeJob) -> pd.DataFrame:
-    return to_pandas(ope_summary(job, to_table(sums)))
+def _summarize(
+    sums: pd.DataFrame, job: OpeJob, said: tuple[tuple[str, type[Warning]], ...]
+) -> pd.DataFrame:
+    """The merged values of every part's sums; then the support warnings counted at the
+    call (``said``), and the merge's own after them, from this task (a merge that
+    refuses the log gives none)."""
+    merged: list[pa.Table] = []
+    own: list[tuple[str, type[Warning]]] = []
+    keep = Relay(lambda text, kind: own.append((text, kind)), IrmWarning)
+    warned_to(lambda: merged.append(ope_summary(job, to_table(sums))), keep)
+    emit = emitter()
+    for text, kind in (*said, *own):
+        if emit is None:
+            warn_from_plan(text, kind)
+        else:
+            emit(text, kind)
+    return to_pandas(merged[0])
 
 
 def _scaled(job: OpeJob, log: dd.DataFrame) -> OpeJob:

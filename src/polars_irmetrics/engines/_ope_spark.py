@@ -12,7 +12,8 @@ one partition, where one task merges them into the result (``per_query=True``: e
 (:mod:`polars_irmetrics.ope.scale`) is found first, at the call: one ``mapInArrow`` over
 the log's reward column gives each partition's largest magnitude. The
 distinct actions (and positions) of the log and the policy are gathered on the driver
-for the support warning. :mod:`polars_irmetrics.engines.spark` computes the result at
+for the support warning, given once the result is computed (a log the tasks refuse
+warns of nothing, as on one machine). :mod:`polars_irmetrics.engines.spark` computes the result at
 the call, as for the other metrics, and passes its own part number and schema functions
 (this module does not import it: it imports this one).
 """
@@ -47,12 +48,18 @@ from polars_irmetrics.engines._ope import (
     warn_slates,
     warn_support,
 )
-from polars_irmetrics.engines._partition import PART, arrow_schema, as_polars_frame
+from polars_irmetrics.engines._partition import (
+    PART,
+    Relay,
+    arrow_schema,
+    as_polars_frame,
+    warned_to,
+)
 from polars_irmetrics.engines._spark_arrow import arrow_of
 from polars_irmetrics.engines._spark_pairs import PartOf, carrying
-from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.errors import InvalidValueError, SupportWarning
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import INTERNAL
+from polars_irmetrics.ground.validate import INTERNAL, warn_from_plan
 from polars_irmetrics.ope.checks import slate_columns
 
 __all__ = ["ope_frame"]
@@ -75,11 +82,12 @@ def ope_frame(
     part: PartOf,
     spark_schema: SparkSchema,
     gather: Callable[[DataFrame], DataFrame],
-) -> DataFrame:
+) -> tuple[DataFrame, Callable[[], None]]:
     """:func:`polars_irmetrics.spark.evaluate`'s result for the off-policy estimators,
-    not yet computed (module doc); the support warning is given now. ``gather``
-    computes a frame now (the engine's, raising a task's library error as ours): the
-    first pass of ``per_query=True``."""
+    not yet computed (module doc), and the function that gives the support warnings,
+    counted now, once it is (a log the parts or the merge refuse warns of nothing, as
+    on one machine). ``gather`` computes a frame now (the engine's, raising a task's
+    library error as ours): the first pass of ``per_query=True``."""
     job = prepare_ope(
         arrow_of(log),
         arrow_of(policy),
@@ -88,8 +96,19 @@ def ope_frame(
         options,
     )
     job = _scaled(job, log, spark_schema, gather)
-    _warn(job, log, policy, spark_schema)
-    _warn_slates(job, log, policy)
+    said: list[tuple[str, type[Warning]]] = []
+    keep = Relay(lambda text, kind: said.append((text, kind)), SupportWarning)
+
+    def support() -> None:
+        _warn(job, log, policy, spark_schema)
+        _warn_slates(job, log, policy)
+
+    warned_to(support, keep)
+
+    def warn() -> None:
+        for text, kind in said:
+            warn_from_plan(text, kind)
+
     frames = [log, policy, reward_model]
     round_id = job.options.round_id
     renamed = [
@@ -149,7 +168,7 @@ def ope_frame(
     # than 1 (weights all tiny or all huge), the shuffle's files read again
     parts = gather(shuffled.mapInArrow(sums_of(job), parts_schema))
     first = parts.toArrow().rename_columns(names)
-    warn_groups(job, first)  # by groups the policy supports none of
+    warned_to(lambda: warn_groups(job, first), keep)  # by groups the policy supports none of
     again = rescaled_job(job, first)
     if again is not None:
         job = again
@@ -168,7 +187,7 @@ def ope_frame(
     # one partition holds every part's sums: one row per by group, even for none
     merged = parts.repartition(1).mapInArrow(everything, merged_schema).toDF(*job.merged_schema)
     if not job.options.per_query:
-        return merged
+        return merged, warn
     # per_query: the first pass (each by group's mean weight, the whole log's checks)
     # runs now; its few rows are broadcast to the second, each partition's rows
     weights = gather(merged).toArrow()  # Arrow as every route reads (no pandas' warnings)
@@ -181,7 +200,7 @@ def ope_frame(
         table = carrying(ope_rows, job, weights, *sides(found))
         yield from table.rename_columns(result_schema.names).to_batches()
 
-    return shuffled.mapInArrow(rows, result_schema).toDF(*job.result_schema)
+    return shuffled.mapInArrow(rows, result_schema).toDF(*job.result_schema), warn
 
 
 def _scaled(

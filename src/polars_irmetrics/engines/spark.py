@@ -365,7 +365,7 @@ def evaluate(
         if reward_model is not None:
             _ensure_frame(reward_model, "reward_model")
         spark = run.sparkSession
-        result = ope_frame(
+        result, warn = ope_frame(
             run,
             names,
             policy=policy,
@@ -376,7 +376,9 @@ def evaluate(
             spark_schema=_spark_schema,
             gather=lambda frame: _compute(frame, spark, built.progress),
         )
-        return _compute(result, spark, built.progress)
+        computed = _compute(result, spark, built.progress)
+        warn()  # the support warnings, once the log is not refused (one machine's order)
+        return computed
     metrics = names
     metrics, predictions = prediction_route(
         "Spark", metrics, built, qrels=qrels, queries=queries, labels=labels
