@@ -18,6 +18,9 @@ own, beside the parts that refuse the run:
   never shows) was given at the call, before a part or the merge refused the log (a
   bad propensity, a round the policy lacks); it is counted at the call still, and given
   once the result is computed (Spark) or by the merge's task (Dask).
+* Spark: the propensity-scored metrics' coverage warning (a run that retrieves no
+  judged document) was counted and given at the call, before the parts refused the run;
+  it is given once the result is computed now.
 * The rank-similarity metrics' checks of a run were read through its per-query values:
   a part whose queries the reference lacks (on Spark and Dask) had none and took a
   null query id, a document twice, ... as good rows. They are read whatever values the
@@ -75,6 +78,14 @@ REFERENCE = RANKED.filter(pl.col("query_id") == "q0")
 ALL_A = docs_hook("catalogue").EXAMPLE_OPE_LOG.with_columns(action=pl.lit("a"))
 POLICY = docs_hook("catalogue").EXAMPLE_OPE_POLICY.drop("q_hat")
 
+#: a run that retrieves none of the judged documents
+UNJUDGED = pl.DataFrame(
+    {"query_id": ["q1"] * 3 + ["q2"] * 2, "doc_id": ["a", "b", "c", "a", "d"],
+     "rank": [1, 2, 3, 1, 2]}
+)  # fmt: skip
+FAR = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["x", "y"], "relevance": [1, 1]})
+PROPENSITIES = pl.DataFrame({"doc_id": ["x", "y"], "propensity": [0.5, 0.25]})
+
 #: (id, run, metrics, side tables, options)
 CASES: list[tuple[str, pl.DataFrame, list[str], dict[str, pl.DataFrame], dict[str, Any]]] = [
     # the history's warning (a metric of each user's values; of the items' counts; Elliot's)
@@ -115,6 +126,11 @@ CASES: list[tuple[str, pl.DataFrame, list[str], dict[str, pl.DataFrame], dict[st
     ("support, round lacking", ALL_A, ["ips"],
      {"policy": POLICY.filter(pl.col("round_id") != 3)}, {}),
     ("support, not refused", ALL_A, ["ips"], {"policy": POLICY}, {}),
+    # the propensity-scored metrics' coverage warning (Spark: counted on the driver)
+    ("propensities, twice", pl.concat([UNJUDGED, UNJUDGED.head(1)]), ["ps_ndcg@2"],
+     {"qrels": FAR, "propensities": PROPENSITIES}, {}),
+    ("propensities, not refused", UNJUDGED, ["ps_ndcg@2"],
+     {"qrels": FAR, "propensities": PROPENSITIES}, {}),
 ]  # fmt: skip
 IDS = [c[0] for c in CASES]
 

@@ -43,9 +43,11 @@ def ps_frame(
     options: EvalOptions,
     part: PartOf,
     spark_schema: SparkSchema,
-) -> DataFrame:
+) -> tuple[DataFrame, Callable[[], None]]:
     """:func:`polars_irmetrics.spark.evaluate`'s result for the propensity-scored
-    metrics, not yet computed (module doc); the propensities are gathered now."""
+    metrics, not yet computed (module doc), and the function that gives the coverage
+    warning once it is (a run the parts refuse warns of nothing, as on one machine);
+    the propensities are gathered now."""
     table = propensities.toArrow()
     job = prepare_ps(
         arrow_of(run),
@@ -58,7 +60,6 @@ def ps_frame(
     query_id = job.options.query_id
     parts_schema = spark_schema(job.part_schema, (query_id,))
     qrels_given = judgments_given(qrels, "the propensity-scored metrics")
-    _warn_on_judged(run, qrels_given, job.options)
 
     def evaluate(runs: pa.Table, judged: pa.Table | None) -> pa.Table:
         return carrying(ps_part, job, runs, judged)
@@ -73,7 +74,7 @@ def ps_frame(
         schema=parts_schema,
         prefix="q",
     )
-    return finished_in_one(
+    result = finished_in_one(
         parts,
         job.part_schema,
         job.result_schema,
@@ -81,6 +82,7 @@ def ps_frame(
         spark_schema,
         (query_id,),
     )
+    return result, partial(_warn_on_judged, run, qrels_given, job.options)
 
 
 def _warn_on_judged(run: DataFrame, qrels: DataFrame, options: EvalOptions) -> None:

@@ -345,7 +345,7 @@ def evaluate(
     if ps and propensities is not None:
         _ensure_frame(propensities, "propensities")
         spark = run.sparkSession
-        result = ps_frame(
+        result, warn = ps_frame(
             run,
             names,
             qrels=qrels,
@@ -355,7 +355,9 @@ def evaluate(
             part=_part,
             spark_schema=_spark_schema,
         )
-        return _compute(result, spark, built.progress)
+        computed = _compute(result, spark, built.progress)
+        warn()  # the coverage warning, once the run is not refused (one machine's order)
+        return computed
     tables = {"policy": policy, "reward_model": reward_model, "qrels": qrels}
     names, ope = ope_route(
         "Spark", metrics, built, {**tables, "queries": queries, "labels": labels}
