@@ -1235,8 +1235,14 @@ def evaluate_plan(
             return exposure
         # the other metrics (offline, recsys) from their own tables, joined by query
         others = [(label, r) for label, r in requests if r.route != "exposure"]
-        # groups= stays for the others where Elliot's item_mad reads it
-        only = ("target", *(() if any("groups" in r.reads for _, r in others) else ("groups",)))
+        # groups= stays for the others where Elliot's item_mad reads it, qrels= where
+        # one of them reads the judgments (the exposure measures read them here: a
+        # beyond-accuracy metric beside, which reads none, refused them as unread)
+        only = (
+            "target",
+            *(() if any("groups" in r.reads for _, r in others) else ("groups",)),
+            *(() if any("judgments" in r.reads for _, r in others) else ("qrels",)),
+        )
         rest = evaluate_plan(
             table,
             others,
