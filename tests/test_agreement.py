@@ -296,7 +296,7 @@ def _frame(**columns: Any) -> pl.DataFrame:
             _frame(query_id=["q"], doc_id=[1], score=[1.0]),
             _frame(query_id=["q"], doc_id=["1"], score=[1.0]),
             ColumnTypeError,
-            "column 'doc_id' is Int64 in the run and String in the reference",
+            "column 'doc_id' holds integers in the run (Int64) but strings in the reference",
         ),
     ],
 )

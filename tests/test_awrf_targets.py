@@ -235,7 +235,7 @@ BAD_PER_QUERY = [
     (
         PER_QUERY.with_columns(pl.col("query_id").cast(pl.Categorical).to_physical()),
         ColumnTypeError,
-        "column 'query_id' is String in the run and UInt32 in the target",
+        "column 'query_id' holds strings in the run (String) but integers in target= (UInt32)",
     ),
 ]
 

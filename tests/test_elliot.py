@@ -225,7 +225,7 @@ ERRORS: list[tuple[str, dict[str, Any], type[Exception], str]] = [
         "efd@5",
         {"interactions": pl.DataFrame({"query_id": [1], "doc_id": ["10"]})},
         ColumnTypeError,
-        "column 'doc_id' holds strings in the interactions (String) but integers in the run",
+        "column 'doc_id' holds integers in the run (Int64) but strings in the interactions",
     ),
 ]
 

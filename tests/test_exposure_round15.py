@@ -116,8 +116,8 @@ def test_ids_str_matches_the_group_names_its_error_names_it_for(numbered: Path) 
     refused = irm_in_process(*args, cwd=numbered)
     assert refused.returncode == 2
     assert refused.stderr == (
-        "irm: error: column 'group' holds strings in the groups (String) but integers in "
-        "the target (Int64); cast one side, e.g. --ids str (every id of every file read as "
+        "irm: error: column 'group' holds strings in --groups (String) but integers in "
+        "--target (Int64); cast one side, e.g. --ids str (every id of every file read as "
         "text)\n"
     )
     done = irm_in_process(*args, "--ids", "str", "--format", "csv", cwd=numbered)

@@ -174,8 +174,8 @@ def test_refusals() -> None:
         ),
         (
             ColumnTypeError,
-            "column 'doc_id' is String in the run and Int64 in the groups; the ids must be "
-            "of one kind to match: cast one, e.g. pl.col('doc_id').cast(pl.String)",
+            "column 'doc_id' holds strings in the run (String) but integers in groups= "
+            "(Int64); cast one side, e.g. pl.col('doc_id').cast(pl.String) on both",
             lambda: irm.evaluate(
                 RUN, ["ee_loss"], qrels=QRELS, groups=pl.DataFrame({"doc_id": [1], "group": [1]})
             ),

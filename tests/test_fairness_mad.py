@@ -277,7 +277,7 @@ ERRORS: list[tuple[str, dict[str, Any], type[Exception], str]] = [
         "item_mad@3",
         _worked(groups=pl.DataFrame({"doc_id": ["10"], "group": [0]})),
         ColumnTypeError,
-        "column 'doc_id' holds strings in groups= (String) but integers in the run (Int64); "
+        "column 'doc_id' holds integers in the run (Int64) but strings in groups= (String); "
         "cast one side, e.g. pl.col('doc_id').cast(pl.String) on both",
     ),
     (

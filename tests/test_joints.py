@@ -432,8 +432,8 @@ REFUSED: list[tuple[str, list[str], dict[str, pl.DataFrame], dict[str, Any], typ
         {"qrels": QRELS, "groups": GROUPS.with_columns(pl.int_range(5).alias("doc_id"))},
         {},
         ColumnTypeError,
-        "column 'doc_id' is String in the run and Int64 in the groups; the ids must be of "
-        "one kind to match: cast one, e.g. pl.col('doc_id').cast(pl.String)",
+        "column 'doc_id' holds strings in the run (String) but integers in groups= (Int64); "
+        "cast one side, e.g. pl.col('doc_id').cast(pl.String) on both",
     ),
     (
         "target: integer groups",
@@ -441,8 +441,8 @@ REFUSED: list[tuple[str, list[str], dict[str, pl.DataFrame], dict[str, Any], typ
         {"qrels": QRELS, "groups": GROUPS, "target": TARGET.with_columns(group=pl.int_range(2))},
         {},
         ColumnTypeError,
-        "column 'group' holds strings in the groups (String) but integers in the target "
-        "(Int64); cast one side, e.g. pl.col('group').cast(pl.String) on both",
+        "column 'group' holds strings in groups= (String) but integers in target= (Int64); "
+        "cast one side, e.g. pl.col('group').cast(pl.String) on both",
     ),
     (
         "reference: integer queries",
@@ -450,8 +450,8 @@ REFUSED: list[tuple[str, list[str], dict[str, pl.DataFrame], dict[str, Any], typ
         {"reference": RUN.with_columns(pl.col("query_id").str.slice(1).cast(pl.Int64))},
         {},
         ColumnTypeError,
-        "column 'query_id' is String in the run and Int64 in the reference; the ids must be "
-        "of one kind to match: cast one, e.g. pl.col('query_id').cast(pl.String)",
+        "column 'query_id' holds strings in the run (String) but integers in the reference "
+        "(Int64); cast one side, e.g. pl.col('query_id').cast(pl.String) on both",
     ),
     (
         "interactions: integer items (recommendations)",
@@ -468,8 +468,8 @@ REFUSED: list[tuple[str, list[str], dict[str, pl.DataFrame], dict[str, Any], typ
         {"qrels": QRELS, "interactions": HISTORY.with_columns(pl.int_range(4).alias("doc_id"))},
         {},
         ColumnTypeError,
-        "column 'doc_id' holds integers in the interactions (Int64) but strings in the run "
-        "(String); cast one side, e.g. pl.col('doc_id').cast(pl.String) on both",
+        "column 'doc_id' holds strings in the run (String) but integers in the "
+        "interactions (Int64); cast one side, e.g. pl.col('doc_id').cast(pl.String) on both",
     ),
     (
         "queries: integer ids",

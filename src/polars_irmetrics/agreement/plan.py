@@ -46,6 +46,7 @@ from polars_irmetrics.ground.validate import (
     check_numeric,
     flag_error,
     id_kind,
+    id_kinds_error,
     key_dtype_error,
     kind_of,
     null_key_error,
@@ -145,12 +146,8 @@ def build_agreement_plan(
         againsts.append(rank_against(schema, options.order, options.rank, options.score))
     for column in (query_id, doc_id):
         kinds = id_kind(run_schema, column, "run"), id_kind(ref_schema, column, "reference")
-        if run_schema[column] != ref_schema[column] and kinds[0] != kinds[1]:
-            raise ColumnTypeError(
-                f"column {column!r} is {run_schema[column]} in the run and "
-                f"{ref_schema[column]} in the reference; the ids must be of one kind to "
-                f"match: cast one, e.g. pl.col({column!r}).cast(pl.String)"
-            )
+        if kinds[0] != kinds[1]:  # worded as every route words it
+            raise id_kinds_error(column, run_schema, "run", ref_schema, "reference")
     # a by key both sides carry: of one dtype, or ids of one kind cast to one (a join of
     # Int64 with String is polars' error)
     cast_keys = []

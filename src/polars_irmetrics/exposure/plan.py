@@ -16,7 +16,6 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_irmetrics.errors import (
-    ColumnTypeError,
     DuplicateError,
     InvalidValueError,
     MetricParameterError,
@@ -69,6 +68,7 @@ from polars_irmetrics.ground.validate import (
     check_numeric,
     flag_error,
     id_kind,
+    id_kinds_error,
     key_dtype_error,
     neither_order,
     null_ids_count,
@@ -207,7 +207,7 @@ def build_exposure_plan(
     # order='auto' reading the ranks beside a score column: the two checked alike
     against = rank_against(run_schema, options.order, options.rank, options.score)
     for column in (query_id, doc_id):
-        _same_kind(run_schema, qrels_schema, column, "judgments")
+        _same_kind(run_schema, qrels_schema, column, "judgments", "judgments")
     fair = [(label, r) for label, r in requests if r.metric.name in AWRF_MEASURES]
     segregation = [(label, r) for label, r in requests if r.metric.name in _SEGREGATION]
     dimensions: list[str] = ["group"]
@@ -218,7 +218,7 @@ def build_exposure_plan(
         dimensions = dimensions_of(group_schema, doc_id, grouped)
         for column in dimensions:
             id_kind(group_schema, column, "groups")
-        _same_kind(run_schema, group_schema, doc_id, "groups")
+        _same_kind(run_schema, group_schema, doc_id, "groups", "groups=")
         if dimensions == ["group"]:
             # a null group is no group (the document is in none), as a null dimension
             # of intersectional groups leaves the document out: not a group of its own
@@ -243,9 +243,10 @@ def build_exposure_plan(
             id_kind(target_schema, column, "target")
         check_numeric(target_schema, "target", "target", integer=False)
         if groups is not None:
-            check_id_kinds(groups.collect_schema(), "groups", target_schema, "target", dimensions)
+            group_schema = groups.collect_schema()
+            check_id_kinds(group_schema, "groups=", target_schema, "target=", dimensions)
         if per_query_target:
-            _same_kind(run_schema, target_schema, query_id, "target")
+            _same_kind(run_schema, target_schema, query_id, "target", "target=")
             if keys:
                 raise InvalidValueError(
                     f"a per-query target (target= with the column {query_id!r}) is not "
@@ -919,14 +920,12 @@ def _refuse_unread_target_columns(
         )
 
 
-def _same_kind(left: pl.Schema, right: pl.Schema, column: str, what: str) -> None:
+def _same_kind(left: pl.Schema, right: pl.Schema, column: str, what: str, named: str) -> None:
+    """Refuse ids of two kinds in the run and the table ``what`` (named ``named`` in the
+    refusal, as every route names it: :func:`id_kinds_error`)."""
     kinds = id_kind(left, column, "run"), id_kind(right, column, what)
     if kinds[0] != kinds[1]:
-        raise ColumnTypeError(
-            f"column {column!r} is {left[column]} in the run and {right[column]} in the "
-            f"{what}; the ids must be of one kind to match: cast one, e.g. "
-            f"pl.col({column!r}).cast(pl.String)"
-        )
+        raise id_kinds_error(column, left, "run", right, named)
 
 
 def _by_model(requests: Requests) -> dict[tuple[str, float], list[tuple[str, str]]]:

@@ -51,6 +51,7 @@ __all__ = [
     "flag_template",
     "held_tally",
     "id_kind",
+    "id_kinds_error",
     "integer_cast_fix",
     "interactions_by_keys",
     "interactions_tally",
@@ -400,12 +401,30 @@ def check_id_kinds(
             continue
         kinds = id_kind(first, column, first_name), id_kind(second, column, second_name)
         if kinds[0] != kinds[1]:
-            one, two = (n if n.endswith("=") else f"the {n}" for n in (first_name, second_name))
-            raise ColumnTypeError(
-                f"column {column!r} holds {kinds[0]}s in {one} ({first[column]}) "
-                f"but {kinds[1]}s in {two} ({second[column]}); cast one side, "
-                f"e.g. pl.col({column!r}).cast(pl.String) on both"
-            )
+            raise id_kinds_error(column, first, first_name, second, second_name)
+
+
+def id_kinds_error(
+    column: str, first: pl.Schema, first_name: str, second: pl.Schema, second_name: str
+) -> ColumnTypeError:
+    """The one refusal of an id column that holds strings in one table and integers in
+    the other (:func:`check_id_kinds`), worded alike by every route that matches two
+    tables on their ids, whichever metrics are asked for: the run first
+    (``first_name="run"``). A name that ends in ``=`` is an argument's (``"groups="``),
+    named as it is; another is a table's (``"judgments"``: "the judgments"). Both
+    columns are ids already checked (:func:`id_kind`).
+
+    >>> str(id_kinds_error("doc_id", pl.Schema({"doc_id": pl.Int64}), "run",
+    ...                    pl.Schema({"doc_id": pl.String}), "groups="))  # doctest: +ELLIPSIS
+    "column 'doc_id' holds integers in the run (Int64) but strings in groups= (String); ..."
+    """
+    kinds = kind_of(first[column]), kind_of(second[column])
+    one, two = (n if n.endswith("=") else f"the {n}" for n in (first_name, second_name))
+    return ColumnTypeError(
+        f"column {column!r} holds {kinds[0]}s in {one} ({first[column]}) "
+        f"but {kinds[1]}s in {two} ({second[column]}); cast one side, "
+        f"e.g. pl.col({column!r}).cast(pl.String) on both"
+    )
 
 
 def interactions_by_keys(

@@ -132,8 +132,9 @@ def build_offline_plan(
         require_columns(
             interactions.collect_schema(), needed, "interactions", side_ids_hint("run", needed)
         )
+    # the run first, as every route words ids of two kinds (the recommendations' metrics)
     check_id_kinds(
-        interactions.collect_schema(), "interactions", run_schema, "run", [query_id, doc_id]
+        run_schema, "run", interactions.collect_schema(), "interactions", [query_id, doc_id]
     )
     plan = _offline_plan(
         table,

@@ -37,7 +37,6 @@ from typing import Literal
 import polars as pl
 
 from polars_irmetrics.errors import (
-    ColumnTypeError,
     InvalidValueError,
     IrmWarning,
     MetricParameterError,
@@ -48,6 +47,7 @@ from polars_irmetrics.ground.validate import (
     INTERNAL,
     common_id_dtype,
     id_kind,
+    id_kinds_error,
     interactions_by_keys,
     require_columns,
     side_ids_hint,
@@ -105,7 +105,7 @@ def _checked_interactions(
         side_ids_hint("run", [user, item]),
     )
     casts = [
-        run_kind(schema, run_schema, column, "interactions", "the interactions", target[column])
+        run_kind(schema, run_schema, column, "interactions", "interactions", target[column])
         for column in (user, item)
     ]
     return interactions.select(*keys, *casts)
@@ -125,12 +125,8 @@ def run_kind(
     to it too); a side of the other kind is refused."""
     kind = id_kind(schema, column, frame)
     theirs = id_kind(run_schema, column, "run")
-    if kind != theirs:
-        raise ColumnTypeError(
-            f"column {column!r} holds {kind}s in {where} ({schema[column]}) but {theirs}s "
-            f"in the run ({run_schema[column]}); cast one side, e.g. "
-            f"pl.col({column!r}).cast(pl.String) on both"
-        )
+    if kind != theirs:  # worded as every route words it, the run first
+        raise id_kinds_error(column, run_schema, "run", schema, where)
     if target is None:
         target = common_id_dtype([schema[column], run_schema[column]])
     return pl.col(column).cast(target)

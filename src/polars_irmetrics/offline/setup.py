@@ -14,7 +14,7 @@ from typing import Literal
 
 import polars as pl
 
-from polars_irmetrics.errors import ColumnNotFoundError, ColumnTypeError, InvalidValueError
+from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError
 from polars_irmetrics.ground.options import (
     EvalOptions,
     key_keyword,
@@ -28,6 +28,7 @@ from polars_irmetrics.ground.validate import (
     check_numeric,
     common_id_dtype,
     id_kind,
+    id_kinds_error,
     key_dtype_error,
     neither_order,
     rank_against,
@@ -181,11 +182,7 @@ def resolve(
         for column, kind in ((query_id, query_kind), (doc_id, doc_kind)):
             other = id_kind(qrels_schema, column, "judgments")
             if other != kind:
-                raise ColumnTypeError(
-                    f"column {column!r} holds {kind}s in the run ({run_schema[column]}) but "
-                    f"{other}s in the judgments ({qrels_schema[column]}); cast one side, "
-                    f"e.g. pl.col({column!r}).cast(pl.String) on both"
-                )
+                raise id_kinds_error(column, run_schema, "run", qrels_schema, "judgments")
             if kind == "integer" and run_schema[column] != qrels_schema[column]:
                 cast_ids[column] = common_id_dtype([run_schema[column], qrels_schema[column]])
         qrels_keys = (*(k for k in by_keys if k in qrels_schema), query_id)
