@@ -24,6 +24,7 @@ from polars_irmetrics.cli.flags import (
     ranking_options,
     refuse_repeated_runs,
     refuse_trec_columns,
+    refuse_unread_formats,
 )
 from polars_irmetrics.comparison import plot
 from polars_irmetrics.comparison.api import compare, recorded_per_query
@@ -266,6 +267,7 @@ def run(args: argparse.Namespace) -> int:
     if len(paths) < 2:
         raise InvalidValueError(f"irm compare needs two or more runs; got only {paths[0]}")
     refuse_repeated_runs(paths)
+    refuse_unread_formats(args, args.qrels)
     fmt, plot_format = _check_outputs(args)
     names = _names(paths)
     for path in [*paths, *(p for p in (args.qrels, args.groups, args.target) if p)]:

@@ -26,6 +26,7 @@ __all__ = [
     "ranking_options",
     "refuse_repeated_runs",
     "refuse_trec_columns",
+    "refuse_unread_formats",
 ]
 
 #: (flag, keyword and default) of the run's and the judgments' columns.
@@ -178,6 +179,38 @@ def ranking_options(args: argparse.Namespace) -> dict[str, Any]:
     given: dict[str, Any] = {keyword: getattr(args, keyword) for _, keyword in COLUMN_FLAGS}
     given.update({name: getattr(args, name) for name in _OPTIONS})
     return given
+
+
+def refuse_unread_formats(
+    args: argparse.Namespace, qrels: str | None, *, sample: bool = False
+) -> None:
+    """Refuse ``--qrels-format`` given (not ``auto``) where no judgments file is read
+    (``qrels``: the file, or ``None``), and ``--run-format`` or ``--qrels-format`` beside
+    the bundled sample (``sample``: ``irm evaluate --sample``, ``irm demo``), whose
+    files are Parquet and detected as such: a format no file is read in would change
+    nothing (the flag that maps to nothing is refused, as an option no metric reads).
+
+    >>> refuse_unread_formats(argparse.Namespace(qrels_format="trec"), None)
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: --qrels-format trec is the format of the ...
+    """
+    if sample:
+        for flag in ("run_format", "qrels_format"):
+            value = getattr(args, flag)
+            if value != "auto":
+                name = "--" + flag.replace("_", "-")
+                raise InvalidValueError(
+                    f"{name} {value} is the format of a file named on the command line, and "
+                    "the bundled sample's runs and judgments are Parquet files, read as "
+                    f"such: drop {name} (it would change nothing), or name your files"
+                )
+    if qrels is None and args.qrels_format != "auto":
+        raise InvalidValueError(
+            f"--qrels-format {args.qrels_format} is the format of the judgments file "
+            "(--qrels), and none is given, so it would change nothing: drop --qrels-format, "
+            "or pass --qrels FILE"
+        )
 
 
 def refuse_repeated_runs(paths: Sequence[str]) -> None:

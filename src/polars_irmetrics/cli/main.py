@@ -42,6 +42,7 @@ from polars_irmetrics.cli.flags import (
     ids_as_text,
     refuse_repeated_runs,
     refuse_trec_columns,
+    refuse_unread_formats,
 )
 from polars_irmetrics.cli.keywords import as_flags, flags_of
 from polars_irmetrics.door.evaluate import Parsed, evaluate_tables
@@ -755,6 +756,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     if not runs:
         raise InvalidValueError("no run given: name one or more run files, or pass --sample")
     refuse_repeated_runs(runs)
+    refuse_unread_formats(args, qrels_source, sample=args.sample)
     if args.queries is not None and not args.by:
         raise InvalidValueError(
             f"--queries {args.queries} places each query in its --by groups, and no --by "

@@ -1,0 +1,175 @@
+"""Round 28's audit of two rules at every door: which checks run never depends on which
+metrics were asked for (the same bad tables give the same error, whichever family of
+metrics reads them), and an option nothing reads is refused, never ignored (here: the
+command line's format flags that name no file read)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import ColumnTypeError
+
+from .helpers import irm_in_process
+
+#: integer document ids in the run; every other table holds them as text
+RUN = pl.DataFrame(
+    {"query_id": ["q1", "q1", "q2", "q2"], "doc_id": [1, 2, 1, 3], "rank": [1, 2, 1, 2]}
+)
+QRELS = pl.DataFrame(
+    {"query_id": ["q1", "q2", "q1"], "doc_id": ["1", "1", "3"], "relevance": [1, 2, 0]}
+)
+GROUPS = pl.DataFrame({"doc_id": ["1", "2", "3"], "group": ["x", "y", "x"]})
+HISTORY = pl.DataFrame({"query_id": ["u9", "u9", "u8"], "doc_id": ["1", "2", "3"]})
+USERS = pl.DataFrame({"query_id": ["q1", "q2"], "group": ["m", "f"]})
+
+
+def _kinds(table: str) -> str:
+    """The one refusal of the run's integer documents beside ``table``'s text ones."""
+    return (
+        f"column 'doc_id' holds integers in the run (Int64) but strings in {table} (String); "
+        "cast one side, e.g. pl.col('doc_id').cast(pl.String) on both"
+    )
+
+
+#: (metric, its tables, the refusal): the same pair of tables is refused in the same
+#: words by every family that reads it (ee_loss once said "is Int64 in the run and
+#: String in the judgments; the ids must be of one kind", epc and
+#: serendipity(kind='kotkov') put the interactions first, item_mad and rnd named
+#: groups= two ways)
+KINDS: list[tuple[str, dict[str, pl.DataFrame], str]] = [
+    ("ndcg@10", {"qrels": QRELS}, _kinds("the judgments")),
+    ("bpref", {"qrels": QRELS}, _kinds("the judgments")),
+    ("ee_loss", {"qrels": QRELS, "groups": GROUPS}, _kinds("the judgments")),
+    ("awrf", {"qrels": QRELS, "groups": GROUPS}, _kinds("the judgments")),
+    ("item_mad@10", {"qrels": QRELS, "groups": GROUPS}, _kinds("the judgments")),
+    ("user_mad@10", {"qrels": QRELS, "user_groups": USERS}, _kinds("the judgments")),
+    (
+        "ps_ndcg@10",
+        {"qrels": QRELS, "propensities": GROUPS.select("doc_id", propensity=pl.lit(0.5))},
+        _kinds("the judgments"),
+    ),
+    ("catalog_coverage@10", {"interactions": HISTORY}, _kinds("the interactions")),
+    ("novelty@10", {"interactions": HISTORY}, _kinds("the interactions")),
+    (
+        "epc@10",
+        {
+            "qrels": QRELS.with_columns(doc_id=pl.col("doc_id").cast(pl.Int64)),
+            "interactions": HISTORY,
+        },
+        _kinds("the interactions"),
+    ),
+    (
+        "serendipity(kind='kotkov')@2",
+        {
+            "qrels": QRELS.with_columns(doc_id=pl.col("doc_id").cast(pl.Int64)),
+            "interactions": HISTORY,
+        },
+        _kinds("the interactions"),
+    ),
+    ("rnd", {"groups": GROUPS}, _kinds("groups=")),
+    (
+        "item_mad@10",
+        {"qrels": QRELS.with_columns(doc_id=pl.col("doc_id").cast(pl.Int64)), "groups": GROUPS},
+        _kinds("groups="),
+    ),
+    (
+        "ee_loss",
+        {"qrels": QRELS.with_columns(doc_id=pl.col("doc_id").cast(pl.Int64)), "groups": GROUPS},
+        _kinds("groups="),
+    ),
+    (
+        "rbo",
+        {"reference": RUN.with_columns(doc_id=pl.col("doc_id").cast(pl.String))},
+        _kinds("the reference"),
+    ),
+    ("map_avgjg", {"qrels_jg": QRELS.with_columns(jg=pl.lit("u"))}, _kinds("the qrels_jg")),
+]
+
+
+@pytest.mark.parametrize(
+    ("metric", "tables", "message"),
+    [pytest.param(*case, id=f"{case[0]}-{'-'.join(case[1])}") for case in KINDS],
+)
+def test_ids_of_two_kinds_are_refused_alike_by_every_family(
+    frame_kind: str, metric: str, tables: dict[str, pl.DataFrame], message: str
+) -> None:
+    lazy = frame_kind == "LazyFrame"
+    given: dict[str, Any] = {k: t.lazy() if lazy else t for k, t in tables.items()}
+    with pytest.raises(ColumnTypeError) as info:
+        irm.evaluate(RUN.lazy() if lazy else RUN, [metric], **given).lazy().collect()
+    assert str(info.value) == message
+
+
+def test_the_target_and_the_groups_are_named_as_their_keywords() -> None:
+    target = pl.DataFrame({"group": [1, 2], "target": [0.5, 0.5]})
+    run = RUN.with_columns(doc_id=pl.col("doc_id").cast(pl.String))
+    message = (
+        "column 'group' holds strings in groups= (String) but integers in target= (Int64); "
+        "cast one side, e.g. pl.col('group').cast(pl.String) on both"
+    )
+    with pytest.raises(ColumnTypeError, match=re.escape(message)):
+        irm.evaluate(run, ["awrf"], qrels=QRELS, groups=GROUPS, target=target)
+    per_query = pl.DataFrame({"query_id": [1], "group": ["x"], "target": [1.0]})
+    message = (
+        "column 'query_id' holds strings in the run (String) but integers in target= "
+        "(Int64); cast one side, e.g. pl.col('query_id').cast(pl.String) on both"
+    )
+    with pytest.raises(ColumnTypeError, match=re.escape(message)):
+        irm.evaluate(run, ["awrf"], qrels=QRELS, groups=GROUPS, target=per_query)
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Path:
+    (tmp_path / "qrels").write_text("q1 0 a 1\nq1 0 b 2\n")
+    (tmp_path / "run").write_text("q1 Q0 a 1 2.0 r\nq1 Q0 b 2 1.0 r\n")
+    (tmp_path / "other").write_text("q1 Q0 b 1 2.0 s\nq1 Q0 a 2 1.0 s\n")
+    return tmp_path
+
+
+_NO_QRELS = (
+    "irm: error: --qrels-format trec is the format of the judgments file (--qrels), and "
+    "none is given, so it would change nothing: drop --qrels-format, or pass --qrels FILE\n"
+)
+
+
+def _sample(flag: str, value: str) -> str:
+    return (
+        f"irm: error: {flag} {value} is the format of a file named on the command line, and "
+        "the bundled sample's runs and judgments are Parquet files, read as such: drop "
+        f"{flag} (it would change nothing), or name your files\n"
+    )
+
+
+#: a format flag no file is read in was ignored (--qrels-format without --qrels), or
+#: failed on the sample's Parquet as "binary data, not text" (--sample --run-format trec)
+UNREAD_FORMATS = [
+    (["evaluate", "run", "-m", "rbo", "--reference", "other", "--qrels-format", "trec"],
+     _NO_QRELS),
+    (["compare", "run", "other", "-m", "rbo", "--qrels-format", "trec"], _NO_QRELS),
+    (["evaluate", "--sample", "-m", "ndcg@10", "--run-format", "trec"],
+     _sample("--run-format", "trec")),
+    (["evaluate", "--sample", "-m", "ndcg@10", "--qrels-format", "trec"],
+     _sample("--qrels-format", "trec")),
+    (["demo", "--qrels-format", "parquet"], _sample("--qrels-format", "parquet")),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("args", "stderr"), UNREAD_FORMATS, ids=lambda v: str(v)[:40])
+def test_a_format_flag_no_file_is_read_in_is_refused(
+    files: Path, args: list[str], stderr: str
+) -> None:
+    done = irm_in_process(*args, cwd=files)
+    assert (done.returncode, done.stderr) == (2, stderr)
+
+
+def test_a_format_flag_of_a_file_read_is_taken(files: Path) -> None:
+    args = ["evaluate", "run", "--qrels", "qrels", "--qrels-format", "trec", "-m", "P@1"]
+    done = irm_in_process(*args, "--run-format", "trec", "--format", "csv", cwd=files)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == "num_q,P@1\n1,1.0\n"
