@@ -266,13 +266,13 @@ def _frame(**columns: Any) -> pl.DataFrame:
             _frame(query_id=["q", "q"], doc_id=["a", "a"], score=[2.0, 1.0]),
             _frame(query_id=["q"], doc_id=["a"], score=[1.0]),
             DuplicateError,
-            "the run lists a document twice in query 'q'",
+            "column 'doc_id' of the run: query 'q' has 1 repeated listing(s)",
         ),
         (
             _frame(query_id=["q"], doc_id=["a"], score=[1.0]),
             _frame(query_id=["q", "q"], doc_id=["a", None], score=[2.0, 1.0]),
             InvalidValueError,
-            "the reference has a null document id in query 'q'",
+            "column 'doc_id' of the reference (reference=) has 1 null value(s) in query 'q'",
         ),
         (
             _frame(query_id=["q", None], doc_id=["a", "b"], score=[1.0, 1.0]),
@@ -284,13 +284,13 @@ def _frame(**columns: Any) -> pl.DataFrame:
             _frame(query_id=["q"], doc_id=["a"], score=[float("nan")]),
             _frame(query_id=["q"], doc_id=["a"], score=[1.0]),
             InvalidValueError,
-            "column 'score' of the run has null or NaN values in query 'q'",
+            "column 'score' of the run has 1 NaN value(s) in query 'q'",
         ),
         (
             _frame(query_id=["q", "q"], doc_id=["a", "b"], rank=[1, 1]),
             _frame(query_id=["q"], doc_id=["a"], score=[1.0]),
             DuplicateError,
-            "the run has two documents at one 'rank' in query 'q'",
+            "column 'rank' of the run: query 'q' has 1 duplicate rank(s)",
         ),
         (
             _frame(query_id=["q"], doc_id=[1], score=[1.0]),

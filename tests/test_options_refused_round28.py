@@ -6,6 +6,7 @@ command line's format flags that name no file read)."""
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -173,3 +174,122 @@ def test_a_format_flag_of_a_file_read_is_taken(files: Path) -> None:
     done = irm_in_process(*args, "--run-format", "trec", "--format", "csv", cwd=files)
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout == "num_q,P@1\n1,1.0\n"
+
+
+# ------------------------------------------ one bad run: one error, whichever family
+BASE = pl.DataFrame(
+    {"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["a", "b", "a", "c"], "rank": [1, 2, 1, 2]}
+)
+TEXT_QRELS = pl.DataFrame(
+    {"query_id": ["q1", "q2", "q1"], "doc_id": ["a", "a", "c"], "relevance": [1, 2, 0]}
+)
+TEXT_GROUPS = pl.DataFrame({"doc_id": ["a", "b", "c"], "group": ["x", "y", "x"]})
+#: one metric of each family that reads a ranked run, with the tables it reads
+FAMILIES: dict[str, dict[str, pl.DataFrame]] = {
+    "ndcg@10": {"qrels": TEXT_QRELS},
+    "catalog_coverage@10": {"interactions": HISTORY.with_columns(doc_id=pl.lit("a"))},
+    "ee_loss": {"qrels": TEXT_QRELS, "groups": TEXT_GROUPS},
+    "item_mad@10": {"qrels": TEXT_QRELS, "groups": TEXT_GROUPS},
+    "ps_ndcg@10": {
+        "qrels": TEXT_QRELS,
+        "propensities": TEXT_GROUPS.select("doc_id", propensity=pl.lit(0.5)),
+    },
+    "rbo": {"reference": BASE.with_columns(pl.col("rank").cast(pl.Int64))},
+    "kendall_tau@10": {"reference": BASE.with_columns(pl.col("rank").cast(pl.Int64))},
+}
+_WHEN_C = pl.col("doc_id") == "c"
+_SCORED = BASE.drop("rank").with_columns(score=pl.Series([1.0, 2.0, 1.0, 0.5]))
+#: (fault, the run, the one error): the rank-similarity metrics once worded each in
+#: their own words ("the run lists a document twice in query 'q1'", "column 'score' of
+#: the run has null or NaN values") and raised a rank below 1 before a duplicate
+RUN_FAULTS: list[tuple[str, pl.DataFrame, type[Exception], str]] = [
+    (
+        "null document",
+        BASE.with_columns(doc_id=pl.when(_WHEN_C).then(None).otherwise("doc_id")),
+        irm.InvalidValueError,
+        "column 'doc_id' of the run has 1 null value(s) in query 'q2'; every row needs a "
+        "document id: drop them, e.g. .drop_nulls('doc_id')",
+    ),
+    (
+        "document twice",
+        pl.concat([BASE, BASE.head(1).with_columns(rank=pl.lit(3, pl.Int64))]),
+        irm.DuplicateError,
+        "column 'doc_id' of the run: query 'q1' has 1 repeated listing(s) (each of a "
+        "document listed before in the query); each (query, document) pair may appear once "
+        "(trec_eval refuses such runs too): keep one row per document, e.g. "
+        ".unique(['query_id', 'doc_id'])",
+    ),
+    (
+        "document twice beside a rank below 1",
+        pl.concat(
+            [
+                BASE.with_columns(rank=pl.when(_WHEN_C).then(0).otherwise("rank")),
+                BASE.head(1).with_columns(rank=pl.lit(3, pl.Int64)),
+            ]
+        ),
+        irm.DuplicateError,
+        "column 'doc_id' of the run: query 'q1' has 1 repeated listing(s) (each of a "
+        "document listed before in the query); each (query, document) pair may appear once "
+        "(trec_eval refuses such runs too): keep one row per document, e.g. "
+        ".unique(['query_id', 'doc_id'])",
+    ),
+    (
+        "null rank",
+        BASE.with_columns(rank=pl.when(_WHEN_C).then(None).otherwise("rank")),
+        irm.InvalidValueError,
+        "column 'rank' of the run has 1 null value(s) in query 'q2'; every retrieved "
+        "document needs a rank: fill or drop them, or rank by score with order='score'",
+    ),
+    (
+        "two documents at one rank",
+        BASE.with_columns(rank=pl.lit(1, pl.Int64)),
+        irm.DuplicateError,
+        "column 'rank' of the run: query 'q1' has 1 duplicate rank(s); each rank may hold "
+        "one document: break the ties, or rank by score with order='score'",
+    ),
+    (
+        "NaN score",
+        _SCORED.with_columns(score=pl.when(_WHEN_C).then(float("nan")).otherwise("score")),
+        irm.InvalidValueError,
+        "column 'score' of the run has 1 NaN value(s) in query 'q2'; NaN cannot be ranked: "
+        "replace them, e.g. pl.col('score').fill_nan(float('-inf'))",
+    ),
+    (
+        "null score",
+        _SCORED.with_columns(score=pl.when(_WHEN_C).then(None).otherwise("score")),
+        irm.InvalidValueError,
+        "column 'score' of the run has 1 null value(s) in query 'q2'; every document needs "
+        "a score to be ranked: fill or drop them, e.g. .drop_nulls('score')",
+    ),
+]
+
+
+@pytest.mark.parametrize("metric", list(FAMILIES))
+@pytest.mark.parametrize(
+    ("run", "error", "message"),
+    [pytest.param(*case[1:], id=case[0]) for case in RUN_FAULTS],
+)
+def test_one_bad_run_is_refused_alike_by_every_family(
+    frame_kind: str, metric: str, run: pl.DataFrame, error: type[Exception], message: str
+) -> None:
+    lazy = frame_kind == "LazyFrame"
+    given: dict[str, Any] = {k: t.lazy() if lazy else t for k, t in FAMILIES[metric].items()}
+    if "score" in run.columns and "reference" in given:  # one order on both sides
+        given["reference"] = given["reference"].drop("rank").with_columns(score=pl.lit(1.0))
+    table = run.lazy() if lazy else run
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the families' coverage notes
+        with pytest.raises(error) as info:
+            irm.evaluate(table, [metric], **given).lazy().collect()
+    assert str(info.value) == message
+
+
+def test_a_bad_reference_is_named_with_its_keyword() -> None:
+    reference = BASE.with_columns(doc_id=pl.when(_WHEN_C).then(None).otherwise("doc_id"))
+    message = (
+        "column 'doc_id' of the reference (reference=) has 1 null value(s) in query 'q2'; "
+        "every row needs a document id: drop them, e.g. .drop_nulls('doc_id')"
+    )
+    with pytest.raises(irm.InvalidValueError) as info:
+        irm.evaluate(BASE, ["rbo"], reference=reference)
+    assert str(info.value) == message

@@ -33,7 +33,6 @@ from polars_irmetrics.agreement.rbo import BA, BB, NA, NB, TA, TB, RboSpec, rbo_
 from polars_irmetrics.agreement.ties import tied_column, tied_columns, with_ties_warning
 from polars_irmetrics.errors import (
     ColumnTypeError,
-    DuplicateError,
     InvalidValueError,
     MetricParameterError,
     QuerySetError,
@@ -779,22 +778,31 @@ def _checks(
         (run, "run", keys, sides[0], samples[0], againsts[0]),
         (reference, "reference", ref_keys, sides[1], samples[1], againsts[1]),
     ):
+        # each query's count of each fault, named as RUN_FLAGS names it: the ranking
+        # metrics' checks, in their words and order (which checks run, and how they
+        # read, never depends on which metrics were asked for)
         value = pl.col(order).cast(pl.Float64)
         per_query = [
-            pl.col(doc_id).is_null().any().alias("null doc"),
-            (pl.col(doc_id).n_unique() < pl.len()).alias("duplicate doc"),
-            (value.is_null() | value.is_nan()).any().alias("bad value"),
+            pl.col(doc_id).null_count().alias("null_doc"),
+            (pl.len() - pl.col(doc_id).n_unique()).alias("dup_doc"),
         ]
+        if use_rank:
+            per_query += [
+                pl.col(order).null_count().alias("null_rank"),
+                (pl.col(order) < 1).sum().alias("bad rank"),
+                (pl.len() - pl.col(order).n_unique()).alias("dup_rank"),
+            ]
+        else:
+            per_query += [
+                value.null_count().alias("null_score"),
+                value.is_nan().sum().alias("nan_score"),
+            ]
         if sample is not None:  # null a value of its own
             per_query.append(pl.col(sample).n_unique().cast(pl.Int64).alias("samples"))
-        if use_rank:
-            per_query.append((pl.col(order).n_unique() < pl.len()).alias("duplicate rank"))
-            per_query.append((pl.col(order) < 1).sum().alias("bad rank"))
         if against is not None:  # repeated ranks are refused before it is read
             score = against_value(against, frame.collect_schema()[against])
             per_query.append(disagreements(order, score).alias("two orders"))
         grouped = frame.group_by(group).agg(per_query)
-        query = pl.col(query_id).cast(pl.String)
         # a null by= or systems= key, refused as the ranking metrics refuse it
         flags = []
         if sample is not None:  # first: a sample's documents recur in the others
@@ -813,15 +821,11 @@ def _checks(
             if key != query_id
         ]
         flags.append(pl.col(query_id).is_null().any().alias(f"{_BAD}|{what}|null query"))
-        if use_rank:  # the first query (as text, as the others) with a rank below 1
-            flags.append(_first_counted(query_id, "bad rank", f"{_BAD}|{what}|bad rank|{order}"))
-        for kind in ("null doc", "duplicate doc", "bad value", "duplicate rank"):
-            if kind == "duplicate rank" and not use_rank:
-                continue
-            name = f"{_BAD}|{what}|{kind}" + (
-                f"|{order}" if kind in ("bad value", "duplicate rank") else ""
-            )
-            flags.append(query.filter(pl.col(kind)).min().alias(name))
+        counted = ["null_doc", "dup_doc"]
+        counted += ["null_rank", "bad rank", "dup_rank"] if use_rank else _SCORE_FLAGS
+        for kind in counted:  # the first query (in order) and its count
+            column = doc_id if kind in ("null_doc", "dup_doc") else order
+            flags.append(_first_counted(query_id, kind, f"{_BAD}|{what}|{kind}|{column}"))
         if against is not None:  # the first query, as a bad rank's
             name = f"{_BAD}|{what}|two orders|{order}|{against}"
             listed = isinstance(order, ListOrder) if what == "run" else reference_lists
@@ -830,6 +834,13 @@ def _checks(
             flags.append(_first_counted(query_id, "two orders", name))
         rows.append(grouped.select(flags))
     return pl.concat(rows, how="horizontal")
+
+
+#: The checks of a side ranked by its scores (:func:`_checks`), as RUN_FLAGS names them.
+_SCORE_FLAGS = ["null_score", "nan_score"]
+#: The checks :func:`_checks` counts per query, raised by
+#: :func:`~polars_irmetrics.ground.validate.flag_error` in the ranking metrics' words.
+_COUNTED = ("null_doc", "dup_doc", "null_rank", "bad rank", "dup_rank", *_SCORE_FLAGS)
 
 
 def _first_counted(query_id: str, count: str, name: str) -> pl.Expr:
@@ -862,14 +873,14 @@ def _raise_on_bad(
         if value is None or value is False:
             continue
         _, what, kind, *column = name.split("|")
-        if kind in ("bad rank", "two orders") and value["query"] is None:
+        if kind in (*_COUNTED, "two orders") and value["query"] is None:
             continue
         # one plan raises the first flag, at its first query; a split evaluation
         # (buckets) the least of its parts' (ordered): the same
         place: object = value
         if kind == "sampled":
             place = [value[key] for key in value if key != "samples"]
-        elif kind in ("bad rank", "two orders"):
+        elif kind in (*_COUNTED, "two orders"):
             place = value["query"]
         elif value is True:
             place = ()
@@ -900,6 +911,11 @@ def _flag_error(what: str, kind: str, column: list[str], value: Any, query_id: s
         keyed = [f"{key}={value[key]!r}" for key in value if key not in (query_id, "samples")]
         shown += f" ({', '.join(keyed)})" if keyed else ""
         return sampled_error(column[0], shown, value["samples"], frame=what)
+    if kind in _COUNTED and kind != "bad rank":  # RUN_FLAGS' checks of one column
+        roles = {"doc_id": column[0], "rank": column[0], "score": column[0]}
+        return flag_error(
+            kind, {**roles, "query_id": query_id}, value["query"], value["n"], frame=_FRAMES[what]
+        )
     if kind in ("bad rank", "two orders"):  # RUN_FLAGS' bad_rank, two_orders
         lists = column[-1] == _LISTS  # a list-shaped run's positions (_checks)
         column = column[:-1] if lists else column
@@ -918,24 +934,4 @@ def _flag_error(what: str, kind: str, column: list[str], value: Any, query_id: s
         )
     if kind == "null key":
         return null_key_error(column[0], what)
-    if kind == "null query":  # in the ranking metrics' words
-        return null_key_error(query_id, what)
-    if kind == "null doc":
-        return InvalidValueError(
-            f"the {what} has a null document id in query {value!r}; fill or drop those rows"
-        )
-    if kind == "duplicate doc":
-        return DuplicateError(
-            f"the {what} lists a document twice in query {value!r}; a ranking holds "
-            "each document once: drop the duplicates, e.g. .unique(subset=[query_id, "
-            "doc_id])"
-        )
-    if kind == "duplicate rank":
-        return DuplicateError(
-            f"the {what} has two documents at one {column[0]!r} in query {value!r}; "
-            f"give distinct ranks, or rank by score (order='score') to compare tie groups"
-        )
-    return InvalidValueError(
-        f"column {column[0]!r} of the {what} has null or NaN values in query {value!r}; "
-        "rankings are read from it: fill or drop those rows"
-    )
+    return null_key_error(query_id, what)  # "null query", in the ranking metrics' words
