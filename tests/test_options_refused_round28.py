@@ -293,3 +293,35 @@ def test_a_bad_reference_is_named_with_its_keyword() -> None:
     with pytest.raises(irm.InvalidValueError) as info:
         irm.evaluate(BASE, ["rbo"], reference=reference)
     assert str(info.value) == message
+
+
+#: a table beside the run that holds no row: the ranking metrics checked the run, the
+#: rank-similarity metrics and the exposure measures (whose checks rode on a cross join
+#: with the values, empty here) accepted a bad run in silence
+EMPTY_BESIDE: dict[str, dict[str, pl.DataFrame]] = {
+    "ndcg@10": {"qrels": TEXT_QRELS.clear()},
+    "rbo": {"reference": BASE.clear().with_columns(pl.col("rank").cast(pl.Int64))},
+    "ee_loss": {"qrels": TEXT_QRELS.clear(), "groups": TEXT_GROUPS},
+    "awrf": {"qrels": TEXT_QRELS.clear(), "groups": TEXT_GROUPS},
+}
+
+
+@pytest.mark.parametrize("buckets", [None, 2])
+@pytest.mark.parametrize("metric", list(EMPTY_BESIDE))
+def test_a_bad_run_beside_an_empty_table_is_refused(
+    frame_kind: str, metric: str, buckets: int | None
+) -> None:
+    lazy = frame_kind == "LazyFrame"
+    run = RUN_FAULTS[0][1]  # a null document in q2
+    given: dict[str, Any] = {k: t.lazy() if lazy else t for k, t in EMPTY_BESIDE[metric].items()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # coverage notes: no query in common
+        with pytest.raises(irm.InvalidValueError) as info:
+            irm.evaluate(
+                run.lazy() if lazy else run, [metric], buckets=buckets, **given
+            ).lazy().collect()
+        assert str(info.value) == RUN_FAULTS[0][3]
+        good = run.drop_nulls()  # and a sound run beside it is evaluated
+        out = irm.evaluate(good, [metric], buckets=buckets, **EMPTY_BESIDE[metric])
+    assert isinstance(out, pl.DataFrame)
+    assert out["num_q"].to_list() == [0]

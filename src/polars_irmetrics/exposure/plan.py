@@ -64,6 +64,7 @@ from polars_irmetrics.ground.validate import (
     INTERNAL,
     JUDGMENT_COLUMNS_HINT,
     RUN_COLUMNS_HINT,
+    beside_checks,
     check_id_kinds,
     check_numeric,
     flag_error,
@@ -78,6 +79,7 @@ from polars_irmetrics.ground.validate import (
     rank_against,
     require_columns,
     unplaced_query_error,
+    valued,
     with_common_ids,
     with_tally,
 )
@@ -469,7 +471,7 @@ def build_exposure_plan(
         raise InvalidValueError("no expected-exposure metric requested")
     schema = values.collect_schema()
     checked = (
-        values.join(checks, how="cross")
+        beside_checks(values, checks)
         .map_batches(
             lambda frame: _raise_on_bad(
                 frame,
@@ -485,7 +487,7 @@ def build_exposure_plan(
                     "query_id": query_id,
                 },
                 judged_keys=[key for key in keys if key in qrels_schema],
-            ),
+            ).pipe(valued),
             schema=schema,
         )
         .select(schema.names())
