@@ -199,8 +199,14 @@ def test_engines_refuse_and_warn_as_one_machine(
     ("run", "message"),
     [
         (_nulled(RANKED, "query_id", 4), "column 'query_id' of the run has null values"),
-        (pl.concat([RANKED, RANKED.slice(4, 1)]), "the run lists a document twice in query 'q1'"),
-        (_nulled(RANKED, "doc_id", 4), "the run has a null document id in query 'q1'"),
+        (
+            pl.concat([RANKED, RANKED.slice(4, 1)]),
+            "column 'doc_id' of the run: query 'q1' has 1 repeated listing(s)",
+        ),
+        (
+            _nulled(RANKED, "doc_id", 4),
+            "column 'doc_id' of the run has 1 null value(s) in query 'q1'",
+        ),
     ],
     ids=["null query", "twice", "null document"],
 )
