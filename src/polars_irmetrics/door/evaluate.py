@@ -1409,14 +1409,7 @@ def evaluate_plan(
     # plan, for the accuracy metrics beside that read the catalogue's size too
     accuracy = routes.get("offline")
     if not accuracy:  # the ranking metrics read queries= (by= keys), these do not
-        _refuse_other_tables(
-            {"queries": queries},
-            (),
-            "the beyond-accuracy metrics (novelty@k, catalog_coverage@k, "
-            "intra_list_diversity@k...)",
-            "they read the recommendation table, interactions= and item_features=, and "
-            "the by= keys from its own columns",
-        )
+        check_queries_read(list(routes), queries is not None)
     means = offline(accuracy, tally=False) if accuracy else None
     catalogue = [label for label, r in accuracy or () if r.metric.name in CATALOGUE_FORMULAS]
     # every metric of the plan that reads interactions= (the beyond-accuracy ones, the
@@ -1839,6 +1832,33 @@ def _beside(
     found = joined.collect_schema().names()
     counts = [pl.col(c).fill_null(0) for c in ("num_q", EXPOSURE_COUNT) if c in found]
     return joined.select(*by, *counts, *labels)
+
+
+def check_queries_read(routes: Collection[str], queries: bool) -> None:
+    """Refuse ``queries=`` (``queries``: whether it was given) beside the
+    beyond-accuracy metrics with no ranking metric (``routes``: the routes of the
+    metrics asked for): they take their ``by=`` keys from the recommendation table's own
+    columns. The Spark and Dask engines refuse it with the same words (they accepted it
+    and placed the keys).
+
+    Examples
+    --------
+    >>> check_queries_read(["recsys"], queries=False)
+    >>> check_queries_read(["recsys", "offline"], queries=True)
+    >>> check_queries_read(["recsys"], queries=True)
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: queries= is not read by the beyond-accuracy metrics (novelty@k, catalog_coverage@k, intra_list_diversity@k...): they read the recommendation table, interactions= and item_features=, and the by= keys from its own columns; drop queries=
+    """  # noqa: E501
+    if queries and "recsys" in routes and "offline" not in routes:
+        _refuse_other_tables(
+            {"queries": pl.LazyFrame()},
+            (),
+            "the beyond-accuracy metrics (novelty@k, catalog_coverage@k, "
+            "intra_list_diversity@k...)",
+            "they read the recommendation table, interactions= and item_features=, and "
+            "the by= keys from its own columns",
+        )
 
 
 def _refuse_other_tables(

@@ -40,6 +40,7 @@ from polars_irmetrics.door.evaluate import (
     check_ids_read,
     check_item_options,
     check_level_read,
+    check_queries_read,
     evaluate_plan,
     refuse_samples_beside,
 )
@@ -267,6 +268,7 @@ def check_options_read(
         check_run_columns(options, run)
     if tables is not None:  # the beyond-accuracy options that read a table not given
         check_item_options(options, tables)
+        check_queries_read(list(routes), "queries" in tables)
 
 
 def check_run_columns(options: EvalOptions, run: pa.Schema) -> None:

@@ -387,7 +387,9 @@ def evaluate(
     )
     # an option none of the metrics reads, or a column named that the run lacks, is
     # refused, as irm.evaluate refuses it
-    given_tables = {k for k, t in {**given, "qrels": qrels}.items() if t is not None}
+    given_tables = {
+        k for k, t in {**given, "qrels": qrels, "queries": queries}.items() if t is not None
+    }
     check_options_read(built, metrics, labels=labels is not None, tables=given_tables, run=columns)
     refuse_click_means("Spark", metrics, built)  # their means are not the summary's
     sides = side_tables("Spark", metrics, given, _collect, built)
