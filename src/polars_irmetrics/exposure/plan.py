@@ -11,7 +11,8 @@ relevant documents (a document counts in full for each of its groups). See
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import polars as pl
 
@@ -64,7 +65,6 @@ from polars_irmetrics.ground.validate import (
     INTERNAL,
     JUDGMENT_COLUMNS_HINT,
     RUN_COLUMNS_HINT,
-    beside_checks,
     check_id_kinds,
     check_numeric,
     flag_error,
@@ -79,9 +79,9 @@ from polars_irmetrics.ground.validate import (
     rank_against,
     require_columns,
     unplaced_query_error,
-    valued,
     with_common_ids,
     with_tally,
+    with_tally_and_values,
 )
 from polars_irmetrics.metrics.fairness import AWRF_LENGTH, UTILITY
 from polars_irmetrics.metrics.registry import MetricRequest
@@ -469,28 +469,26 @@ def build_exposure_plan(
         )
     if values is None:  # pragma: no cover - the door routes only requested metrics here
         raise InvalidValueError("no expected-exposure metric requested")
-    schema = values.collect_schema()
-    checked = (
-        beside_checks(values, checks)
-        .map_batches(
-            lambda frame: _raise_on_bad(
-                frame,
-                options.sample_id,
-                query_id=query_id,
-                target_columns=[*([query_id] if per_query_target else []), *dimensions],
-                columns={
-                    "doc_id": doc_id,
-                    "rank": order,
-                    "score": order,
-                    "against": against or order,
-                    "relevance": options.relevance,
-                    "query_id": query_id,
-                },
-                judged_keys=[key for key in keys if key in qrels_schema],
-            ).pipe(valued),
-            schema=schema,
-        )
-        .select(schema.names())
+    # the checks' row read whatever rows the values hold: a bad run beside empty
+    # judgments (no value computed) is refused all the same, as the ranking metrics' is
+    checked = with_tally_and_values(
+        values,
+        checks,
+        lambda flags, _values: _raise_on_bad(
+            flags,
+            options.sample_id,
+            query_id=query_id,
+            target_columns=[*([query_id] if per_query_target else []), *dimensions],
+            columns={
+                "doc_id": doc_id,
+                "rank": order,
+                "score": order,
+                "against": against or order,
+                "relevance": options.relevance,
+                "query_id": query_id,
+            },
+            judged_keys=[key for key in keys if key in qrels_schema],
+        ),
     )
     if keys:  # the struct's fields: the keys, then the query id
         checked = checked.unnest(query_id)
@@ -1254,24 +1252,21 @@ def _split_query(value: object) -> tuple[str, object]:
 
 
 def _raise_on_bad(
-    frame: pl.DataFrame,
+    row: Mapping[str, Any],
     sample: str,
     *,
     query_id: str = "query_id",
     target_columns: list[str] | None = None,
     columns: dict[str, str] | None = None,
     judged_keys: list[str] | None = None,
-) -> pl.DataFrame:
+) -> None:
     target_columns = target_columns or ["group"]
-    flags = [name for name in frame.columns if name.startswith(f"{_BAD}|")]
-    counts = [name for name in frame.columns if name.startswith(f"{_COUNT}|")]
-    first = frame.select(flags).row(0) if frame.height else (None,) * len(flags)
-    for name, value in zip(flags, first, strict=True):
-        if value is None:
+    for name, value in row.items():
+        if value is None or not name.startswith(f"{_BAD}|"):
             continue
         _, kind, *column = name.split("|")
         if kind == "flag":  # the accuracy metrics' check, in their words
-            count = frame.get_column(f"{_COUNT}|{column[0]}")[0]
+            count = row[f"{_COUNT}|{column[0]}"]
             raise flag_error(column[0], columns or {}, value, count, keys=judged_keys or ())
         if kind in ("null key", "null judged key") and not column:
             side = "run" if kind == "null key" else "judgments"
@@ -1361,4 +1356,3 @@ def _raise_on_bad(
             f"column {column[0]!r} of the run has null or NaN values in query {value!r}; "
             "rankings are read from it: fill or drop those rows"
         )
-    return frame.drop(*flags, *counts)

@@ -41,7 +41,6 @@ __all__ = [
     "UnplacedParts",
     "UnplacedRows",
     "absent_groups_row",
-    "beside_checks",
     "check_id_kinds",
     "common_id_dtype",
     "coverage_counts",
@@ -83,7 +82,6 @@ __all__ = [
     "tally_counts",
     "unplaced_query_error",
     "unplaced_rows",
-    "valued",
     "warn_empty_table",
     "warn_from_plan",
     "warn_on_absent_groups",
@@ -404,42 +402,6 @@ def check_id_kinds(
         kinds = id_kind(first, column, first_name), id_kind(second, column, second_name)
         if kinds[0] != kinds[1]:
             raise id_kinds_error(column, first, first_name, second, second_name)
-
-
-#: The column :func:`beside_checks` marks the rows of values with (null on the one row
-#: of the checks alone, where the plan computed no value).
-VALUED = f"{INTERNAL}valued"
-
-
-def beside_checks(values: pl.LazyFrame, checks: pl.LazyFrame) -> pl.LazyFrame:
-    """``values`` with the one row of ``checks`` (a plan's flags) beside each of its
-    rows, in order, and where ``values`` has no row, one row of the checks alone (the
-    values null, :data:`VALUED` null): the checks raise whether or not the plan computed
-    a value, as the ranking metrics' do (a bad run beside an empty reference or empty
-    judgments was accepted by the rank-similarity metrics and the exposure measures,
-    whose cross join of the checks with no value was empty). Drop the checks' row with
-    :func:`valued` once they have run.
-
-    >>> checks = pl.LazyFrame({"flag": [None]}, schema={"flag": pl.String})
-    >>> beside_checks(pl.LazyFrame({"v": [1.0]}).clear(), checks).collect().rows()
-    [(None, None, None)]
-    """
-    key = f"{INTERNAL}beside"
-    return (
-        checks.with_columns(pl.lit(0).alias(key))
-        .join(
-            values.with_columns(pl.lit(0).alias(key), pl.lit(True).alias(VALUED)),
-            on=key,
-            how="left",
-            maintain_order="left_right",
-        )
-        .drop(key)
-    )
-
-
-def valued(frame: pl.DataFrame) -> pl.DataFrame:
-    """``frame`` (of :func:`beside_checks`, its checks run) without the checks' own row."""
-    return frame.filter(pl.col(VALUED).is_not_null()).drop(VALUED)
 
 
 def id_kinds_error(
