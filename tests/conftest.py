@@ -34,7 +34,6 @@ import inspect
 import io
 import re
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -47,6 +46,7 @@ from pyspark.sql import SparkSession
 
 import polars_irmetrics as irm
 from polars_irmetrics.io import sources
+from tests.helpers import dask_idle
 
 sys.dont_write_bytecode = False
 
@@ -222,15 +222,7 @@ def _dask_settled(request: pytest.FixtureRequest) -> Iterator[None]:
     yield
     if "client" not in request.fixturenames:
         return
-    session = request.getfixturevalue("client")
-    waited = False
-    for _ in range(200):
-        if not any(session.processing().values()):
-            break
-        waited = True
-        time.sleep(0.05)
-    if waited:  # a worker's event arrives a little after its task ends
-        time.sleep(0.3)
+    dask_idle(request.getfixturevalue("client"), always=False)
 
 
 #: The scripts that made the peers' expected values run in side environments where the

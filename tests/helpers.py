@@ -8,6 +8,7 @@ import io
 import os
 import subprocess
 import sys
+import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -221,3 +222,20 @@ def warned(call: Callable[[], Any]) -> tuple[Any, list[str]]:
         if isinstance(got, pl.LazyFrame):
             got = got.collect()
     return got, [str(w.message) for w in caught if issubclass(w.category, IrmWarning)]
+
+
+def dask_idle(client: Any, *, always: bool = True) -> bool:
+    """Wait until the Dask cluster of ``client`` runs no task (a graph's last tasks
+    outlive a ``compute()`` that raised), then 0.3 s more: a worker's event (the warning
+    a task relays through the scheduler) reaches the client a little after its task
+    ends. ``always=False`` waits that extra time only where a task was still running.
+    Says whether any was."""
+    busy = False
+    for _ in range(200):
+        if not any(client.processing().values()):
+            break
+        busy = True
+        time.sleep(0.05)
+    if always or busy:
+        time.sleep(0.3)
+    return busy

@@ -12,30 +12,19 @@ refusal's gate: a refused run's graph never reaches them.
 from __future__ import annotations
 
 import re
-import time
 import warnings
-from typing import Any
 
 import dask
 import pytest
 
 import polars_irmetrics as irm
-from tests.helpers import engine_io
+from tests.helpers import dask_idle, engine_io
 from tests.test_engines_round13 import ENGINES
 from tests.test_engines_round14 import CASES, HISTORY, RUN
 
 
 def _said(caught: list[warnings.WarningMessage]) -> list[str]:
     return [str(w.message) for w in caught if issubclass(w.category, irm.IrmWarning)]
-
-
-def _idle(client: Any) -> None:
-    """Wait until the cluster runs no task (the graph's last tasks outlive a raise)."""
-    for _ in range(200):
-        if not any(client.processing().values()):
-            break
-        time.sleep(0.05)
-    time.sleep(0.3)  # a worker's event reaches the client after its task ends
 
 
 @pytest.mark.parametrize("partitions", [1, 3])
@@ -67,5 +56,5 @@ def test_a_refused_run_warns_of_nothing(
             if local is not None:
                 local.__exit__(None, None, None)
         if engine == "dask":
-            _idle(request.getfixturevalue("client"))
+            dask_idle(request.getfixturevalue("client"))
     assert _said(caught) == []
