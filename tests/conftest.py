@@ -119,12 +119,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 _ASKS = re.compile(r"""(?:getfixturevalue|engine_io)\(\s*["'](spark|client|dask)["']""")
 
 
-def _source(item: pytest.Item) -> str:
-    """The test function's source ("" where it has none, e.g. a doctest)."""
-    try:
-        return inspect.getsource(item.obj)  # type: ignore[attr-defined]
-    except (AttributeError, OSError, TypeError):
-        return ""
+#: the engines a test function's source asks for, by function: read once for all of its
+#: parametrized items (``inspect.getsource`` per item was a third of collection's time)
+_ASKED: dict[object, frozenset[str]] = {}
+
+
+def _asked(item: pytest.Item) -> frozenset[str]:
+    """The engines the test function's source asks for by name (none where it has no
+    source, e.g. a doctest)."""
+    function = getattr(item, "function", None)
+    if function is None:
+        return frozenset()
+    if function not in _ASKED:
+        try:
+            source = inspect.getsource(function)
+        except (OSError, TypeError):
+            source = ""
+        _ASKED[function] = frozenset(_ASKS.findall(source))
+    return _ASKED[function]
 
 
 def _engine_group(item: pytest.Item) -> str | None:
@@ -141,7 +153,7 @@ def _engine_group(item: pytest.Item) -> str | None:
     # a parameter naming the engine says which branch of the test's source runs
     asked = set(params) & {"spark", "dask"}
     if not asked and "request" in names:
-        asked = set(_ASKS.findall(_source(item)))
+        asked = set(_asked(item))
     spark = "spark" in names or "spark" in asked
     dask = "client" in names or bool(asked & {"client", "dask"})
     if spark and dask:
