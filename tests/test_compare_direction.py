@@ -2,8 +2,9 @@
 declaration (``Metric.higher_is_better``), carried by ``compare``'s result in its
 ``higher_is_better`` column: wins and losses, the report's markers and bold (text,
 Markdown, LaTeX, HTML), the delta plot, and the fusion optimiser's objective (API and
-``irm fuse``). Worked by hand on a prediction metric (rmse, per user) and on a
-ranking metric (unjudged@1), each beside a higher-is-better one."""
+``irm fuse``). Worked by hand on a prediction metric (rmse, per user) beside a
+higher-is-better one, and on unjudged@1, a share of the judgments' completeness that
+no system is better at (no direction, as num_nonrel_judged_ret), beside P@1."""
 
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ def _frames(frames: dict[str, pl.DataFrame], frame_kind: str) -> dict[str, Any]:
 def ranking(frame_kind: str) -> tuple[dict[str, Any], pl.DataFrame]:
     """Eight queries, each with a relevant ``r`` and a judged non-relevant ``j``. ``a``
     puts ``r`` first everywhere (P@1 = 1, unjudged@1 = 0); ``b`` puts an unjudged ``u``
-    first on seven queries (P@1 = 1/8, unjudged@1 = 7/8): ``b`` is worse on both."""
+    first on seven queries (P@1 = 1/8, unjudged@1 = 7/8): ``b`` is worse on P@1, and
+    on unjudged@1 neither better nor worse (the pool judged less of it)."""
     qrels = pl.DataFrame(
         {"query_id": QUERIES * 2, "doc_id": ["r"] * 8 + ["j"] * 8, "relevance": [1] * 8 + [0] * 8}
     )
@@ -50,18 +52,19 @@ def test_wins_and_losses_follow_the_direction(
     rows = out.select(
         "metric", "delta", "wins", "ties", "losses", "significant", "higher_is_better"
     ).rows()
-    # deltas b - a: P@1 is -1 on q1..q7 and 0 on q8; unjudged@1 is +1 on q1..q7 and 0
-    # on q8. Both are seven losses of b: a lower precision, more unjudged documents.
+    # deltas b - a: P@1 is -1 on q1..q7 and 0 on q8: seven losses of b. unjudged@1 is
+    # +1 on q1..q7 and 0 on q8: a real difference (significant), but more unjudged
+    # documents are neither a win nor a loss (no direction: wins, ties, losses null).
     assert rows == [
         ("P@1", -0.875, 0, 1, 7, True, True),
-        ("unjudged@1", 0.875, 0, 1, 7, True, False),
+        ("unjudged@1", 0.875, None, None, None, True, None),
     ]
     per_query = irm.compare(runs, ["unjudged@1"], qrels=qrels, baseline="a", per_query=True)
-    assert per_query["higher_is_better"].to_list() == [False] * 8
+    assert per_query["higher_is_better"].to_list() == [None] * 8
     title = plot.plot_deltas(per_query).axes[0].get_title()
-    assert title == "b vs a (unjudged@1, lower is better): 0 wins, 1 ties, 7 losses"
+    assert title == "b vs a (unjudged@1, no better direction): 7 above, 1 equal, 0 below"
     axis = plot.plot_ci(out, metric="unjudged@1").axes[0].get_xlabel()
-    assert axis == "delta of unjudged@1 (lower is better)"
+    assert axis == "delta of unjudged@1 (no better direction)"
     assert plot.plot_ci(out, metric="P@1").axes[0].get_xlabel() == "delta of P@1"
 
 
@@ -72,23 +75,25 @@ def test_report_marks_and_bolds_the_better_system(
     result = irm.compare(runs, ["P@1", "unjudged@1"], qrels=qrels, baseline="a")
     daggers = irm.report(result, markers="daggers")
     markdown = daggers.to_markdown().splitlines()
-    # a is better on both metrics: bold; b is significantly worse on both: a double dagger
-    assert markdown[2:4] == ["| a | **1.0000** | **0.0000** |", "| b | 0.1250‡ | 0.8750‡ |"]
-    assert "lower is better for unjudged@1: the best mean is the lowest" in markdown
+    # a is better on P@1: bold; b is significantly worse there: a double dagger.
+    # unjudged@1 has no better direction: nothing bold, nothing marked, though b's
+    # difference is significant
+    assert markdown[2:4] == ["| a | **1.0000** | 0.0000 |", "| b | 0.1250‡ | 0.8750 |"]
+    assert "no better direction for unjudged@1: nothing marked or bold" in markdown
     latex = daggers.to_latex().splitlines()
     assert latex[5:7] == [
-        "a & \\textbf{1}&\\textbf{0000} & \\textbf{0}&\\textbf{0000} \\\\",
-        "b & 0&1250$^{\\ddagger}$ & 0&8750$^{\\ddagger}$ \\\\",
+        "a & \\textbf{1}&\\textbf{0000} & 0&0000 \\\\",
+        "b & 0&1250$^{\\ddagger}$ & 0&8750 \\\\",
     ]
     cells = _Cells()
     cells.feed(daggers._repr_html_())
     assert [row[0] for row in cells.rows] == ["a", "b"]
-    assert sorted(cells.bold) == [(0, 1), (0, 2)]  # a's two cells
-    assert [row[2] for row in cells.rows] == ["0.0000", "0.8750‡"]
-    # letters (every pair): a is significantly better than b on both metrics
+    assert sorted(cells.bold) == [(0, 1)]  # a's P@1 alone
+    assert [row[2] for row in cells.rows] == ["0.0000", "0.8750"]
+    # letters (every pair): a is significantly better than b on P@1 alone
     letters = str(irm.report(irm.compare(runs, ["P@1", "unjudged@1"], qrels=qrels)))
     assert [line.split() for line in letters.splitlines()[2:4]] == [
-        ["a", "a", "1.0000ᵇ", "0.0000ᵇ"],
+        ["a", "a", "1.0000ᵇ", "0.0000"],
         ["b", "b", "0.1250", "0.8750"],
     ]
 
@@ -166,7 +171,7 @@ def test_a_frame_without_the_direction_is_refused() -> None:
 def _fusion_runs() -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
     """``bm25`` ranks a, b, c; ``dense`` b, c, a. Only ``b`` is judged. After min-max,
     with weights (w, 1 - w): a scores w, b 0.5 w + (1 - w), c 0.5 (1 - w); b is on top
-    (unjudged@1 = 0) for w <= 0.5 (at w = 2/3 a ties b), a above it for w = 0.75 and 1."""
+    for w <= 0.5 (at w = 2/3 a ties b), a above it for w = 0.75 and 1."""
     docs = {"query_id": "q1", "doc_id": ["a", "b", "c"]}
     bm25 = pl.DataFrame({**docs, "score": [3.0, 2.0, 1.0]})
     dense = pl.DataFrame({**docs, "score": [0.1, 0.9, 0.5]})
@@ -174,21 +179,18 @@ def _fusion_runs() -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
     return {"bm25": bm25, "dense": dense}, qrels
 
 
-def test_optimize_fusion_minimises_a_lower_is_better_metric(frame_kind: str) -> None:
+def test_optimize_fusion_refuses_more_than_one_metric(frame_kind: str) -> None:
     runs, qrels = _fusion_runs()
-    best, grid = irm.optimize_fusion(
-        _frames(runs, frame_kind), "unjudged@1", qrels=qrels, step=0.25, return_grid=True
-    )
-    assert grid["unjudged@1"].to_list() == [0.0, 0.0, 0.0, 1.0, 1.0]
-    assert best == {"weights": [0.5, 0.5]}  # the last of the lowest, as ranx's last best
     message = (
         "metric='P@1..2' names 2 metrics; optimize_fusion optimises one (e.g. metric='ndcg@10')"
     )
     with pytest.raises(irm.MetricParameterError, match=re.escape(message)):
-        irm.optimize_fusion(runs, "P@1..2", qrels=qrels)
+        irm.optimize_fusion(_frames(runs, frame_kind), "P@1..2", qrels=qrels)
 
 
-def test_irm_fuse_optimize_prints_the_lowest(tmp_path: Path) -> None:
+def test_irm_fuse_optimize_refuses_a_share_of_judged_documents(tmp_path: Path) -> None:
+    """unjudged@1 (0 where b, the one judged document, is on top) says how much of the
+    fused ranking the pool judged, not how good it is: no weight is the best for it."""
     runs, _ = _fusion_runs()
     paths = []
     for name, frame in runs.items():
@@ -200,9 +202,12 @@ def test_irm_fuse_optimize_prints_the_lowest(tmp_path: Path) -> None:
     command = ["fuse", *paths, "--optimize"]
     command += ["--qrels", str(qrels_path), "--metric", "unjudged@1", "--step", "0.25"]
     done = irm_in_process(*command)
-    assert done.returncode == 0, done.stderr
-    best = "best unjudged@1 (lower is better): 0.0000 with {'weights': [0.5, 0.5]}\n"
-    assert done.stdout == best
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "irm: error: --metric unjudged@1 has no better direction (neither a higher nor a "
+        "lower value is better), so there is no best weight to find; optimize_fusion "
+        "maximises or minimises one metric (e.g. --metric ndcg@10)\n"
+    )
 
 
 def test_irm_compare_reads_the_direction(tmp_path: Path) -> None:
@@ -216,15 +221,15 @@ def test_irm_compare_reads_the_direction(tmp_path: Path) -> None:
     done = irm_in_process(*command, "--markers", "daggers", "--format", "markdown", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[2:4] == [
-        "| a | **1.0000** | **0.0000** |",
-        "| b | 0.1250‡ | 0.8750‡ |",
+        "| a | **1.0000** | 0.0000 |",
+        "| b | 0.1250‡ | 0.8750 |",
     ]
     done = irm_in_process(*command, "--format", "csv", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     rows = pl.read_csv(done.stdout.encode()).select(
         "metric", "wins", "ties", "losses", "higher_is_better"
     )
-    assert rows.rows() == [("P@1", 0, 1, 7, True), ("unjudged@1", 0, 1, 7, False)]
+    assert rows.rows() == [("P@1", 0, 1, 7, True), ("unjudged@1", None, None, None, None)]
 
 
 def _calibrated(frame_kind: str) -> dict[str, Any]:
@@ -324,22 +329,26 @@ def test_every_direction_is_declared_on_purpose() -> None:
     has no better direction (every other metric is higher-is-better)."""
     declared = {m.name: m.higher_is_better for m in list_metrics()}
     assert sorted(n for n, d in declared.items() if d is None) == [
-        "calibration", "idcg", "intersection", "num_nonrel_judged_ret", "num_q", "num_rel",
-        "num_ret", "prefs_num_prefs_poss", "unexpectedness",
+        "calibration", "idcg", "intersection", "judged", "num_nonrel_judged_ret", "num_q",
+        "num_rel", "num_ret", "prefs_num_prefs_poss", "rbp_residual", "trec_rbp_resid",
+        "unexpectedness", "unjudged",
     ]  # fmt: skip
     assert sorted(n for n, d in declared.items() if d is False) == [
         "abandonment", "average_popularity", "brier", "ece", "ee_disparity", "ee_loss",
         "gini_index", "item_mad", "logloss", "mae",
         "mean_click_position", "median_click_position", "mse", "ne",
-        "pop_reo", "pop_rsp", "rbp_residual", "rkl", "rmse", "rnd",
+        "pop_reo", "pop_rsp", "rkl", "rmse", "rnd",
         "rrd",
         "time_to_first_click",
-        "trec_rbp_resid", "unjudged", "user_mad",
+        "user_mad",
     ]  # fmt: skip
 
 
 # calibration (no direction either) is refused first as no ranking metric (round 11)
-@pytest.mark.parametrize("metric", ["num_ret"])
+# the judgments' completeness (judged, unjudged, the rbp residuals): no direction either
+@pytest.mark.parametrize(
+    "metric", ["num_ret", "judged@1", "unjudged@1", "rbp_residual", "trec_rbp_resid"]
+)
 def test_optimize_fusion_refuses_a_metric_without_direction(frame_kind: str, metric: str) -> None:
     runs, qrels = _fusion_runs()
     message = (

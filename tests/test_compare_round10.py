@@ -59,8 +59,9 @@ def test_judgments_per_system(query_set: str) -> None:
 
 
 def test_an_empty_run_judged_per_system() -> None:
-    """A system with an empty run scores 0 on each of its own judged queries; the
-    missed-query warning reads each system's empty ranking (unjudged@1 lower is better)."""
+    """A system with an empty run scores 0 on each of its own judged queries. unjudged@1
+    of an empty ranking is 0, which is no win: the judgments' completeness has no
+    better direction (round 29), so no missed-query warning is due."""
     runs = {**RUNS, "empty": RUN.head(0)}
     qrels = pl.concat([QRELS, QRELS.filter(system="bm25").with_columns(system=pl.lit("empty"))])
     with warnings.catch_warnings(record=True) as caught:
@@ -79,9 +80,8 @@ def test_an_empty_run_judged_per_system() -> None:
         if "scores better as an empty ranking" in str(w.message)
         or "score better as an empty ranking" in str(w.message)
     ]
-    assert len(said) == 1
-    assert "e.g. system 'empty'" in said[0]
-    assert said[0].startswith("unjudged@1")
+    assert said == []
+    assert empty.filter(metric="unjudged@1")["higher_is_better"].to_list() == [None] * 2
 
 
 # ------------------------------------------- per_query=True reads no statistics option

@@ -70,11 +70,12 @@ AUDIT: list[tuple[str, bool | None, str]] = [
     ("utility", True, "worth of the retrieved set (weights are worths)"),
     ("ncrr", True, "cornac: normalised cumulative reciprocal rank"),
     ("rocauc", True, "RePlay: RocAuc@K"),
-    # what a ranking leaves unknown: lower is better
-    ("rbp_residual", False, "the weight of positions whose relevance is unknown"),
-    ("trec_rbp_resid", False, "trec_eval: what unjudged documents could add to rbp"),
-    ("unjudged", False, "share of the top k without a judgment"),
-    ("judged", True, "share of the top k with a judgment: unjudged's complement"),
+    # the judgments' completeness (round 29): what the pool judged of a ranking, not
+    # its quality (ir_measures' Judged@k and trec_eval's unj, rbp_resid: diagnostics)
+    ("rbp_residual", None, "the weight of positions whose relevance is unknown"),
+    ("trec_rbp_resid", None, "trec_eval: what unjudged documents could add to rbp"),
+    ("unjudged", None, "share of the top k without a judgment"),
+    ("judged", None, "share of the top k with a judgment: unjudged's complement"),
     # counts of the input, not a quality: neither way
     ("idcg", None, "the judgments' ideal gain, the same for every system"),
     ("num_q", None, "number of queries evaluated"),

@@ -256,7 +256,7 @@ def test_every_parameter_value_is_audited() -> None:
 
 #: (name, the direction of each agg=): a summary keeps the direction, a spread has none
 AGGS: list[tuple[str, bool | None]] = [
-    ("unjudged(agg='{}')@5", False),
+    ("unjudged(agg='{}')@5", None),  # the judgments' completeness, no direction
     ("rbo(kind='res', agg='{}')@5", False),
     ("P(agg='{}')@5", True),
     ("num_ret(agg='{}')", None),
@@ -582,7 +582,8 @@ def test_popularity_bias_read_two_ways_orders_systems_alike() -> None:
 # marked B better (†) on P@1, its footnote naming a one-sided test never run.
 def _two_sided() -> pl.DataFrame:
     """B against A: P@1 0 below 1 and unjudged@2 1/2 above 0 on every query (A lists r
-    and x, both judged; B x and the unjudged y): B significantly worse on both."""
+    and x, both judged; B x and the unjudged y): B significantly worse on P@1, and
+    significantly different on unjudged@2, which has no better direction (unmarked)."""
     runs = {"A": RUNS["A"], "B": RUNS["B"]}
     return irm.compare(runs, ["P@1", "unjudged@2"], qrels=_QRELS, baseline="A")
 
@@ -616,15 +617,14 @@ def test_the_recorded_alternative_marks_each_way() -> None:
     result = _two_sided()
     same = irm.report(result, options=CompareOptions(baseline="A"), markers="daggers")
     assert same.to_markdown().splitlines()[2:4] == [
-        "| A | **1.0000** | **0.0000** |",
-        "| B | 0.0000‡ | 0.5000‡ |",
+        "| A | **1.0000** | 0.0000 |",
+        "| B | 0.0000‡ | 0.5000 |",
     ]
-    # one-sided 'less' (B below A): worse on P@1, and on unjudged@2 B is above A, which
-    # 'less' does not find: no marker
+    # one-sided 'less' (B below A): worse on P@1; unjudged@2 has no direction: no marker
     runs = {"A": RUNS["A"], "B": RUNS["B"]}
     less = irm.compare(runs, ["P@1", "unjudged@2"], qrels=_QRELS, baseline="A", alternative="less")
     lines = irm.report(less, markers="daggers").to_markdown().splitlines()
-    assert lines[2:4] == ["| A | **1.0000** | **0.0000** |", "| B | 0.0000‡ | 0.5000 |"]
+    assert lines[2:4] == ["| A | **1.0000** | 0.0000 |", "| B | 0.0000‡ | 0.5000 |"]
 
 
 @pytest.mark.parametrize(
@@ -654,28 +654,25 @@ def test_options_the_rows_deny_are_refused_without_a_record(
         render(derived, options)
     # the options it was computed with: read as before
     same = render(derived, CompareOptions(baseline="A"))
-    assert "| B | 0.0000‡ | 0.5000‡ |" in same.splitlines()
+    assert "| B | 0.0000‡ | 0.5000 |" in same.splitlines()
 
 
-# ------------------- optimize_fusion's coverage warning: a missed query is not 0 there
-def test_optimize_fusion_says_a_missed_query_is_rbp_residuals_worst() -> None:
-    """Both runs list q1 alone ([d1], judged): rbp_residual (p = 0.8) is 0.8 there, and
-    q2 and q3, judged and missed, score an empty ranking's 1 (its worst, not 0, which
-    would be its best): every point's mean is (0.8 + 1 + 1) / 3, and the warning says
-    so rather than "the missed ones as 0"."""
+# ------------------- optimize_fusion: rbp_residual, the judgments' completeness, is refused
+def test_optimize_fusion_refuses_rbp_residual() -> None:
+    """rbp_residual (1 for an empty ranking, 0.8 for [d1] judged at p = 0.8) says how
+    much of each fused ranking the judgments leave unknown, not how good it is: it has
+    no direction (round 29), so no grid point is the best and the search is refused
+    (the missed queries' warning reads as for every metric: tests/test_fusion_overlap)."""
     runs = {
         "a": pl.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "score": [1.0]}),
         "b": pl.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "score": [2.0]}),
     }
     qrels = pl.DataFrame({"query_id": ["q1", "q2", "q3"], "doc_id": ["d1", "d5", "d6"]})
     qrels = qrels.with_columns(relevance=pl.lit(1))
-    tail = (
-        "optimize_fusion averages every grid point over the judged queries, the missed "
-        "ones as empty rankings (1 in rbp_residual, its worst), the same at every point."
+    message = (
+        "metric='rbp_residual' has no better direction (neither a higher nor a lower value "
+        "is better), so there is no best weight to find; optimize_fusion maximises or "
+        "minimises one metric (e.g. metric='ndcg@10')"
     )
-    with pytest.warns(irm.CoverageWarning, match=re.escape(tail)):
-        best, grid = irm.optimize_fusion(
-            runs, "rbp_residual", qrels=qrels, step=0.5, return_grid=True
-        )
-    assert grid["rbp_residual"].to_list() == pytest.approx([(0.8 + 1 + 1) / 3] * 3)
-    assert best == {"weights": [1.0, 0.0]}  # all tied: the last point, as ranx
+    with pytest.raises(irm.MetricParameterError, match=f"^{re.escape(message)}$"):
+        irm.optimize_fusion(runs, "rbp_residual", qrels=qrels, step=0.5, return_grid=True)

@@ -409,7 +409,7 @@ def test_optimize_fusion_warns_of_fused_runs_that_miss_most_judged_queries() -> 
         "empty ranking does (unretrieved='zero', as trec_eval -c: 0 in ndcg, map, precision, "
         "recall and the like). " + JUDGED_NO_HINT + " optimize_fusion "
         "averages every grid point over the judged queries, the missed ones as empty "
-        "rankings (1 in rbp_residual, its worst), the same at every point."
+        "rankings, the same at every point."
     )
     with pytest.warns(CoverageWarning, match=_exactly(expected)):
         irm.optimize_fusion(runs, "mrr", qrels=qrels, step=0.5)

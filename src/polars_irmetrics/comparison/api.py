@@ -270,13 +270,15 @@ def compare(
     >>> irm.compare({"a": a, "c": c}, "P@1", qrels=qrels, per_query=True)["delta"].to_list()
     [0.0, 0.0, -1.0]
 
-    For a lower-is-better metric a win is a lower value. ``unjudged@1`` is 1 where the
-    top document has no judgment: ``b`` has one unjudged top document (q3), ``a`` one
-    (q1), so ``b`` wins q1 and loses q3 though its deltas are -1 and +1:
+    For a lower-is-better metric a win is a lower value; a metric with no better
+    direction counts no wins at all. ``unjudged@1`` is 1 where the top document has no
+    judgment: ``b`` has one unjudged top document (q3), ``a`` one (q1). That says how
+    much of each ranking the pool judged, not which system is better, so its wins, ties
+    and losses are null (its delta and test stay):
 
     >>> out = irm.compare({"a": a, "b": b}, "unjudged@1", qrels=qrels, baseline="a")
     >>> out.select("delta", "wins", "ties", "losses", "higher_is_better").row(0)
-    (0.0, 1, 1, 1, False)
+    (0.0, None, None, None, None)
 
     Two identical systems: every delta is 0, so the p-value is 1 and the statistic 0
     from every test (scipy's ``ttest_rel`` gives NaN for both; its ``wilcoxon`` and

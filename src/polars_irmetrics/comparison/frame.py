@@ -751,8 +751,8 @@ def _warn_flattered(
     """Warn where a judged query a system did not retrieve, scored as an empty ranking
     (``query_set='judged'``; ``empty``: those values, :func:`_empty_scores`), scores
     *better* than another system's list of it in a metric of ``directed`` (label,
-    higher is better): an empty ranking has no unjudged document (``unjudged@k`` 0,
-    lower is better), no cost (``utility`` 0 above a negative one) and no exposure
+    higher is better): an empty ranking has no cost (``utility`` 0 above a negative
+    one) and no exposure
     (``ee_disparity`` 0, lower is better), so missing the query counts as a win. The
     value is the metric's own and trec_eval's (``-c``); whether a missed query is a loss
     or no evidence is the user's assumption to make, so it is said, with the way to

@@ -141,8 +141,7 @@ _MISSED = {
     "fit_fusion": "mapfuse's table is that run's MAP over every judged query, the missed "
     "ones as 0: pass the judgments of the training queries alone.",
     "optimize_fusion": "optimize_fusion averages every grid point over the judged queries, "
-    "the missed ones as empty rankings (1 in rbp_residual, its worst), the same at every "
-    "point.",
+    "the missed ones as empty rankings, the same at every point.",
 }
 
 

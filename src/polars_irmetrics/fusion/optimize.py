@@ -319,8 +319,7 @@ def optimize_fusion(
     ``phi``, ``gamma``, ``sigma`` for ``rbc``, ``gmnz``, ``logn_isr``), evaluating
     every grid point in one polars plan, and returns the point with the best mean
     ``metric`` (among equals, the last, as ranx): the highest mean, or the lowest for
-    a metric whose declaration says lower is better (``rbp_residual``, ``unjudged``:
-    the fusion that leaves the fewest unjudged documents on top).
+    a metric whose declaration says lower is better.
 
     Parameters
     ----------
@@ -340,7 +339,9 @@ def optimize_fusion(
     metric
         One metric name, as in :func:`~polars_irmetrics.evaluate`; its mean over the
         queries is maximised, or minimised where lower is better (the request's
-        direction: ``rbp_residual``, ``unjudged@10``). ``agg=`` is refused: the search
+        direction); a metric with no better direction is refused (``num_ret``, and the
+        judgments' completeness: ``judged@10``, ``unjudged@10``, ``rbp_residual``).
+        ``agg=`` is refused: the search
         reads the per-query values, whose mean ``agg=`` would not change, and so is a
         metric summarized otherwise (``gm_map``: the mean of its per-query AP is
         ``map``).
@@ -390,7 +391,7 @@ def optimize_fusion(
         not an integer >= 0, more than one metric (a cutoff range), a metric that is
         no ranking metric of a run and judgments (``logloss``, ``ctr@10``, ``rbo``) or
         reads another table besides them (``pop_rsp@10``, ``item_mad@10``), a
-        metric with no better direction (``num_ret``), a metric with ``agg=``
+        metric with no better direction (``num_ret``, ``unjudged@10``), a metric with ``agg=``
         (``"P(agg='std')@1"``) or summarized its own way (``gm_map``),
         a ``norm`` that changes nothing in a method of positions (``method="rrf",
         norm="min-max"``).

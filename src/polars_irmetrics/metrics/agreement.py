@@ -19,8 +19,8 @@ other measure reads the positions.
   Urbano's tie treatments (SIGIR 2024; their reference implementation
   ``julian-urbano/sigir2024-rbo``): ``kind='ext'`` the extrapolated point estimate
   (Webber's eq. 32), ``'min'``/``'max'`` the bounds, ``'res'`` the residual ``max -
-  min`` (the overlap's uncertainty, so lower is better, as ``rbp_residual``: every
-  entry point that reads "better" orders it so); ``ties='a'`` (the expected RBO over
+  min`` (the overlap's uncertainty, so lower is better: every entry point that
+  reads "better" orders it so); ``ties='a'`` (the expected RBO over
   random tie breaking, the reference implementation's default), ``'w'`` (ties as equal
   ranks), ``'b'`` (corrected for the information lost to ties; ``rbo_b(X, X) = 1``).
   Symmetric in the two rankings.

@@ -188,7 +188,9 @@ BEYOND_METRICS: tuple[Metric, ...] = (
             ),
         ),
         binary=False,
-        higher_is_better=False,
+        # how much of the ranking the judgments leave unknown (the uncertainty of rbp),
+        # not how good the ranking is: a system is no better for more judged documents
+        higher_is_better=None,
         formula="1 - (1 - p) * sum over judged documents (label >= 0) at ranks r <= k of "
         "p^(r-1): the weight of every position whose gain is unknown, i.e. unjudged "
         "retrieved documents, empty positions, and everything past the end of the list "
@@ -247,6 +249,9 @@ BEYOND_METRICS: tuple[Metric, ...] = (
             r" \mathrm{num\_ret})}"
         ),
         binary=False,
+        # of the judgments' completeness, not a system's quality (ir_measures reports it
+        # as a diagnostic beside the measures): no system is better at it
+        higher_is_better=None,
         formula="judged documents (labels >= 0) at ranks r <= k / min(k, num_ret) "
         "(ir_measures Judged@k: when fewer than k documents are retrieved the "
         "denominator is the number retrieved); without k, judged / num_ret. 0 for an "

@@ -353,10 +353,12 @@ class Metric:
         Other names (ir_measures, trec_eval, ranx) and the parameters they imply.
     higher_is_better
         The metric's direction: ``True`` where a higher value is better (the
-        default), ``False`` where a lower one is (an error such as ``logloss``, a
-        share of unjudged documents), ``None`` where neither is: a value with a target
-        in the middle (``calibration``, 1 when calibrated) or a count that describes
-        the input rather than its quality (``num_ret``, ``num_rel``, ``idcg``).
+        default), ``False`` where a lower one is (an error such as ``logloss``),
+        ``None`` where neither is: a value with a target in the middle
+        (``calibration``, 1 when calibrated), a count that describes the input rather
+        than its quality (``num_ret``, ``num_rel``, ``idcg``), or a measure of the
+        judgments' completeness (``judged``, ``unjudged``, ``rbp_residual``: a system
+        is no better for having more of its documents judged).
         :func:`~polars_irmetrics.compare` reads it for wins and losses (null for
         ``None``), :func:`~polars_irmetrics.report` for its markers and bold (none for
         ``None``), :func:`~polars_irmetrics.system_agreement` for its orderings, and

@@ -794,7 +794,7 @@ TREC_METRICS: tuple[Metric, ...] = (
         params=(_P,),
         aliases=(Alias("rbp_resid"),),
         binary=False,
-        higher_is_better=False,
+        higher_is_better=None,  # the uncertainty the judgments leave, as rbp_residual
         formula="p^n + (1 - p) * sum over unjudged retrieved documents at rank r of "
         "p^(r-1) = 1 - (1 - p) * sum over judged retrieved r of p^(r-1), and 0 when no "
         "retrieved document is unjudged (trec_eval rbp_resid; ranks 1..n assumed), "
@@ -812,7 +812,7 @@ TREC_METRICS: tuple[Metric, ...] = (
         ),
         aliases=(Alias("unj", cutoff="required"),),
         binary=False,
-        higher_is_better=False,
+        higher_is_better=None,  # of the judgments' completeness, as judged: neither way
         formula="(min(k, num_ret) - judged documents at ranks 1..k) / k (trec_eval unj_k: "
         "past the end of the ranking still divided by k); without k, divided by num_ret. "
         "A negative label counts as unjudged; ranks 1..num_ret are assumed.",
