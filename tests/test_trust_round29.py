@@ -89,3 +89,114 @@ def test_optimize_fusion_and_system_agreement_read_no_direction(name: str) -> No
     )
     with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(message)}$"):
         irm.system_agreement(values, values, metric="P@1", metric_b=name)
+
+
+# ------------------------------------------------ ids that do not line up are named
+_SCORES = pl.DataFrame(
+    {"system": ["A", "A", "B", "B"], "query_id": ["q1", "q2"] * 2, "ndcg": [0.1, 0.2, 0.3, 0.4]}
+)
+
+
+@pytest.mark.parametrize(
+    ("names_b", "hint"),
+    [
+        (
+            ["a", "a", "b", "b"],
+            "2 system id(s) of column 'system' of a match an id of b only when case is "
+            "ignored ('A' against 'a'): ids are compared exactly; give a and b the same "
+            "spelling, e.g. pl.col('system').str.to_lowercase() on each.",
+        ),
+        (
+            ["A", "A", " B", " B"],
+            "1 system id(s) of column 'system' of a match an id of b only when the spaces "
+            "around the ids are ignored ('B' against ' B'): ids are compared exactly; give "
+            "a and b the same spelling, e.g. pl.col('system').str.strip_chars() on each.",
+        ),
+    ],
+)
+def test_system_agreement_says_system_ids_spelt_apart(names_b: list[str], hint: str) -> None:
+    b = _SCORES.with_columns(system=pl.Series(names_b))
+    first = "A" if names_b[0] != "A" else "B"
+    message = (
+        f"system {first!r} is in one result and not the other; a and b must evaluate the "
+        f"same systems. {hint}"
+    )
+    with pytest.raises(irm.QuerySetError, match=f"^{re.escape(message)}$"):
+        irm.system_agreement(_SCORES, b, metric="ndcg")
+
+
+# both runs list q1's a then b (and q2's a); mapfuse's table is each run's MAP
+_LONG = pl.DataFrame(
+    {
+        "system": [1.0, 1.0, 1.0, 2.0, 2.0, 2.0],
+        "query_id": ["q1", "q1", "q2"] * 2,
+        "doc_id": ["a", "b", "a"] * 2,
+        "score": [2.0, 1.0, 1.0] * 2,
+    }
+)
+_JUDGED = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "a"], "relevance": [1, 1]})
+_NUMBERS = (
+    "; the runs' column 'system' ({dtype}) names them {ran} and fitted's column 'run' "
+    "{held}: the same numbers, but run names are matched by their text, and fitted was "
+    "fit on another dtype of the column: give it one dtype in fit_fusion and in fuse, e.g. "
+    "pl.col('system').cast(pl.Int64) on the runs of both"
+)
+
+
+@pytest.mark.parametrize(
+    ("fit_dtype", "fuse_dtype", "message"),
+    [
+        (
+            pl.Int64,
+            pl.Float64,
+            "fitted has no parameters for run '1.0'; fit them on the same runs (fitted "
+            "runs: '1', '2')"
+            + _NUMBERS.format(dtype="Float64", ran="'1.0', '2.0'", held="'1', '2'"),
+        ),
+        (
+            pl.Float64,
+            pl.Int64,
+            "fitted has no parameters for run '1'; fit them on the same runs (fitted "
+            "runs: '1.0', '2.0')"
+            + _NUMBERS.format(dtype="Int64", ran="'1', '2'", held="'1.0', '2.0'"),
+        ),
+    ],
+)
+def test_fuse_names_the_dtypes_of_fitted_runs_apart(
+    fit_dtype: pl.DataType, fuse_dtype: pl.DataType, message: str
+) -> None:
+    fitted = irm.fit_fusion(
+        _LONG.with_columns(pl.col("system").cast(fit_dtype)),
+        "mapfuse",
+        qrels=_JUDGED,
+        system="system",
+    )
+    runs = _LONG.with_columns(pl.col("system").cast(fuse_dtype))
+    with pytest.raises(irm.MetricParameterError, match=f"^{re.escape(message)}$"):
+        irm.fuse(runs, "mapfuse", fitted=fitted, system="system")
+    # a run column that is no text (1.0 beside the runs' '1.0') is refused as such
+    numbers = fitted.with_columns(pl.col("run").cast(pl.Float64))
+    refused = (
+        "fitted's column 'run' has dtype Float64; fit_fusion writes each run's name as "
+        "text (String), which fuse matches to the runs' names: pass the table it "
+        "returned, or cast the column, e.g. fitted.with_columns(pl.col('run')"
+        ".cast(pl.String))"
+    )
+    with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(refused)}$"):
+        irm.fuse(runs, "mapfuse", fitted=numbers, system="system")
+
+
+def test_fuse_says_fitted_run_names_spelt_apart() -> None:
+    runs = {"bm25": _LONG.filter(system=1.0).drop("system")}
+    runs["dense"] = _LONG.filter(system=2.0).drop("system")
+    fitted = irm.fit_fusion(runs, "mapfuse", qrels=_JUDGED)
+    shouted = {name.upper(): frame for name, frame in runs.items()}
+    message = (
+        "fitted has no parameters for run 'BM25'; fit them on the same runs (fitted runs: "
+        "'bm25', 'dense'); 2 name(s) in the dict's keys match one of fitted's only when "
+        "case is ignored ('BM25' against 'bm25'): run names are matched exactly; give the "
+        "runs and fitted the same spelling, e.g. pl.col('run').str.to_lowercase() on "
+        "fitted and the same change to the dict's keys"
+    )
+    with pytest.raises(irm.MetricParameterError, match=f"^{re.escape(message)}$"):
+        irm.fuse(shouted, "mapfuse", fitted=fitted)

@@ -34,6 +34,7 @@ from polars_irmetrics.errors import (
 )
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lazy import LazyModule
+from polars_irmetrics.ground.spelling import Sides, spelling_hint
 from polars_irmetrics.ground.validate import FLOAT64_EXACT
 from polars_irmetrics.metrics.registry import parse_metric
 from polars_irmetrics.metrics.requests import refuse_own_summaries
@@ -716,6 +717,9 @@ def _systems_apart(names: pl.Series, names_b: pl.Series, system: str) -> str:
         f"system {first!r} is in one result and not the other; a and b must evaluate the "
         "same systems"
     )
+    if names.dtype == names_b.dtype == pl.String:
+        hint = _spelt_apart(names, names_b, system)
+        return text if hint is None else f"{text}. {hint}"
     if names.dtype == names_b.dtype:
         return text
     floats = names.dtype.is_float() or names_b.dtype.is_float()
@@ -726,6 +730,30 @@ def _systems_apart(names: pl.Series, names_b: pl.Series, system: str) -> str:
         f"{names_b.cast(pl.String)[0]!r}): give both one dtype, e.g. "
         f"pl.col({system!r}).cast({to}) on both"
     )
+
+
+def _spelt_apart(names: pl.Series, names_b: pl.Series, system: str) -> str | None:
+    """The spelling hint of two results' system names (both text) that match only once
+    case, the spaces around them, separators, a prefix or leading zeros are ignored
+    (:func:`~polars_irmetrics.ground.spelling.spelling_hint`, as the runs' and the
+    judgments' ids are hinted): ``a``'s names first, then ``b``'s; ``None`` where none
+    matches so.
+
+    >>> print(_spelt_apart(pl.Series(["A", "B"]), pl.Series(["a", "b"]), "system"))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    2 system id(s) of column 'system' of a match an id of b only when case is ignored
+    ('A' against 'a'): ids are compared exactly; give a and b the same spelling, e.g.
+    pl.col('system').str.to_lowercase() on each.
+    """
+    frames = (pl.LazyFrame({system: names}), pl.LazyFrame({system: names_b}))
+    for (left, right), (one, other) in zip(
+        (frames, frames[::-1]), (("a", "b"), ("b", "a")), strict=True
+    ):
+        sides = Sides(f"column {system!r} of {one}", other, "a and b")
+        hint = spelling_hint(left, right, system, within=None, noun="system", sides=sides)
+        if hint is not None:
+            return hint
+    return None
 
 
 def _unmatched(names: pl.Series, names_b: pl.Series) -> object:

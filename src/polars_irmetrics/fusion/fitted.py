@@ -20,6 +20,7 @@ from polars_irmetrics.fusion.methods import (
     FusionMethod,
 )
 from polars_irmetrics.fusion.options import FusionOptions
+from polars_irmetrics.ground.spelling import spelling_change, spelling_matches
 from polars_irmetrics.ground.validate import check_numeric
 
 __all__ = [
@@ -46,9 +47,15 @@ def segment(pos0: pl.Expr, bounds: Sequence[int]) -> pl.Expr:
 
 
 def check_fitted(
-    method: FusionMethod, fitted: pl.DataFrame | pl.LazyFrame | None, names: Sequence[str]
+    method: FusionMethod,
+    fitted: pl.DataFrame | pl.LazyFrame | None,
+    names: Sequence[str],
+    *,
+    system: tuple[str, pl.DataType] | None = None,
 ) -> pl.LazyFrame:
-    """The fitted table for ``method``, checked against the runs; ``RUN`` as the index."""
+    """The fitted table for ``method``, checked against the runs (``names``; ``system``:
+    one long frame's run column and its dtype, whose text they are); ``RUN`` as the
+    index."""
     if fitted is None:
         raise MetricParameterError(
             f"{method.name} is a trained method and needs fitted parameters: fit them on "
@@ -72,12 +79,22 @@ def check_fitted(
             f"fitted holds parameters of {', '.join(sorted(map(str, methods))) or 'no method'}, "
             f"not {method.name}: fit them with fit_fusion(runs, {method.name!r}, qrels=qrels)"
         )
+    kind = table.schema["run"]
+    # matched to the runs' names by their text: a number 1.0 is no name '1'
+    if not (kind == pl.String or isinstance(kind, pl.Categorical | pl.Enum)):
+        raise InvalidValueError(
+            f"fitted's column 'run' has dtype {kind}; fit_fusion writes each run's name as "
+            "text (String), which fuse matches to the runs' names: pass the table it "
+            "returned, or cast the column, e.g. fitted.with_columns(pl.col('run')"
+            ".cast(pl.String))"
+        )
     have = set(table["run"].to_list())
     absent = [n for n in names if n not in have]
     if absent:
         raise MetricParameterError(
             f"fitted has no parameters for run {absent[0]!r}; fit them on the same runs "
             f"(fitted runs: {', '.join(map(repr, sorted(have)))})"
+            + _names_apart(absent, sorted(have - set(names)), system)
         )
     mine = table.filter(pl.col("run").is_in(list(names)))
     _check_rows(method, mine)
@@ -87,6 +104,66 @@ def check_fitted(
         .alias(RUN),
         pl.col("index").cast(pl.Int64),
         pl.col("value").cast(pl.Float64),
+    )
+
+
+def _number(text: str) -> float | None:
+    """``text`` read as a number (``'1'``, ``'1.0'``), else ``None``."""
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _names_apart(
+    absent: Sequence[str], spare: Sequence[str], system: tuple[str, pl.DataType] | None
+) -> str:
+    """Why the runs' names (``absent``: those fitted lacks) miss fitted's (``spare``:
+    those the runs lack), where they match once read as numbers (``'1'`` beside
+    ``'1.0'``: the system column of one dtype when fitted, another when fused; names are
+    matched by their text) or once spelt alike (case, the spaces around them...):
+    the clause that says so, with the fix; ``""`` otherwise.
+
+    >>> _names_apart(["1", "2"], ["1.0", "2.0"], ("system", pl.Int64()))
+    "; the runs' column 'system' (Int64) names them '1', '2' and fitted's column 'run' \
+'1.0', '2.0': the same numbers, but run names are matched by their text, and fitted was \
+fit on another dtype of the column: give it one dtype in fit_fusion and in fuse, e.g. \
+pl.col('system').cast(pl.Int64) on the runs of both"
+    """
+    column = "the dict's keys" if system is None else f"the runs' column {system[0]!r}"
+    if system is not None:
+        column += f" ({system[1]})"
+    names = "are" if system is None else "names them"
+    numbers = {_number(text) for text in absent}
+    if None not in numbers and numbers <= {_number(text) for text in spare}:
+        whole = all(float(n).is_integer() for n in numbers if n is not None)
+        cast = "pl.Int64" if whole else "pl.Float64"
+        fix = (
+            f"pl.col({system[0]!r}).cast({cast}) on the runs of both"
+            if system is not None
+            else f"name the runs as the fitted ones are named ({', '.join(map(repr, spare))})"
+        )
+        return (
+            f"; {column} {names} {', '.join(map(repr, absent))} and fitted's column "
+            f"'run' {', '.join(map(repr, spare))}: the same numbers, but run names are "
+            "matched by their text, and fitted was fit on another dtype of the column: "
+            f"give it one dtype in fit_fusion and in fuse, e.g. {fix}"
+        )
+    frames = pl.LazyFrame({"run": list(absent)}), pl.LazyFrame({"run": list(spare)})
+    pairs = spelling_matches(*frames, "run", within=None).sort("run", "run_right").collect()
+    if not pairs.height:
+        return ""
+    ran, held = pairs.row(0)
+    what, fix = spelling_change(ran, held)
+    runs = (
+        f"pl.col({system[0]!r}){fix} on the runs"
+        if system is not None
+        else "the same change to the dict's keys"
+    )
+    return (
+        f"; {pairs['run'].n_unique()} name(s) in {column} match one of fitted's only when {what} "
+        f"({ran!r} against {held!r}): run names are matched exactly; give the runs and "
+        f"fitted the same spelling, e.g. pl.col('run'){fix} on fitted and {runs}"
     )
 
 

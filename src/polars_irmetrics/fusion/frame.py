@@ -107,6 +107,9 @@ class Gathered:
     wide: tuple[bool, ...] = ()
     #: Per run, the dtype of its order column.
     order_dtypes: tuple[pl.DataType, ...] = ()
+    #: One long frame's ``system=`` column and its dtype, whose text names the runs
+    #: (``None`` for a dict of runs, whose keys are the names).
+    system_column: tuple[str, pl.DataType] | None = None
 
 
 def _id_cast(dtypes: Sequence[pl.DataType]) -> pl.DataType:
@@ -390,6 +393,7 @@ def _gather_long(
         id_dtypes=dtypes,
         wide=(_is_wide(schema[order]),) * len(names),
         order_dtypes=(schema[order],) * len(names),
+        system_column=(system, schema[system]),
     )
 
 

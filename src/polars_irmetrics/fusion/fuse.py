@@ -364,7 +364,9 @@ def build_fusion(runs: Runs, options: FusionOptions) -> tuple[pl.LazyFrame, bool
     buckets = choose(gathered.frame).buckets if given == "auto-memory" else given
     fitted_table: pl.LazyFrame | None = None
     if method.trained:
-        fitted_table = check_fitted(method, options.fitted, gathered.names)
+        fitted_table = check_fitted(
+            method, options.fitted, gathered.names, system=gathered.system_column
+        )
     elif options.fitted is not None:
         raise MetricParameterError(
             f"{method.name} is not a trained method; drop fitted=, or use one of "
