@@ -154,7 +154,9 @@ def compare(
         ``"holm-sidak"``, ``"fdr_bh"``, ``"fdr_by"`` or ``None``.
     correction_scope
         The family corrected together: ``"all"`` comparisons × metrics (default), or
-        each ``"metric"`` on its own.
+        each ``"metric"`` on its own (with one metric the two are one family, and give
+        the same p-values). Refused beside ``correction=None``, which adjusts no family,
+        and for any other value.
     alpha
         ``significant`` is ``p_adjusted <= alpha``.
     confidence
