@@ -49,10 +49,9 @@ from polars_irmetrics.engines._ope import (
     warn_slates,
     warn_support,
 )
-from polars_irmetrics.engines._partition import PART, Relay, as_polars_frame, warned_to
+from polars_irmetrics.engines._partition import PART, Withheld, as_polars_frame, give_warnings
 from polars_irmetrics.errors import IrmWarning, SupportWarning
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import warn_from_plan
 from polars_irmetrics.ope.checks import slate_columns
 
 __all__ = ["ope_frame"]
@@ -85,14 +84,13 @@ def ope_frame(
     job = _scaled(job, log)
     # the support warnings, counted now and given by the merge's task once it has its
     # values (a log the parts or the merge refuse warns of nothing, as on one machine)
-    said: list[tuple[str, type[Warning]]] = []
-    keep = Relay(lambda text, kind: said.append((text, kind)), SupportWarning)
+    said = Withheld(SupportWarning)
 
     def support() -> None:
         _warn(job, log, policy)
         _warn_slates(job, log, policy)
 
-    warned_to(support, keep)
+    said.count(support)
     round_id = job.options.round_id
     # a side table's row of a null round (or position) goes to the part of the log's
     # first row, whose checks refuse it (a part without a log row has none to carry it)
@@ -104,7 +102,7 @@ def ope_frame(
     # the parts' sums, now: read again where the whole log's sums need other scales
     # than 1 (weights all tiny or all huge)
     first = sums.compute()
-    warned_to(lambda: warn_groups(job, to_table(first)), keep)  # by groups none supported
+    said.count(lambda: warn_groups(job, to_table(first)))  # by groups none supported
     again = rescaled_job(job, to_table(first))
     if again is None:
         sums = dd.from_pandas(first, npartitions=1)
@@ -112,7 +110,7 @@ def ope_frame(
         job = again
         sums = _sums(frames, job)
     merged = sums.repartition(npartitions=1).map_partitions(
-        _summarize, job, tuple(said), meta=meta(job.merged_schema), enforce_metadata=False
+        _summarize, job, tuple(said.texts), meta=meta(job.merged_schema), enforce_metadata=False
     )
     if not job.options.per_query:
         return merged
@@ -212,15 +210,9 @@ def _summarize(
     call (``said``), and the merge's own after them, from this task (a merge that
     refuses the log gives none)."""
     merged: list[pa.Table] = []
-    own: list[tuple[str, type[Warning]]] = []
-    keep = Relay(lambda text, kind: own.append((text, kind)), IrmWarning)
-    warned_to(lambda: merged.append(ope_summary(job, to_table(sums))), keep)
-    emit = emitter()
-    for text, kind in (*said, *own):
-        if emit is None:
-            warn_from_plan(text, kind)
-        else:
-            emit(text, kind)
+    own = Withheld(IrmWarning)
+    own.count(lambda: merged.append(ope_summary(job, to_table(sums))))
+    give_warnings((*said, *own.texts), emitter())
     return to_pandas(merged[0])
 
 

@@ -50,16 +50,15 @@ from polars_irmetrics.engines._ope import (
 )
 from polars_irmetrics.engines._partition import (
     PART,
-    Relay,
+    Withheld,
     arrow_schema,
     as_polars_frame,
-    warned_to,
 )
 from polars_irmetrics.engines._spark_arrow import arrow_of
 from polars_irmetrics.engines._spark_pairs import PartOf, carrying
 from polars_irmetrics.errors import InvalidValueError, SupportWarning
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import INTERNAL, warn_from_plan
+from polars_irmetrics.ground.validate import INTERNAL
 from polars_irmetrics.ope.checks import slate_columns
 
 __all__ = ["ope_frame"]
@@ -96,19 +95,13 @@ def ope_frame(
         options,
     )
     job = _scaled(job, log, spark_schema, gather)
-    said: list[tuple[str, type[Warning]]] = []
-    keep = Relay(lambda text, kind: said.append((text, kind)), SupportWarning)
+    said = Withheld(SupportWarning)
 
     def support() -> None:
         _warn(job, log, policy, spark_schema)
         _warn_slates(job, log, policy)
 
-    warned_to(support, keep)
-
-    def warn() -> None:
-        for text, kind in said:
-            warn_from_plan(text, kind)
-
+    said.count(support)
     frames = [log, policy, reward_model]
     round_id = job.options.round_id
     renamed = [
@@ -168,7 +161,7 @@ def ope_frame(
     # than 1 (weights all tiny or all huge), the shuffle's files read again
     parts = gather(shuffled.mapInArrow(sums_of(job), parts_schema))
     first = parts.toArrow().rename_columns(names)
-    warned_to(lambda: warn_groups(job, first), keep)  # by groups the policy supports none of
+    said.count(lambda: warn_groups(job, first))  # by groups the policy supports none of
     again = rescaled_job(job, first)
     if again is not None:
         job = again
@@ -187,7 +180,7 @@ def ope_frame(
     # one partition holds every part's sums: one row per by group, even for none
     merged = parts.repartition(1).mapInArrow(everything, merged_schema).toDF(*job.merged_schema)
     if not job.options.per_query:
-        return merged, warn
+        return merged, said.give
     # per_query: the first pass (each by group's mean weight, the whole log's checks)
     # runs now; its few rows are broadcast to the second, each partition's rows
     weights = gather(merged).toArrow()  # Arrow as every route reads (no pandas' warnings)
@@ -200,7 +193,7 @@ def ope_frame(
         table = carrying(ope_rows, job, weights, *sides(found))
         yield from table.rename_columns(result_schema.names).to_batches()
 
-    return shuffled.mapInArrow(rows, result_schema).toDF(*job.result_schema), warn
+    return shuffled.mapInArrow(rows, result_schema).toDF(*job.result_schema), said.give
 
 
 def _scaled(

@@ -29,7 +29,7 @@ import functools
 import re
 import warnings
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, NoReturn, Protocol, TypeVar, cast
 
 import polars as pl
@@ -87,6 +87,7 @@ __all__ = [
     "Job",
     "ParsedJob",
     "Relay",
+    "Withheld",
     "arrow_schema",
     "as_polars_frame",
     "attribute_columns",
@@ -96,6 +97,7 @@ __all__ = [
     "engine_options",
     "evaluate_lazy",
     "evaluate_part",
+    "give_warnings",
     "judgments_given",
     "prepare",
     "raise_carried",
@@ -878,3 +880,47 @@ def warned_to(give: Callable[[], object], emit: Callable[[str], None] | None) ->
         else:
             emit(str(warning.message))
     return True
+
+
+@dataclass(frozen=True)
+class Withheld:
+    """Warnings counted now and given later: :meth:`count` runs a function that may warn
+    and keeps each warning's text and class (``category`` where a relayed text names
+    none), :meth:`give` gives them in that order, once the values they describe are
+    known not to be refused (a refused input warns of nothing, as on one machine).
+
+    >>> held = Withheld(IrmWarning)
+    >>> held.count(lambda: warnings.warn("a NaN", errors.CoverageWarning))
+    >>> [(text, kind.__name__) for text, kind in held.texts]
+    [('a NaN', 'CoverageWarning')]
+    >>> held.give(emit=lambda text, kind: print(kind.__name__, text))
+    CoverageWarning a NaN
+    """
+
+    category: type[Warning]
+    texts: list[tuple[str, type[Warning]]] = field(default_factory=list)
+
+    def count(self, give: Callable[[], object]) -> None:
+        """Run ``give``, keeping its warnings (:func:`warned_to`) to be given later."""
+        warned_to(give, Relay(self._keep, self.category))
+
+    def give(self, emit: Callable[[str, type[Warning]], None] | None = None) -> None:
+        """Give the kept warnings, in the order counted (:func:`give_warnings`)."""
+        give_warnings(self.texts, emit)
+
+    def _keep(self, text: str, kind: type[Warning]) -> None:
+        self.texts.append((text, kind))
+
+
+def give_warnings(
+    texts: Iterable[tuple[str, type[Warning]]],
+    emit: Callable[[str, type[Warning]], None] | None = None,
+) -> None:
+    """Give each ``(text, class)`` of ``texts`` in order: here, as the plan gives its own
+    (:func:`~polars_irmetrics.ground.validate.warn_from_plan`), or handed to ``emit``
+    (a Dask worker's relay to the client)."""
+    for text, kind in texts:
+        if emit is None:
+            warn_from_plan(text, kind)
+        else:
+            emit(text, kind)
