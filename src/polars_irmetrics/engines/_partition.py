@@ -498,7 +498,9 @@ def _scores_unretrieved(request: MetricRequest) -> bool:
     exposure measures that read the rankings alone: only the expected-exposure ones
     (:data:`~polars_irmetrics.metrics.fairness.EXPECTED_EXPOSURE`) score a judged query
     a group did not retrieve (an empty ranking); awrf, awrf_ndcg, rnd, rkl and rrd score
-    the rankings the run holds."""
+    the rankings the run holds; the beyond-accuracy metrics read no judgments."""
+    if request.route == "recsys":
+        return False
     if request.route == "exposure":
         return request.metric.name in EXPECTED_EXPOSURE
     return True

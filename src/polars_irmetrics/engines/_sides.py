@@ -30,7 +30,7 @@ from polars_irmetrics.exposure.coverage import (
     reads_relevant_groups,
     warn_on_groups,
 )
-from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.options import READ_BY, EvalOptions, check_read
 from polars_irmetrics.ground.validate import (
     features_tally,
     interactions_tally,
@@ -114,40 +114,57 @@ EXPOSURE_COUNT = "num_q_exposure"
 
 @dataclass(frozen=True)
 class Beside:
-    """A call asking for the exposure measures beside accuracy metrics, as two calls:
+    """A call asking for the exposure measures beside other metrics (accuracy metrics,
+    or the beyond-accuracy metrics of a recommendation table), as two calls:
     ``exposure`` and ``rest`` (the labels of each, in the order given), ``labels`` (every
-    label, in that order) and ``judged`` (whether an exposure measure reads the
-    judgments, which its call then takes)."""
+    label, in that order), ``judged`` (whether an exposure measure reads the judgments,
+    which its call then takes) and ``rest_judged`` (whether one of the rest does: the
+    beyond-accuracy metrics read none, and their call does not take them)."""
 
     exposure: list[str]
     rest: list[str]
     labels: list[str]
     judged: bool
+    rest_judged: bool = True
 
 
 def split_beside(metrics: str | Iterable[str]) -> Beside | None:
-    """The two calls of a call that asks for the exposure measures beside accuracy
-    metrics (the offline route), else None. An engine evaluates each, then puts their
-    values side by side as :func:`polars_irmetrics.evaluate` does: per query joined on
-    the query keys, or the means with ``num_q`` and ``num_q_exposure``.
+    """The two calls of a call that asks for the exposure measures beside other metrics
+    (accuracy metrics, the offline route, or beyond-accuracy ones, the recsys route),
+    else None. An engine evaluates each, then puts their values side by side as
+    :func:`polars_irmetrics.evaluate` does: per query joined on the query keys, or the
+    means with ``num_q`` (and ``num_q_exposure`` where the rest count their own queries:
+    the beyond-accuracy metrics count none, and ``num_q`` is the exposure measures').
 
     Examples
     --------
-    >>> split_beside(["ndcg@5", "rnd", "P@3"])
-    Beside(exposure=['rnd'], rest=['ndcg@5', 'P@3'], labels=['ndcg@5', 'rnd', 'P@3'], judged=False)
+    >>> split_beside(["ndcg@5", "rnd", "P@3"])  # doctest: +NORMALIZE_WHITESPACE
+    Beside(exposure=['rnd'], rest=['ndcg@5', 'P@3'], labels=['ndcg@5', 'rnd', 'P@3'],
+           judged=False, rest_judged=True)
+    >>> split_beside(["surprisal@5", "awrf"])  # doctest: +NORMALIZE_WHITESPACE
+    Beside(exposure=['awrf'], rest=['surprisal@5'], labels=['surprisal@5', 'awrf'],
+           judged=True, rest_judged=False)
     >>> split_beside(["rnd", "awrf"]) is None  # the exposure measures alone: one call
     True
     """
     requests = parse_metric_list(metrics)
     routes = labels_by_route(requests)
-    if set(routes) != {"exposure", "offline"}:
+    if "exposure" not in routes or len(routes) < 2 or set(routes) - _BESIDE:
         return None
+    rest = [(label, r) for label, r in requests if r.route != "exposure"]
     return Beside(
         exposure=routes["exposure"],
-        rest=routes["offline"],
+        rest=[label for label, _ in rest],
         labels=[label for label, _ in requests],
         judged=any("judgments" in r.metric.reads for _, r in requests if r.route == "exposure"),
+        rest_judged=any("judgments" in r.reads for _, r in rest),
     )
+
+
+#: The routes of the metrics an engine puts beside the exposure measures (two calls):
+#: accuracy metrics and the beyond-accuracy metrics of a recommendation table (one call
+#: of both is refused by the latter's call, as a call of both alone is).
+_BESIDE = frozenset({"exposure", "offline", "recsys"})
 
 
 #: The tables of the exposure measures' call (the others go to the accuracy metrics').
@@ -161,13 +178,24 @@ def two_calls(
     tables: Mapping[str, Frame | None],
     partitions: int | None,
     options: Mapping[str, object],
+    built: EvalOptions,
 ) -> tuple[Frame, Frame]:
-    """The accuracy metrics' and the exposure measures' results of a call that asks for
+    """The other metrics' and the exposure measures' results of a call that asks for
     both (:func:`split_beside`), by an engine's ``evaluate``: the exposure measures take
     ``groups=``, ``target=``, ``queries=`` (the ``by`` keys of each query, which both
-    calls read) and (when one of them reads it) ``qrels=``; the accuracy metrics every
-    other table given, which they refuse when none of them reads it, as
-    one machine refuses a table no metric reads."""
+    calls read) and (when one of them reads it) ``qrels=``; the others every other
+    table given (``qrels=`` where one of them reads it), which they refuse when none of
+    them reads it, as one machine refuses a table no metric reads. An option none of
+    the call's metrics reads is refused first, in one machine's words (``built``: the
+    call's options); each call takes the options its metrics read
+    (:data:`~polars_irmetrics.ground.options.READ_BY`: ``unseen_items=`` goes to the
+    beyond-accuracy metrics alone) and every other (``by=``, ``systems=``...)."""
+    check_read(built, labels_by_route(parse_metric_list(beside.labels)), labels=False)
+
+    def read(labels: list[str]) -> dict[str, object]:
+        routes = set(labels_by_route(parse_metric_list(labels)))
+        return {k: v for k, v in options.items() if k not in READ_BY or READ_BY[k] & routes}
+
     if beside.judged and options.get("unretrieved") == "drop":
         # one machine reads the retrieved queries' judgments alone in the exposure
         # measures beside the ranking metrics; an engine's two calls do not
@@ -181,7 +209,8 @@ def two_calls(
         )
     qrels = tables.get("qrels")
     # unretrieved= is the ranking metrics' (one machine's check_read reads the whole
-    # call): the exposure measures' call would refuse it as an option none of them reads
+    # call, as above): the exposure measures' call would refuse it as an option none of
+    # them reads, as the beyond-accuracy metrics' call would refuse relevance=
     exposure = evaluate(
         run,
         beside.exposure,
@@ -190,10 +219,13 @@ def two_calls(
         queries=tables.get("queries"),
         **{name: tables.get(name) for name in _EXPOSURE_TABLES},
         partitions=partitions,
-        **{k: v for k, v in options.items() if k != "unretrieved"},
+        **read(beside.exposure),
     )
-    others = {k: v for k, v in tables.items() if k not in _EXPOSURE_TABLES}
-    rest = evaluate(run, beside.rest, **others, partitions=partitions, **options)
+    # qrels= where one of the others reads the judgments (one machine's split: the
+    # beyond-accuracy metrics read none, and would refuse it as unread)
+    unread = (*_EXPOSURE_TABLES, *(() if beside.rest_judged else ("qrels",)))
+    others = {k: v for k, v in tables.items() if k not in unread}
+    rest = evaluate(run, beside.rest, **others, partitions=partitions, **read(beside.rest))
     return rest, exposure
 
 
@@ -255,7 +287,8 @@ def check_sides(engine: str, metrics: str | Iterable[str], given: Mapping[str, o
     recommendation table, one reading ``interactions=``, ``item_features=`` or
     ``reference=``), a side table no metric asked for reads, and metrics one call cannot
     put side by side (:func:`~polars_irmetrics.metrics.registry.split_routes`). The
-    exposure measures beside accuracy metrics are two calls (:func:`split_beside`).
+    exposure measures beside accuracy metrics, or beside the beyond-accuracy metrics of
+    a recommendation table, are two calls (:func:`split_beside`).
 
     Examples
     --------

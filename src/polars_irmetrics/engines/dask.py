@@ -395,7 +395,7 @@ def _evaluate(
             built,
             None if queries is None else arrow_of(queries),
         )
-        rest, exposure = two_calls(evaluate, run, beside, tables, partitions, options)
+        rest, exposure = two_calls(evaluate, run, beside, tables, partitions, options, built)
         both = _beside(rest, exposure, beside, built)
         return persist(both) if built.progress else both
     given = {"groups": groups, "target": target, "interactions": interactions}
@@ -669,24 +669,25 @@ def _warn_on_group_ids(
 def _beside(
     rest: dd.DataFrame, exposure: dd.DataFrame, beside: Beside, options: EvalOptions
 ) -> dd.DataFrame:
-    """The exposure measures' values beside the accuracy metrics', as
+    """The exposure measures' values beside the other metrics', as
     :func:`polars_irmetrics.evaluate` puts them: per query an outer merge on the query
     keys (rows in task order), the metrics in the order given; or the means side by
-    side in one partition, with the exposure measures' ``num_q_exposure`` after
-    ``num_q`` (a ``by`` group one call lacks counts 0 queries there), sorted by the
-    groups. Each call's coverage warning is given by ``compute()``, as each alone."""
+    side in one partition, with the exposure measures' ``num_q_exposure`` after the
+    accuracy metrics' ``num_q`` (a ``by`` group one call lacks counts 0 queries there;
+    beside the beyond-accuracy metrics, which count none, theirs is ``num_q``), sorted by
+    the groups. Each call's coverage warning is given by ``compute()``, as each alone."""
     if options.per_query:
         keys = [*options.by_keys, options.query_id]
         joined = rest.merge(exposure, on=keys, how="outer")
         return joined[[*keys, *beside.labels]]
     by = list(options.by_keys)
-    exposure = exposure.rename(columns={"num_q": EXPOSURE_COUNT})
+    counts = ["num_q", EXPOSURE_COUNT] if "num_q" in rest.columns else ["num_q"]
+    exposure = exposure.rename(columns={"num_q": counts[-1]})
     if not by:  # one row each
         one = f"{PART}_one"
         joined = rest.assign(**{one: 1}).merge(exposure.assign(**{one: 1}), on=one)
     else:
         joined = rest.merge(exposure, on=by, how="outer")
-    counts = ["num_q", EXPOSURE_COUNT]
     joined = joined.repartition(npartitions=1)
     return joined.map_partitions(
         _side_by_side,

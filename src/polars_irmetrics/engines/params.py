@@ -22,9 +22,10 @@ ENGINE_PARAMS: dict[str, str] = {
         "the driver and handed whole to every part, while the run (its ``sample`` rankings\n"
         "too) and the judgments are split by query; the means are taken in one task over\n"
         "every query's values, equal to one machine's to the last bit\n"
-        "(:mod:`polars_irmetrics.engines._sides`). Beside accuracy metrics each route is\n"
-        "a call of its own, the values joined as one machine joins them (per query on\n"
-        "the query keys; the means with ``num_q_exposure`` after ``num_q``)."
+        "(:mod:`polars_irmetrics.engines._sides`). Beside accuracy metrics or the\n"
+        "beyond-accuracy metrics of a recommendation table each route is a call of its\n"
+        "own, the values joined as one machine joins them (per query on the query keys;\n"
+        "the means with ``num_q_exposure`` after the accuracy metrics' ``num_q``)."
     ),
     "interactions": (
         "The training history. For ``mcc@k`` and ``reco_accuracy@k`` (the size of the\n"

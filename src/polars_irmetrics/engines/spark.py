@@ -305,7 +305,7 @@ def evaluate(
             built,
             None if queries is None else arrow_of(queries),
         )
-        rest, exposure = two_calls(evaluate, run, beside, tables, partitions, options)
+        rest, exposure = two_calls(evaluate, run, beside, tables, partitions, options, built)
         return _compute(_beside(rest, exposure, beside, built), run.sparkSession, built.progress)
     given = {"groups": groups, "target": target, "interactions": interactions}
     given |= {"item_features": item_features}
@@ -622,17 +622,22 @@ def _warn_on_history(
 def _beside(
     rest: DataFrame, exposure: DataFrame, beside: Beside, options: EvalOptions
 ) -> DataFrame:
-    """The exposure measures' values beside the accuracy metrics', as
+    """The exposure measures' values beside the other metrics', as
     :func:`polars_irmetrics.evaluate` puts them: per query a full join on the query keys
     (sorted by them), the metrics in the order given; or the means side by side, with
-    the exposure measures' ``num_q_exposure`` after ``num_q`` (a ``by`` group one call
-    lacks counts 0 queries there). Columns are renamed to plain names for the join: a
-    label may hold a dot, which Spark reads as a field of a struct."""
+    the exposure measures' ``num_q_exposure`` after the accuracy metrics' ``num_q`` (a
+    ``by`` group one call lacks counts 0 queries there; beside the beyond-accuracy
+    metrics, which count none, theirs is ``num_q``). Columns are renamed to plain names
+    for the join: a label may hold a dot, which Spark reads as a field of a struct."""
     keys = [*options.by_keys, options.query_id] if options.per_query else list(options.by_keys)
+    counted = not options.per_query and "num_q" in rest.columns  # the accuracy metrics'
+    named = {"r": ["num_q"] if counted else [], "e": [] if options.per_query else ["num_q"]}
+    if counted:
+        named["e"] = [EXPOSURE_COUNT]
     sides = []
     for side, labels in (("r", beside.rest), ("e", beside.exposure)):
         frame = rest if side == "r" else exposure
-        counts = [] if options.per_query else ["num_q" if side == "r" else EXPOSURE_COUNT]
+        counts = named[side]
         # by the call's own column order (the exposure measures come grouped by kind,
         # not in the order asked), each label to a plain name
         given = frame.columns[len(keys) + len(counts) :]
@@ -642,7 +647,7 @@ def _beside(
         sides.append((frame.toDF(*keys, *counts, *inner), dict(zip(given, inner, strict=True))))
     (left, left_names), (right, right_names) = sides
     joined = left.join(right, on=keys, how="full") if keys else left.crossJoin(right)
-    counts = [] if options.per_query else ["num_q", EXPOSURE_COUNT]
+    counts = [*named["r"], *named["e"]]
     if counts and keys:
         joined = joined.fillna(0, subset=counts)
     names = {**left_names, **right_names}
