@@ -8,6 +8,17 @@
   the query keys), each call taking the tables and the options its metrics read
   (``unseen_items=`` goes to the beyond-accuracy metrics alone); an option no metric of
   the call reads is refused in one machine's words.
+* Dask refused UInt64 document ids beside Int64 ones (one machine lines them up as
+  Int128), naming a cast. Within the parts of the ranking metrics, the exposure
+  measures and the means of per-user values they are lined up now, as one machine
+  does: an id above 2**63 never matches the negative id it would wrap to. The query
+  ids of the per-query values, and the document ids of the routes whose parts give rows
+  per item, travel between tasks as Arrow, which has no 128-bit integer: refused still,
+  with the column, its dtypes and the fix.
+* Spark has no unsigned 64-bit type (a Spark frame cannot hold UInt64 ids:
+  ``spark.createDataFrame`` refuses the Arrow column, and pandas' conversion turns an id
+  above 2**63 into a null); a polars frame holding one, handed to
+  ``polars_irmetrics.spark.evaluate``, is refused naming the column and the casts.
 """
 
 from __future__ import annotations
@@ -22,7 +33,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import InvalidValueError, IrmWarning
+from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, IrmWarning
 
 from .helpers import engine_io
 
@@ -117,3 +128,79 @@ def test_exposure_beside_beyond_accuracy_in_one_call(
     given = {k: to_engine(t) for k, t in WIDE.items()}
     with pytest.raises(InvalidValueError, match=f"^{re.escape(str(one.value))}$"):
         evaluate(to_engine(RUN), PER_USER, **given, judged_only=True)
+
+
+# --- 2. UInt64 ids beside Int64 ones ---------------------------------------------------
+
+BIG = 2**63 + 5  # beyond Int64: wrapped, it would be 5 - 2**63, a judged id below
+IDS_RUN = pl.DataFrame(
+    {
+        "query_id": [1, 1, 2, 2],
+        "doc_id": pl.Series([BIG, 7, 7, 2**63 - 1], dtype=pl.UInt64),
+        "score": [2.0, 1.0, 1.0, 1.0],
+    }
+)
+IDS_QRELS = pl.DataFrame(
+    {"query_id": [1, 1, 2, 2], "doc_id": [7, 5 - 2**63, 2**63 - 1, -3], "relevance": [1] * 4}
+)
+IDS_HISTORY = pl.DataFrame({"query_id": [1, 2, 3, 3], "doc_id": [7, 2**63 - 1, -3, BIG - 2**64]})
+IDS_GROUPS = pl.DataFrame({"doc_id": [7, 2**63 - 1, 5 - 2**63], "group": ["a", "b", "a"]})
+#: (metrics, tables, options, partitions): the judgments, groups= and the history hold
+#: Int64 document ids beside the run's UInt64 ones
+ID_CASES: list[tuple[list[str], dict[str, pl.DataFrame], dict[str, Any], int]] = [
+    (["P@1", "ndcg@2", "recall@2"], {"qrels": IDS_QRELS}, {}, 3),
+    (["P@1", "ndcg@2", "recall@2"], {"qrels": IDS_QRELS}, {"per_query": True}, 1),
+    (
+        ["rnd", "surprisal@2", "awrf", "ee_loss"],
+        {"qrels": IDS_QRELS, "groups": IDS_GROUPS, "interactions": IDS_HISTORY},
+        {"unseen_items": "drop"},
+        3,
+    ),
+]
+
+
+def test_dask_lines_up_unsigned_and_signed_document_ids(request: pytest.FixtureRequest) -> None:
+    """One machine's values, where a wrapped id would score query 1's first document
+    (``BIG``) relevant; the items' counts, whose parts give rows per document, refuse."""
+    evaluate, to_engine, back = engine_io("dask", request)
+    # the test can fail: the ids wrapped to Int64 give another value
+    wrapped = IDS_RUN.with_columns(pl.col("doc_id").reinterpret(signed=True))
+    assert (
+        irm.evaluate(wrapped, ["P@1"], qrels=IDS_QRELS)["P@1"].item()
+        != irm.evaluate(IDS_RUN, ["P@1"], qrels=IDS_QRELS)["P@1"].item()
+    )
+    for metrics, tables, options, partitions in ID_CASES:
+        want = irm.evaluate(IDS_RUN, metrics, **tables, **options)
+        given = {k: to_engine(t) for k, t in tables.items()}
+        got = back(
+            evaluate(to_engine(IDS_RUN), metrics, **given, **options, partitions=partitions)
+        )
+        assert_frame_equal(_sorted(got), _sorted(want), check_exact=True)
+    message = (
+        "column 'doc_id' is UInt64 in the run, Int64 in the interactions: one machine "
+        "matches them as Int128, which the Arrow tables of Dask's tasks cannot carry; cast "
+        "every table's 'doc_id' to one dtype first, e.g. .astype({'doc_id': 'int64'}) "
+        "where every id is below 2**63, or to strings"
+    )
+    with pytest.raises(ColumnTypeError, match=f"^{re.escape(message)}$"):
+        evaluate(
+            to_engine(IDS_RUN),
+            ["catalog_coverage@2"],
+            interactions=to_engine(IDS_HISTORY),
+            unseen_items="drop",
+        )
+
+
+def test_spark_names_the_cast_of_an_unsigned_column() -> None:
+    import polars_irmetrics.spark as irm_spark
+
+    message = (
+        "run must be a Spark DataFrame, got DataFrame; for polars frames use "
+        "polars_irmetrics.evaluate, or convert, e.g. spark.createDataFrame(...); column "
+        "'doc_id' is UInt64, which Spark has no type for (Arrow's conversion refuses it, "
+        "pandas' turns an id above 2**63 into a null): cast it first in every table, to "
+        "Int64 where every id is below 2**63 (pl.col('doc_id').cast(pl.Int64)), else to "
+        "strings (pl.col('doc_id').cast(pl.String))"
+    )
+    with pytest.raises(ColumnTypeError, match=f"^{re.escape(message)}$"):
+        irm_spark.evaluate(IDS_RUN, ["P@1"], qrels=IDS_QRELS)

@@ -104,11 +104,17 @@ from polars_irmetrics.engines.params import engine_doc
 from polars_irmetrics.errors import (
     ColumnTypeError,
     InvalidValueError,
+    IrmError,
     IrmWarning,
     MissingDependencyError,
 )
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions, key_names
 from polars_irmetrics.ground.validate import common_id_dtype, unplaced_query_error
+from polars_irmetrics.metrics.registry import (
+    averages_over_history,
+    merges_from_counts,
+    parse_metric_list,
+)
 from polars_irmetrics.offline.coverage import Coverage
 
 try:
@@ -376,7 +382,7 @@ def _evaluate(
     tables |= {"reward_model": reward_model, "propensities": propensities, "groups": groups}
     tables |= {"interactions": interactions, "item_features": item_features}
     tables |= {"reference": reference}
-    _refuse_wide_ids(run, tables, built)
+    _refuse_wide_ids(run, tables, built, metrics)
     beside = split_beside(metrics)
     if beside is not None:  # two calls, side by side as one machine puts them
         tables = {"qrels": qrels, "groups": groups, "target": target, "queries": queries}
@@ -822,16 +828,27 @@ def _tag(frame: pd.DataFrame, query_id: str, count: int) -> pd.DataFrame:
 
 
 def _refuse_wide_ids(
-    run: dd.DataFrame, tables: dict[str, dd.DataFrame | None], options: EvalOptions
+    run: dd.DataFrame,
+    tables: dict[str, dd.DataFrame | None],
+    options: EvalOptions,
+    metrics: str | Iterable[str],
 ) -> None:
     """Refuse ids that one machine holds as 128-bit integers (a UInt64 column beside a
-    signed one: :func:`~polars_irmetrics.ground.validate.common_id_dtype`), which the
-    Arrow tables the tasks exchange cannot carry."""
+    signed one: :func:`~polars_irmetrics.ground.validate.common_id_dtype`) where the
+    Arrow tables the tasks exchange would carry them: the query ids of the per-query
+    values, and the document ids of the routes whose parts give rows per item (the
+    items' counts, RePlay's novelty) or that are not checked with them (rank
+    similarity, the other routes). The document ids of the ranking metrics, the
+    exposure measures and the means of per-user values (``metrics``) stay within
+    each part, whose plan lines them up as one machine does (as Int128): those are
+    taken."""
     frames = {"run": run, **{k: t for k, t in tables.items() if isinstance(t, dd.DataFrame)}}
     schemas = {
         name: as_polars_frame(arrow_of(f).empty_table()).schema for name, f in frames.items()
     }
     for column in (options.query_id, options.doc_id):
+        if column == options.doc_id and _docs_in_parts(metrics):
+            continue
         found = {name: s[column] for name, s in schemas.items() if column in s}
         common = common_id_dtype(list(found.values())) if found else pl.Int64()
         if common in (pl.Int128(), pl.UInt128()):
@@ -842,6 +859,23 @@ def _refuse_wide_ids(
                 f"{column!r} to one dtype first, e.g. .astype({{{column!r}: 'int64'}}) "
                 "where every id is below 2**63, or to strings"
             )
+
+
+def _docs_in_parts(metrics: str | Iterable[str]) -> bool:
+    """Whether every metric of ``metrics`` reads the document ids within each part
+    alone (:func:`_refuse_wide_ids`): a ranking metric, an exposure measure, or a mean
+    of per-user values of a recommendation table (not the items' counts nor RePlay's
+    novelty, whose parts give rows per item or per history user). Unknown metrics are
+    left to the routes' own refusal."""
+    try:
+        requests = parse_metric_list(metrics)
+    except IrmError:
+        return False
+    return all(
+        r.route in ("offline", "exposure")
+        or (r.route == "recsys" and not merges_from_counts(r) and not averages_over_history(r))
+        for _, r in requests
+    )
 
 
 def _one_side(run: pd.DataFrame, job: Job) -> pd.DataFrame:

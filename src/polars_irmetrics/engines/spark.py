@@ -915,5 +915,30 @@ def _ensure_frame(frame: object, name: str) -> None:
     if not isinstance(frame, DataFrame):
         raise ColumnTypeError(
             f"{name} must be a Spark DataFrame, got {type(frame).__name__}; for polars "
-            "frames use polars_irmetrics.evaluate, or convert, e.g. spark.createDataFrame(...)"
+            "frames use polars_irmetrics.evaluate, or convert, e.g. "
+            f"spark.createDataFrame(...){_unsigned_fix(frame)}"
         )
+
+
+def _unsigned_fix(frame: object) -> str:
+    """The cast a polars frame's UInt64 column needs before it becomes a Spark frame
+    (empty for other frames): Spark has no unsigned 64-bit integer, so Arrow's
+    conversion refuses the column and pandas' turns an id above 2**63 into a null, where
+    one machine matches UInt64 ids beside Int64 ones as Int128.
+
+    >>> _unsigned_fix(pl.DataFrame({"doc_id": [2**63]}, schema={"doc_id": pl.UInt64}))
+    "; column 'doc_id' is UInt64, which Spark has no type for ..."
+    """
+    if not isinstance(frame, pl.DataFrame | pl.LazyFrame):
+        return ""
+    schema = frame.collect_schema()
+    wide = [c for c, dtype in schema.items() if dtype == pl.UInt64()]
+    if not wide:
+        return ""
+    return (
+        f"; column {wide[0]!r} is UInt64, which Spark has no type for (Arrow's conversion "
+        "refuses it, pandas' turns an id above 2**63 into a null): cast it first in "
+        "every table, to Int64 where every id is below 2**63 "
+        f"(pl.col({wide[0]!r}).cast(pl.Int64)), else to strings "
+        f"(pl.col({wide[0]!r}).cast(pl.String))"
+    )
