@@ -33,7 +33,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, IrmWarning
+from polars_irmetrics.errors import ColumnTypeError, IrmError, IrmWarning
 
 from .helpers import engine_io
 
@@ -130,12 +130,18 @@ def test_exposure_beside_beyond_accuracy_in_one_call(
         # in one machine's order, but for the history's warning (the other plan's)
         assert _exposure_side(told) == _exposure_side(said)
         assert said  # each case warns
-    # an option none of the call's metrics reads: one machine's refusal, before any job
-    with pytest.raises(InvalidValueError) as one:
-        irm.evaluate(RUN, PER_USER, **WIDE, judged_only=True)
-    given = {k: to_engine(t) for k, t in WIDE.items()}
-    with pytest.raises(InvalidValueError, match=f"^{re.escape(str(one.value))}$"):
-        evaluate(to_engine(RUN), PER_USER, **given, judged_only=True)
+    # an option none of the call's metrics reads, the judgments none of them reads: one
+    # machine's refusals (the judgments, read by neither call: the exposure measures' refuse)
+    unread = {k: WIDE[k] for k in ("interactions", "groups", "qrels")}
+    for metrics, tables, options in [
+        (PER_USER, WIDE, {"judged_only": True}),
+        (["surprisal@2", "rnd"], unread, {}),
+    ]:
+        with pytest.raises(IrmError) as one:
+            irm.evaluate(RUN, metrics, **tables, **options)
+        given = {k: to_engine(t) for k, t in tables.items()}
+        with pytest.raises(type(one.value), match=f"^{re.escape(str(one.value))}$"):
+            evaluate(to_engine(RUN), metrics, **given, **options)
 
 
 # --- 2. UInt64 ids beside Int64 ones ---------------------------------------------------

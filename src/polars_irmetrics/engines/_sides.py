@@ -214,7 +214,9 @@ def two_calls(
     exposure = evaluate(
         run,
         beside.exposure,
-        qrels=qrels if beside.judged else None,
+        # read by none of the others either: refused by the exposure measures' call,
+        # in one machine's words (rnd beside surprisal@k: "drop qrels=")
+        qrels=qrels if beside.judged or not beside.rest_judged else None,
         # the by keys of each query, which the exposure measures read as the others do
         queries=tables.get("queries"),
         **{name: tables.get(name) for name in _EXPOSURE_TABLES},
