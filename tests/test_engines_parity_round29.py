@@ -184,12 +184,20 @@ def test_dask_lines_up_unsigned_and_signed_document_ids(request: pytest.FixtureR
         != irm.evaluate(IDS_RUN, ["P@1"], qrels=IDS_QRELS)["P@1"].item()
     )
     for metrics, tables, options, partitions in ID_CASES:
-        want = irm.evaluate(IDS_RUN, metrics, **tables, **options)
+        want, said = _warned(irm.evaluate, IDS_RUN, metrics, **tables, **options)
         given = {k: to_engine(t) for k, t in tables.items()}
-        got = back(
-            evaluate(to_engine(IDS_RUN), metrics, **given, **options, partitions=partitions)
+        got, told = _warned(
+            _computed,
+            evaluate,
+            back,
+            to_engine(IDS_RUN),
+            metrics,
+            **given,
+            **options,
+            partitions=partitions,
         )
         assert_frame_equal(_sorted(got), _sorted(want), check_exact=True)
+        assert sorted(told) == sorted(said)  # the ids the warnings name: one machine's
     message = (
         "column 'doc_id' is UInt64 in the run, Int64 in the interactions: one machine "
         "matches them as Int128, which the Arrow tables of Dask's tasks cannot carry; cast "
