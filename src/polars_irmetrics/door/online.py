@@ -137,7 +137,10 @@ def evaluate_online(
     -------
     pl.DataFrame or pl.LazyFrame
         The same kind as ``log``; a LazyFrame computes nothing before ``collect()``.
-        Rows are sorted by the keys.
+        Rows are sorted by the keys. A metric no session of a segment gives a value
+        (``ctr@5`` of impressions all below position 5, ``mean_click_position`` of no
+        click) is null there, with an :class:`~polars_irmetrics.errors.IrmWarning`
+        naming it and the first such segment.
 
     Raises
     ------

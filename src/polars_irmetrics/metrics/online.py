@@ -226,7 +226,9 @@ def _all_clicks(s: Scope, p: Params) -> pl.Expr:
 
 def _click_position_sum(s: Scope, p: Params) -> pl.Expr:
     c = _clicks(s)
-    return pl.when(c.clicked).then(c.rank).sum().cast(pl.Float64)
+    # summed as Int128, then rounded once: a sum in the position's own dtype wraps
+    # around (two clicks at Int32 positions near 2**31 gave a mean position of -1.5)
+    return pl.when(c.clicked).then(c.rank.cast(pl.Int128)).sum().cast(pl.Float64)
 
 
 def _clicks_per_session(s: Scope, p: Params) -> pl.Expr:

@@ -24,9 +24,10 @@ from typing import Literal
 
 import polars as pl
 
+from polars_irmetrics.errors import IrmWarning
 from polars_irmetrics.ground.buckets import evaluate_in_buckets
 from polars_irmetrics.ground.options import metrics_named
-from polars_irmetrics.ground.validate import warn_empty_table
+from polars_irmetrics.ground.validate import warn_empty_table, warn_from_plan
 from polars_irmetrics.metrics.online import ClickMetric
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum
@@ -43,6 +44,7 @@ __all__ = [
     "OnlineBuckets",
     "aggregate",
     "build_online_plan",
+    "warn_on_null_segments",
 ]
 
 #: ``buckets`` of the online plan: one plan (``None``), N buckets, or ``"auto"``.
@@ -117,9 +119,51 @@ def build_online_plan(
         # the warning every route gives of a table of no row: no session in the log
         if frame.height == 0 or (counted and frame["num_sessions"].sum() == 0):
             warn_empty_table("the impression log")
+        elif not per_session:
+            warn_on_null_segments(frame, labels, by_keys)
         return frame
 
     return result.map_batches(warn_if_empty, schema=result.collect_schema())
+
+
+def warn_on_null_segments(frame: pl.DataFrame, labels: Sequence[str], by: Sequence[str]) -> None:
+    """An :class:`~polars_irmetrics.errors.IrmWarning` for each metric that is null in a
+    segment of sessions (:func:`aggregate`'s ``frame``): no session gives it a value (a
+    ratio's denominators add up to 0: ``ctr@5`` of impressions all below position 5,
+    ``mean_click_position`` of no click), said, never a silent null beside the others'
+    values (:func:`~polars_irmetrics.ab_test` refuses such an arm).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> frame = pl.DataFrame({"num_sessions": [2], "ctr@5": [None], "ctr": [0.25]})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_on_null_segments(frame, ["ctr@5", "ctr"], [])
+    >>> str(caught[0].message)[:59]
+    "'ctr@5' is null: none of the 2 sessions gives it a value (a"
+    """
+    sessions = pl.col("num_sessions") > 0
+    for label in labels:
+        empty = frame.filter(sessions & pl.col(label).is_null())
+        if not empty.height:
+            continue
+        row = empty.row(0, named=True)
+        if by:
+            segment = ", ".join(f"{key}={row[key]!r}" for key in by)
+            count = row["num_sessions"]
+            where = f" in {empty.height} segment(s) (first: {segment}, {count} sessions)"
+            sessions_said = "none of its sessions"
+        else:
+            where = ""
+            sessions_said = f"none of the {row['num_sessions']} sessions"
+        warn_from_plan(
+            f"{label!r} is null{where}: {sessions_said} gives it a value (a rate over "
+            "the top k has no impression at positions <= k, a rate or a position over "
+            "the clicks no click), never a made-up 0: check the log's positions (1 = "
+            "top) and clicks, or leave the metric out",
+            IrmWarning,
+        )
 
 
 def _summary(label: str, request: MetricRequest) -> pl.Expr:

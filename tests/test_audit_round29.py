@@ -1,0 +1,106 @@
+"""Round 29's audit of the wings with tiny inputs: vectors (neighbour recall), online
+(click metrics), stats/comparison. Each case failed on the code before it: a silent
+value where the input's ids, scale or spread did not support it."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import IrmWarning
+
+
+def _irm_warnings(call: Any) -> list[str]:
+    """The texts of the :class:`IrmWarning` that ``call()`` gives (not its subclass
+    :class:`CoverageWarning`'s: a run of no judged document is said so too)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call()
+    return [str(w.message) for w in caught if w.category is IrmWarning]
+
+
+# --------------------------------------------------------------- click positions
+_CLICKS = pl.DataFrame({"session_id": ["s1", "s1", "s2"], "clicked": [True, True, True]})
+
+
+@pytest.mark.parametrize(
+    ("dtype", "low"),
+    [
+        (pl.Int32, 2**31 - 2),  # was -1.5
+        (pl.UInt32, 2**32 - 2),  # was 2.1e9
+        (pl.Int64, 2**62),  # was -4.6e18
+        (pl.UInt64, 2**64 - 2),  # was 9.2e18
+    ],
+)
+def test_mean_click_position_does_not_wrap_around(dtype: pl.DataType, low: int) -> None:
+    log = _CLICKS.with_columns(position=pl.Series([low, low + 1, low], dtype=dtype))
+    per_session = irm.evaluate_online(log, ["mean_click_position"], per_session=True)
+    expected = [(2 * low + 1) / 2, float(low)]
+    assert per_session["mean_click_position"].to_list() == expected
+    mean = irm.evaluate_online(log, ["mean_click_position"])["mean_click_position"].item()
+    assert mean == float(3 * low + 1) / 3
+    expr = log.group_by("session_id").agg(irm.click_metric("mean_click_position"))
+    assert expr.sort("session_id")["mean_click_position"].to_list() == expected
+
+
+# --------------------------------------------------------------- null click metrics
+def _null_text(label: str, where: str, sessions: str) -> str:
+    return (
+        f"{label!r} is null{where}: {sessions} gives it a value (a rate over the top k has "
+        "no impression at positions <= k, a rate or a position over the clicks no click), "
+        "never a made-up 0: check the log's positions (1 = top) and clicks, or leave the "
+        "metric out"
+    )
+
+
+_LOG = pl.DataFrame(
+    {
+        "day": [1, 1, 2, 2],
+        "session_id": ["s1", "s1", "s2", "s3"],
+        "position": [6, 7, 6, 6],
+        "clicked": [True, False, False, False],
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("metrics", "options", "said"),
+    [
+        # no impression at positions <= 5
+        (["ctr@5", "ctr"], {}, [_null_text("ctr@5", "", "none of the 3 sessions")]),
+        (
+            ["mean_click_position", "median_click_position"],
+            {"by": "day"},
+            [
+                _null_text(
+                    label,
+                    " in 1 segment(s) (first: day=2, 2 sessions)",
+                    "none of its sessions",
+                )
+                for label in ("mean_click_position", "median_click_position")
+            ],
+        ),
+        # out of core: the same words
+        (
+            ["mean_click_position"],
+            {"by": "day", "buckets": 2},
+            [
+                _null_text(
+                    "mean_click_position",
+                    " in 1 segment(s) (first: day=2, 2 sessions)",
+                    "none of its sessions",
+                )
+            ],
+        ),
+        # a session's own null (no click) is its documented value: nothing said
+        (["mean_click_position"], {"per_session": True}, []),
+    ],
+)
+def test_a_click_metric_no_session_values_is_said(
+    metrics: list[str], options: dict[str, Any], said: list[str]
+) -> None:
+    assert _irm_warnings(lambda: irm.evaluate_online(_LOG, metrics, **options)) == said
