@@ -4,6 +4,7 @@ value where the input's ids, scale or spread did not support it."""
 
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Any
 
@@ -11,7 +12,9 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import IrmWarning
+from polars_irmetrics.errors import InvalidValueError, IrmWarning
+
+INF = float("inf")
 
 
 def _irm_warnings(call: Any) -> list[str]:
@@ -21,6 +24,52 @@ def _irm_warnings(call: Any) -> list[str]:
         warnings.simplefilter("always")
         call()
     return [str(w.message) for w in caught if w.category is IrmWarning]
+
+
+# --------------------------------------------------------------- neighbour recall
+_EXACT = pl.DataFrame(
+    {"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "c"], "score": [5.0, 3.0, 2.0]}
+)
+_APPROX = pl.DataFrame(
+    {"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "x", "c"], "score": [5.0, 1.0, 2.0]}
+)
+_RUN_BAD = (
+    "column 'score' of the run has null, NaN or +inf values in query 'q1'; neighbour "
+    "recall reads distances from scores (+inf: a document closer than any, found "
+    "whatever the true distances; -inf, a document never found, is read as a miss): "
+    "fill or drop those rows"
+)
+_TRUTH_BAD = (
+    "column 'score' of the neighbors has null, NaN or infinite values in query 'q1'; "
+    "neighbour recall reads the k-th true distance from them (an infinite one would "
+    "count every document of the run as found, or none): fill or drop those rows"
+)
+
+
+@pytest.mark.parametrize(
+    ("run_scores", "truth_scores", "message"),
+    [
+        # inner products (scores above 1): the run's +inf counted as found, 1.0
+        ([5.0, INF, 2.0], [5.0, 3.0, 2.0], _RUN_BAD),
+        # the k-th true distance infinite: every document found, 1.0
+        ([5.0, 1.0, 2.0], [5.0, -INF, 2.0], _TRUTH_BAD),
+        ([5.0, 1.0, 2.0], [INF, 3.0, 2.0], _TRUTH_BAD),
+    ],
+)
+def test_infinite_scores_of_neighbour_recall_are_refused(
+    run_scores: list[float], truth_scores: list[float], message: str
+) -> None:
+    run = _APPROX.with_columns(score=pl.Series(run_scores))
+    exact = _EXACT.with_columns(score=pl.Series(truth_scores))
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.evaluate(run, ["neighbor_recall@2"], neighbors=exact)
+
+
+def test_a_minus_inf_score_of_the_run_is_a_miss() -> None:
+    # faiss pads a short list with -inf (inner product): a document never found
+    run = _APPROX.with_columns(score=pl.Series([5.0, -INF, 2.0]))
+    got = irm.evaluate(run, ["neighbor_recall@2"], neighbors=_EXACT, per_query=True)
+    assert got["neighbor_recall@2"].to_list() == [0.5, 1.0]
 
 
 # --------------------------------------------------------------- click positions

@@ -234,7 +234,7 @@ EXACT = pl.DataFrame({"query_id": ["a"], "doc_id": [1], "score": [-1.0]})
             ["neighbor_recall@1"],
             {"neighbors": EXACT.with_columns(score=pl.lit(float("nan")))},
             InvalidValueError,
-            "column 'score' of the neighbors has null or NaN values in query 'a'",
+            "column 'score' of the neighbors has null, NaN or infinite values in query 'a'",
         ),
         (
             ["neighbor_recall@1"],

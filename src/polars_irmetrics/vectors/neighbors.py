@@ -159,7 +159,10 @@ def build_neighbors_plan(
         if use_rank
         else pl.col(score).rank("ordinal", descending=True).over(keys).cast(pl.Int64)
     )
-    bad = pl.col(score).is_null() | pl.col(score).cast(pl.Float64).is_nan()
+    # +inf: a document closer than any (distance -inf), found whatever the threshold;
+    # -inf is a document never found (faiss pads a short list with it), a miss
+    as_float = pl.col(score).cast(pl.Float64)
+    bad = pl.col(score).is_null() | as_float.is_nan() | (as_float == float("inf"))
     approx = run.select(
         *keys,
         pl.col(score).cast(pl.Float64).alias(_SCORE),
@@ -191,7 +194,7 @@ def build_neighbors_plan(
         .agg(
             *thresholds,
             pl.len().alias(_N),
-            (pl.col(_SCORE).is_null() | pl.col(_SCORE).is_nan()).sum().alias(_TBAD),
+            (pl.col(_SCORE).is_null() | ~pl.col(_SCORE).is_finite()).sum().alias(_TBAD),
             pl.col(_NEG).first(),
             pl.col(_RANGE).first(),
             pl.col(_SCORE).abs().max().alias(_SCALE),
@@ -657,13 +660,32 @@ def _raise_above_one(frame: pl.DataFrame, spec: CheckSpec, labels: list[str]) ->
             )
 
 
+#: What each table's score check refuses, and why (:func:`_raise_on_bad_scores`).
+_BAD_SCORES = (
+    (
+        _BAD,
+        "run",
+        "null, NaN or +inf",
+        "neighbour recall reads distances from scores (+inf: a document closer than "
+        "any, found whatever the true distances; -inf, a document never found, is "
+        "read as a miss)",
+    ),
+    (
+        _TBAD,
+        "neighbors",
+        "null, NaN or infinite",
+        "neighbour recall reads the k-th true distance from them (an infinite one "
+        "would count every document of the run as found, or none)",
+    ),
+)
+
+
 def _raise_on_bad_scores(frame: pl.DataFrame, query_id: str, score: str) -> pl.DataFrame:
-    for column, what in ((_BAD, "run"), (_TBAD, "neighbors")):
+    for column, what, values, why in _BAD_SCORES:
         bad = frame.filter(pl.col(column).cast(pl.Boolean).fill_null(False)).sort(query_id)
         if bad.height:
             raise InvalidValueError(
-                f"column {score!r} of the {what} has null or NaN values in query "
-                f"{bad[query_id][0]!r}; neighbour recall reads distances from scores: "
-                "fill or drop those rows"
+                f"column {score!r} of the {what} has {values} values in query "
+                f"{bad[query_id][0]!r}; {why}: fill or drop those rows"
             )
     return frame
