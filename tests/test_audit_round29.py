@@ -153,3 +153,48 @@ def test_a_click_metric_no_session_values_is_said(
     metrics: list[str], options: dict[str, Any], said: list[str]
 ) -> None:
     assert _irm_warnings(lambda: irm.evaluate_online(_LOG, metrics, **options)) == said
+
+
+# --------------------------------------------------------------- paired tests
+_QRELS = pl.DataFrame(
+    {"query_id": ["q1", "q2", "q3"], "doc_id": ["x", "y", "z"], "relevance": [1, 1, 1]}
+)
+
+
+def _run(docs: list[str]) -> pl.DataFrame:
+    return pl.DataFrame({"query_id": ["q1", "q2", "q3"], "doc_id": docs, "score": [1.0] * 3})
+
+
+def _no_spread(tail: str, interval: str = "is the delta itself") -> str:
+    return (
+        "every per-query delta is -1.0 in 'P@1', system 'b' against 'a', on all 3 paired "
+        "queries: the deltas have no spread, so effect_size is NaN (Cohen's d_z divides "
+        f"the mean delta by their standard deviation, 0), the interval {interval}{tail}"
+    )
+
+
+_EXACT_P = (
+    ": resting on no spread, not on evidence; test='randomization' gives the exact "
+    "p-value of the sign flips (0.25 two-sided, for 3 queries), or compare on more queries"
+)
+_MORE = ": resting on no spread, not on evidence; compare on more queries before reading them"
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        (
+            {"test": "t"},
+            _no_spread(
+                ", and test='t' reads the difference as certain (p_value 0.0: scipy's "
+                "ttest_rel divides by that 0 spread)" + _EXACT_P
+            ),
+        ),
+        ({"test": "wilcoxon"}, _no_spread(_MORE)),
+        ({"test": "randomization", "alternative": "less"}, _no_spread(_MORE, "ends at the delta")),
+    ],
+)
+def test_deltas_without_spread_are_said(options: dict[str, Any], said: str) -> None:
+    runs = {"a": _run(["x", "y", "z"]), "b": _run(["n", "n", "n"])}
+    got = _irm_warnings(lambda: irm.compare(runs, ["P@1"], qrels=_QRELS, **options))
+    assert got == [said]

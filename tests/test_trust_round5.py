@@ -191,7 +191,11 @@ def test_a_bootstrap_p_below_what_the_queries_allow_is_warned() -> None:
 
 def test_a_bootstrap_on_enough_queries_is_not_warned() -> None:
     low = [0.01 * i for i in range(20)]
-    runs = {"a": _predictions(low), "b": _predictions([v + 0.5 for v in low])}
+    # deltas of some spread (0.5 to 0.52): deltas of one value are warned of (round 29)
+    runs = {
+        "a": _predictions(low),
+        "b": _predictions([v + 0.5 + 0.01 * (i % 3) for i, v in enumerate(low)]),
+    }
     with warnings.catch_warnings():
         warnings.simplefilter("error", irm.errors.IrmWarning)
         out = irm.compare(runs, "mae", baseline="a", test="bootstrap")

@@ -565,6 +565,56 @@ def _warn_identical(
     )
 
 
+def _warn_no_spread(
+    stats: PairedStats,
+    deltas: npt.NDArray[np.float64],
+    directed: npt.NDArray[np.bool_],
+    labels: tuple[npt.NDArray[np.object_], npt.NDArray[np.object_], npt.NDArray[np.object_]],
+    test: str,
+    alternative: str,
+) -> None:
+    """An :class:`~polars_irmetrics.errors.IrmWarning` naming the comparisons whose
+    per-query deltas are one value other than 0 (equal to the bit, or but for the
+    values' rounding): they have no spread, so their ``effect_size`` is NaN, their
+    interval the delta itself and ``test='t'``'s p-value that of a difference without
+    variance (scipy's ``ttest_rel``: t infinite, p 0), resting on no spread, not on
+    evidence (:func:`ab_test` and :func:`tukey_hsd` say the same of theirs). ``deltas``:
+    ``n × K``, the columns of ``stats``; only the ``directed`` ones, as
+    :func:`_warn_identical`."""
+    constant = np.isnan(stats.effect_size) & (stats.ties != stats.n) & directed
+    if not constant.any():
+        return
+    metrics, systems, baselines = labels
+    first = int(np.argmax(constant))
+    where = f"{metrics[first]!r}, system {systems[first]!r} against {baselines[first]!r}"
+    count = int(constant.sum())
+    said = where if count == 1 else f"{count} comparisons (first: {where})"
+    column = deltas[:, first]
+    exact = bool((column == column[0]).all())
+    value = f"{float(stats.delta[first])!r}" + ("" if exact else " (but for rounding)")
+    interval = "is the delta itself" if alternative == "two-sided" else "ends at the delta"
+    p_value = (
+        f", and test='t' reads the difference as certain (p_value "
+        f"{float(stats.p_value[first])!r}: scipy's ttest_rel divides by that 0 spread)"
+        if test == "t"
+        else ""
+    )
+    exact_p = (
+        f"test='randomization' gives the exact p-value of the sign flips "
+        f"({2.0 ** (1 - stats.n)!r} two-sided, for {stats.n} queries), or compare on more "
+        "queries"
+        if test in ("t", "bootstrap")
+        else "compare on more queries before reading them"
+    )
+    warn_at_caller(
+        f"every per-query delta is {value} in {said}, on all {stats.n} paired queries: "
+        "the deltas have no spread, so effect_size is NaN (Cohen's d_z divides the mean "
+        f"delta by their standard deviation, 0), the interval {interval}{p_value}: "
+        f"resting on no spread, not on evidence; {exact_p}",
+        IrmWarning,
+    )
+
+
 def compare_values(
     values: PerQuery,
     options: CompareOptions,
@@ -626,6 +676,8 @@ def compare_values(
     # expected to be the same in every system: not said
     has_direction = np.repeat(np.array([d is not None for d in directions], dtype=bool), n_c)
     _warn_identical(stats, has_direction, metric_col, system_col, base_col)
+    labels = (metric_col, system_col, base_col)
+    _warn_no_spread(stats, a - b, has_direction, labels, options.test, options.alternative)
     if options.correction_scope == "all":
         adjusted = adjust(stats.p_value, options.correction)
     else:
