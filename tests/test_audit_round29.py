@@ -198,3 +198,27 @@ def test_deltas_without_spread_are_said(options: dict[str, Any], said: str) -> N
     runs = {"a": _run(["x", "y", "z"]), "b": _run(["n", "n", "n"])}
     got = _irm_warnings(lambda: irm.compare(runs, ["P@1"], qrels=_QRELS, **options))
     assert got == [said]
+
+
+# --------------------------------------------------------------- reproducibility
+def test_reproducibility_names_its_run_not_its_internal_column() -> None:
+    qrels = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "b"], "relevance": [1, 1]})
+    run = pl.DataFrame(
+        {
+            "query_id": ["q1", "q1", "q2", "q2"],
+            "doc_id": ["a", "b", "a", "b"],
+            "score": [2.0, 1.0, 2.0, 1.0],
+        }
+    )
+    # the reproduction's query ids end in a space: no document in common with the original
+    again = run.with_columns(pl.col("query_id") + " ")
+    said = _irm_warnings(
+        lambda: irm.reproducibility({"baseline": run}, {"baseline": again}, ["P_1"], qrels=qrels)
+    )
+    assert said == [
+        "rank correlations are null where the run and the reference share fewer than two "
+        "documents (one pair is the least a correlation reads; none where one side has no "
+        "ranking of the query), and those queries are left out of the mean (num_q still "
+        "counts them): 'ktu@1000' on 2 of the 2 queries (first: 'q1' (run='baseline')); "
+        "compare deeper rankings (a larger @k), and check that the two sides' doc ids match"
+    ]

@@ -148,10 +148,13 @@ def warn_on_ties(tally: pl.DataFrame, requests: Requests, keys: Sequence[str]) -
 def _where(
     label: str, count: int, queries: int, first: dict[str, object], keys: Sequence[str]
 ) -> str:
-    """``'label' on <count> of the <queries> queries (first: <query id> (<by keys>))``."""
+    """``'label' on <count> of the <queries> queries (first: <query id> (<by keys>))``;
+    a key of the library's own (reproducibility's run column) named without its
+    internal prefix (``run='baseline'``, not ``__irm_run='baseline'``)."""
     query = repr(first[keys[-1]])
     if len(keys) > 1:
-        query += " (" + ", ".join(f"{k}={first[k]!r}" for k in keys[:-1]) + ")"
+        shown = (f"{k.removeprefix(INTERNAL)}={first[k]!r}" for k in keys[:-1])
+        query += " (" + ", ".join(shown) + ")"
     return f"{label!r} on {count} of the {queries} queries (first: {query})"
 
 
