@@ -72,6 +72,45 @@ def test_a_minus_inf_score_of_the_run_is_a_miss() -> None:
     assert got["neighbor_recall@2"].to_list() == [0.5, 1.0]
 
 
+def _short(k: int) -> str:
+    return (
+        f"metric 'neighbor_recall@{k}': neighbors= holds fewer than {k} neighbours of 1 of "
+        f"its 2 queries whose first {k} documents of the run are more (first: 'q1', 2 "
+        f"neighbours, 3 documents of the run): the corpus holds more than neighbors= lists, "
+        f"so it was cut shorter than {k}, and there the recall reads those n and the n-th "
+        f"true distance for k and the k-th (over min(k, n)), a recall at depth n, not {k}: "
+        f"compute neighbors= with k >= {k} (knn(..., k={k})), or ask for a cutoff every "
+        "query has (@1 or less)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("run_rows", "metrics", "said"),
+    [
+        # the run lists a third document of q1: neighbors= (two of it) was cut short
+        (3, ["neighbor_recall@3", "neighbor_recall@2"], [_short(3)]),
+        (3, ["neighbor_recall@4"], [_short(4)]),
+        # the run lists no more than neighbors= holds: a corpus that small, nothing said
+        (2, ["neighbor_recall@3"], []),
+    ],
+)
+def test_neighbors_cut_shorter_than_k_are_said(
+    run_rows: int, metrics: list[str], said: list[str]
+) -> None:
+    exact = pl.DataFrame(
+        {"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "c"], "score": [-0.1, -0.2, -0.3]}
+    )
+    run = pl.DataFrame(
+        {
+            "query_id": ["q1", "q1", "q1", "q2"],
+            "doc_id": ["a", "b", "x", "c"],
+            "score": [-0.1, -0.2, -0.25, -0.3],
+        }
+    ).filter((pl.col("query_id") != "q1") | (pl.int_range(pl.len()).over("query_id") < run_rows))
+    got = _irm_warnings(lambda: irm.evaluate(run, metrics, neighbors=exact))
+    assert got == said
+
+
 # --------------------------------------------------------------- click positions
 _CLICKS = pl.DataFrame({"session_id": ["s1", "s1", "s2"], "clicked": [True, True, True]})
 

@@ -76,6 +76,11 @@ _SAMPLES = f"{INTERNAL}samples"
 _SCORE = "score"  # the internal name of the score column (metrics.neighbors reads it)
 
 
+def _listed(k: int) -> str:
+    """The column of a query's count of the run's documents at positions ``<= k``."""
+    return f"{INTERNAL}listed{k}"
+
+
 def _threshold_name(i: int, reading: str = "") -> str:
     return f"{INTERNAL}t{i}{reading}"
 
@@ -233,6 +238,14 @@ def build_neighbors_plan(
             pl.col(_NEG).first(),
             pl.col(_RANGE).first(),
             pl.col(_SCORE).filter(_above_bound()).max().alias(_OVER),
+            pl.col(_N).first(),
+            # the run's documents within each cutoff (not faiss' -inf padding): more
+            # than neighbors= holds of a query show its list cut shorter than the corpus
+            # (_warn_on_short)
+            *(
+                ((pl.col(_POS) <= k) & (pl.col(_SCORE) > float("-inf"))).sum().alias(_listed(k))
+                for k in sorted(set(cutoffs))
+            ),
             *(pl.col(c).first() for c in truth_flags),
         )
         .with_columns(pl.lit(True).alias(_JUDGED))
@@ -269,7 +282,7 @@ def build_neighbors_plan(
     )
     auto_labels = [labels[i] for i in sorted(auto)]
     checked = combined.map_batches(
-        lambda frame: _checked(frame, spec, labels, auto_labels, sample),
+        lambda frame: _checked(frame, spec, labels, auto_labels, sample, cutoffs),
         schema=combined.select(*keys, *labels).collect_schema(),
     )
     # how the run's queries line up with those of neighbors= (a run that matches none
@@ -565,12 +578,14 @@ def _checked(
     labels: list[str],
     auto: list[str],
     sample: str | None = None,
+    cutoffs: list[int] | None = None,
 ) -> pl.DataFrame:
     """The per-query values after every data check (the run's, then the neighbors',
     with ground.validate's messages) and the query-set policies (``unjudged``: queries
     only in the run; ``unretrieved``: queries of the neighbors the run lacks).
     ``sample``: the run's sample column, whose queries under more than one of its
-    values (sampled rankings) are refused first."""
+    values (sampled rankings) are refused first. ``cutoffs``: each label's ``k``, whose
+    queries with fewer neighbours are said (:func:`_warn_on_short`)."""
     if sample is not None:
         known = pl.all_horizontal(pl.col(key).is_not_null() for key in spec.keys)
         many = frame.filter(known & (pl.col(_SAMPLES) > 1)).sort(spec.keys)
@@ -604,6 +619,7 @@ def _checked(
     )
     raise_on_bad_rows(judged, as_neighbors, check_rows=_CHECK)
     _raise_above_one(checked, spec, labels)
+    _warn_on_short(frame, labels, cutoffs or [], spec.query_id)
     keep = pl.col(_JUDGED) if spec.unjudged != "zero" else pl.lit(True)
     if spec.unretrieved == "drop":
         keep = keep & pl.col(_RETRIEVED)
@@ -638,6 +654,37 @@ def _warn_on_reading(frame: pl.DataFrame, auto: list[str], query_id: str) -> Non
             IrmWarning,
         )
         return
+
+
+def _warn_on_short(
+    frame: pl.DataFrame, labels: list[str], cutoffs: list[int], query_id: str
+) -> None:
+    """An :class:`~polars_irmetrics.errors.IrmWarning` for each label whose ``k`` is
+    above the ``n`` neighbours neighbors= holds of a query whose first ``k`` documents
+    of the run number more than ``n``: the corpus holds more documents than that list,
+    so it was cut shorter than ``k`` (``knn(k=10)`` measured at ``@100``), and the
+    recall, which reads ``n`` and the ``n``-th true distance for ``k`` and the ``k``-th
+    (right for a corpus of fewer than ``k`` documents), is of another depth there,
+    inflated in silence."""
+    judged = frame.filter(pl.col(_JUDGED))
+    for label, k in zip(labels, cutoffs, strict=True):
+        listed = pl.col(_listed(k))
+        short = judged.filter((pl.col(_N) < k) & (listed > pl.col(_N))).sort(query_id)
+        if not short.height:
+            continue
+        row = short.row(0, named=True)
+        held = int(judged[_N].min())  # type: ignore[arg-type]
+        warn_from_plan(
+            f"metric {label!r}: neighbors= holds fewer than {k} neighbours of "
+            f"{short.height} of its {judged.height} queries whose first {k} documents of "
+            f"the run are more (first: {row[query_id]!r}, {row[_N]} neighbours, "
+            f"{row[_listed(k)]} documents of the run): the corpus holds more than "
+            f"neighbors= lists, so it was cut shorter than {k}, and there the recall reads "
+            "those n and the n-th true distance for k and the k-th (over min(k, n)), a "
+            f"recall at depth n, not {k}: compute neighbors= with k >= {k} "
+            f"(knn(..., k={k})), or ask for a cutoff every query has (@{held} or less)",
+            IrmWarning,
+        )
 
 
 def _raise_above_one(frame: pl.DataFrame, spec: CheckSpec, labels: list[str]) -> None:
