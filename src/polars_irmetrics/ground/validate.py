@@ -38,6 +38,7 @@ __all__ = [
     "CheckSpec",
     "IdKind",
     "ListOrder",
+    "QueryHint",
     "UnplacedParts",
     "UnplacedRows",
     "absent_groups_row",
@@ -1234,6 +1235,22 @@ def _raise_query_set(bad: pl.DataFrame, spec: CheckSpec, where: str, policy: str
 Hint = Callable[[], str | None]
 
 
+class QueryHint:
+    """The hint of the run's query ids that match judged ones only once their spelling
+    is ignored: a :data:`Hint` that reads its inputs once, however often it is asked.
+    The one hint that says why a run lists some judged queries but not all
+    (:func:`warn_on_counts` warns of those misses only where it finds a match)."""
+
+    def __init__(self, read: Hint) -> None:
+        self._read = read
+        self._said: tuple[str | None] | None = None
+
+    def __call__(self) -> str | None:
+        if self._said is None:
+            self._said = (self._read(),)
+        return self._said[0]
+
+
 def warn_on_coverage(
     frame: pl.DataFrame,
     *,
@@ -1357,9 +1374,13 @@ def warn_on_counts(
     judged queries, or once for no judged query at all (see :func:`warn_on_coverage`);
     also once per system that retrieves a judged document in fewer than half of the
     judged queries it lists, where a hint finds ids that match after a change of
-    spelling (without one, a shallow run over sparse judgments is such a run too).
-    ``emit`` gives each text (default: a :class:`~polars_irmetrics.errors.CoverageWarning`
-    here; a Dask task hands it to the client). ``scores``: what the metrics score on a
+    spelling (without one, a shallow run over sparse judgments is such a run too); and
+    once per system that misses any judged query, where the query hint (a
+    :class:`QueryHint` among ``hints``, the only one read for it) finds a query id of
+    the run that matches a judged one once its spelling is ignored (without one, a run
+    of some of the topics is such a run too). ``emit`` gives each text (default: a
+    :class:`~polars_irmetrics.errors.CoverageWarning` here; a Dask task hands it to the
+    client). ``scores``: what the metrics score on a
     judged query where the run retrieves no judged document, for measures that do not
     score as the ranking metrics do there (default: "every judged query scores as a
     ranking of no judged document does (0 in ndcg, map, precision, recall and the
@@ -1377,6 +1398,7 @@ def warn_on_counts(
     listed = not counts.get_column("listed").null_count()
     said: list[str] = []
     hinted: list[str] = []
+    spelt: list[str] = []
     for row in counts.sort(list(systems)).iter_rows(named=True):
         name = _run_name(row, systems)
         tally = (
@@ -1420,11 +1442,32 @@ def warn_on_counts(
                 f"{row['listed']} judged queries it lists ({tally}): the others score "
                 f"{_AS_UNJUDGED}"
             )
-    if not said and not hinted:
+        elif listed and row["listed"] < row["queries"]:
+            # a run that answers most judged queries but not all: said only where the
+            # query hint finds the ones it misses spelt apart (a run of some topics is
+            # no fault)
+            missed = row["queries"] - row["listed"]
+            fate = (
+                "are left out (unretrieved='drop')"
+                if unretrieved == "drop"
+                else f"each score as an empty ranking does (unretrieved='zero', as "
+                f"trec_eval -c: {_NOTHING})"
+            )
+            spelt.append(
+                f"{name} misses {missed} of the {row['queries']} judged queries ({tally}): "
+                f"the {missed} it misses {fate}"
+            )
+    if not said and not hinted and not spelt:
         return
-    extra = [h for h in (hint() for hint in hints) if h]
+    if spelt and not said and not hinted:
+        # only the query hint can say why: the others are not read
+        extra = [h for h in (hint() for hint in hints if isinstance(hint, QueryHint)) if h]
+    else:
+        extra = [h for h in (hint() for hint in hints) if h]
     if extra:
         said += hinted
+    if any(isinstance(hint, QueryHint) and hint() for hint in hints):
+        said += spelt
     if not said:
         return
     advice = (

@@ -27,6 +27,7 @@ from polars_irmetrics.ground.validate import (
     LISTED,
     Hint,
     Policy,
+    QueryHint,
     absent_groups_row,
     common_id_dtype,
     coverage_counts,
@@ -55,8 +56,10 @@ class Coverage:
     (:func:`~polars_irmetrics.ground.validate.coverage_counts`); ``case`` the first pair
     of the run that matches a judgment only once its spelling is ignored (query, run document,
     judged document) and ``case_count`` how many do; ``ran`` the run's query ids (text)
-    the judgments lack and ``judged`` the judged query ids (text). A hint's data is
-    ``None`` where it was not computed (it does not apply, or the part is not suspect).
+    the judgments lack (in every part where the queries are text: the judged query one
+    of them matches may be in a suspect part of its own) and ``judged`` the judged query
+    ids (text). A hint's data is ``None`` where it was not computed (it does not apply,
+    or the part is not suspect).
     """
 
     counts: pl.DataFrame
@@ -118,7 +121,7 @@ class Coverage:
             hints.append(lambda: _case_text(case, count, doc_id))
         if self.ran is not None and self.judged is not None:
             ran, judged, query_id = self.ran.lazy(), self.judged.lazy(), self.query_id
-            hints.append(lambda: _query_text(ran, judged, query_id))
+            hints.append(QueryHint(lambda: _query_text(ran, judged, query_id)))
         return tuple(hints)
 
     def warn(self, systems: Sequence[str], emit: Callable[[str], None] | None = None) -> None:
@@ -263,7 +266,7 @@ def _hints(
         def query_hint() -> str | None:
             return _query_text(*_query_ids(run, qrels, query_id), query_id)
 
-        hints.append(query_hint)
+        hints.append(QueryHint(query_hint))
     return tuple(hints)
 
 
@@ -278,14 +281,18 @@ def _part(
 ) -> Coverage:
     """A part's :class:`Coverage`: its tally, and the hints' data (``texts`` as in
     :func:`_hints`) where the tally is suspect."""
-    if not suspect(counts):
+    suspected = suspect(counts)
+    if not suspected and not texts[1]:
         return Coverage(counts, unretrieved, doc_id=doc_id, query_id=query_id)
     case, case_count, ran, judged = None, 0, None, None
-    if texts[0]:
+    if texts[0] and suspected:
         case, case_count = _case_pairs(run, qrels, query_id, doc_id)
     if texts[1]:
+        # the run's query ids the judgments lack, in every part: the judged query they
+        # may match (spelt apart) can be in another part, the one its miss makes suspect
         ran, judged = pl.collect_all(_query_ids(run, qrels, query_id))
         ran = ran.join(judged, on=query_id, how="anti")
+        judged = judged if suspected else None
     return Coverage(
         counts,
         unretrieved,
