@@ -1579,13 +1579,28 @@ def _exposure(
             "target= holds the target group distribution awrf and awrf_ndcg read, and "
             "no metric asked for reads it: drop target=, or ask for awrf or awrf_ndcg"
         )
+    # a query queries= lacks, and a judged query some group lacks with a by= key of the
+    # run alone: refused, as the ranking metrics refuse them (not put in a group of no
+    # key, nor left out of the group it may belong to); the ranking metrics beside
+    # refuse the latter themselves, counting every judged query (here: the relevant's).
+    # Read by the plan before its warnings: a refused input warns of nothing
+    beside = any(r.route == "offline" for _, r in requests)
+    refuse = functools.partial(
+        refuse_unplaced,
+        run=run,
+        qrels=qrels if judged else None,
+        requests=exposure,
+        options=options,
+        from_queries=from_queries,
+        drop=None if beside else False,
+    )
     # in buckets, each bucket counts its own rankings: the shared counts are not read
     build = (
         exposure_in_buckets
         if split_exposure(options)
         else functools.partial(build_exposure_plan, facts=facts, ids=ids, own_checks=own_checks)
     )
-    plan = build(
+    return build(
         run,
         qrels if judged else None,
         tables.get("groups"),
@@ -1595,20 +1610,7 @@ def _exposure(
         warn=warn,
         clustered=clustered,
         placed=placed,
-    )
-    # a query queries= lacks, and a judged query some group lacks with a by= key of the
-    # run alone: refused, as the ranking metrics refuse them (not put in a group of no
-    # key, nor left out of the group it may belong to); the ranking metrics beside
-    # refuse the latter themselves, counting every judged query (here: the relevant's)
-    beside = any(r.route == "offline" for _, r in requests)
-    return refuse_unplaced(
-        plan,
-        run,
-        qrels if judged else None,
-        exposure,
-        options,
-        from_queries=from_queries,
-        drop=None if beside else False,
+        refuse=refuse,
     )
 
 

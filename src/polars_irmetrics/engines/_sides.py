@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
+import polars as pl
 import pyarrow as pa
 
 from polars_irmetrics.engines._partition import as_polars_frame, warned_to
@@ -34,6 +35,7 @@ from polars_irmetrics.ground.options import READ_BY, EvalOptions, check_read
 from polars_irmetrics.ground.validate import (
     features_tally,
     interactions_tally,
+    refuse_null_ids,
     warn_empty_table,
     warn_on_catalogue,
     warn_on_features,
@@ -62,6 +64,7 @@ __all__ = [
     "reads_history",
     "reads_relevant_group_ids",
     "refuse_click_means",
+    "refuse_history_nulls",
     "refuse_item_clusters",
     "side_tables",
     "split_beside",
@@ -552,6 +555,44 @@ def warn_on_history(
         warn_on_catalogue(row, item=item, labels=labels)
 
     return warned_to(say, emit)
+
+
+def refuse_history_nulls(
+    sides: Iterable[tuple[str, pa.Table]],
+    metrics: str | Iterable[str],
+    options: EvalOptions,
+    *,
+    null_rows: int | None = None,
+    held: Iterable[str] = (),
+) -> bool:
+    """One machine's refusal of a history row with a null id
+    (:func:`~polars_irmetrics.ground.validate.refuse_null_ids`), for an engine to give
+    once the values are computed and before the ranking metrics' coverage warning (one
+    machine refuses it before that plan warns: a refused input warns of nothing);
+    :func:`warn_on_history` refuses it again, later, with the same count. Where the
+    history's rows travelled (:func:`reads_history`) they are counted here; where only
+    its catalogue did (``mcc@k``, ``reco_accuracy@k``), the engine's count
+    ``null_rows`` of the history's id columns among ``held`` (its columns). Nothing where
+    no metric reads the history. True when done (a task's output).
+
+    >>> refuse_history_nulls([("interactions", pa.table({"doc_id": ["a"]}))], ["mcc@2"],
+    ...                      EvalOptions(), null_rows=2, held=["query_id", "doc_id"])
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: the interactions have 2 row(s) with a null 'query_id' or 'doc_id': ...
+    """  # noqa: E501
+    history = dict(sides).get("interactions")
+    if history is None:
+        return True
+    user, item = options.query_id, options.doc_id
+    if reads_history(metrics):
+        frame = as_polars_frame(history)
+        columns = [c for c in (user, item) if c in frame.columns]
+        nulls = pl.any_horizontal(pl.col(c).is_null() for c in columns).sum()
+        refuse_null_ids(int(frame.select(nulls).item()), columns)
+    elif null_rows is not None:
+        refuse_null_ids(int(null_rows), [c for c in (user, item) if c in set(held)])
+    return True
 
 
 def warns_on_features(sides: Iterable[tuple[str, pa.Table]], options: EvalOptions) -> bool:

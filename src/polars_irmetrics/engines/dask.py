@@ -92,6 +92,7 @@ from polars_irmetrics.engines._sides import (
     reads_history,
     reads_relevant_group_ids,
     refuse_click_means,
+    refuse_history_nulls,
     refuse_item_clusters,
     side_tables,
     split_beside,
@@ -539,11 +540,27 @@ def _evaluate(
         # before groups= or the history warns (the warnings' tasks read the gated run)
         run = unseen_gated(run, sides, metrics, built)
         values = _per_query_shuffled(run, qrels, job, _partitions(run, partitions))
-    warned = None
+    warned = refused = None
+    if interactions is not None and any(name == "interactions" for name, _ in sides):
+        # the history's null ids refused once every part has computed its values (a run
+        # a part refuses is refused first) and before the parts' and groups='s warnings,
+        # as one machine refuses them before its plan warns
+        values, done = computed(values)
+        refused = delayed(_refuse_history_nulls)(
+            done,
+            _null_rows(interactions, metrics, built),
+            sides,
+            metrics,
+            built,
+            list(interactions.columns),
+        )
     if any(name == "groups" for name, _ in sides):  # groups= against the whole run's ids
         # once every part has computed its values: a run a part refuses warns of nothing
         # (one machine refuses it before it counts groups='s ids)
-        values, done = computed(values)
+        if refused is None:
+            values, done = computed(values)
+        else:
+            done = refused
         (docs,) = run[[built.doc_id]].drop_duplicates(split_out=1).to_delayed()
         relevant = queried = None
         if qrels is not None and reads_relevant_group_ids(sides, metrics):  # ee_*, awrf
@@ -555,6 +572,7 @@ def _evaluate(
         warned = delayed(_warn_on_group_ids)(done, docs, sides, metrics, built, relevant, queried)
     # the parts' coverage rows, added up and warned about by compute() (_dask_coverage),
     # after groups='s warnings (one machine's order)
+    warned = refused if warned is None else warned
     if built.per_query:
         values = released(values, job, before=warned)
     else:
@@ -602,7 +620,7 @@ def _after_history(
     held_users, null_rows = None, None
     if history and interactions is not None and not reads_history(metrics):  # catalogue only
         columns = [c for c in (options.doc_id, options.query_id) if c in interactions.columns]
-        null_rows = interactions[columns].isna().any(axis=1).sum().to_delayed()
+        null_rows = _null_rows(interactions, metrics, options)
         if options.query_id in columns:
             held = interactions[[options.query_id]].drop_duplicates(split_out=1)
             held_users = held.to_delayed()[0]
@@ -614,6 +632,33 @@ def _after_history(
         done, *ids, held_users, null_rows, sides, metrics, options, *by_system
     )
     return values.map_partitions(after, warned, meta=values._meta)
+
+
+def _null_rows(
+    interactions: dd.DataFrame, metrics: str | Iterable[str], options: EvalOptions
+) -> Delayed | None:
+    """The task that counts the history's rows with a null id, where only its catalogue
+    travels (``mcc@k``, ``reco_accuracy@k``: :func:`reads_history` false; the same
+    task, by its key, for the refusal and the warning); ``None`` elsewhere."""
+    if reads_history(metrics):
+        return None
+    columns = [c for c in (options.doc_id, options.query_id) if c in interactions.columns]
+    return interactions[columns].isna().any(axis=1).sum().to_delayed()
+
+
+def _refuse_history_nulls(
+    _computed: bool,
+    null_rows: Any,
+    sides: Any,
+    metrics: Any,
+    options: EvalOptions,
+    held: list[str],
+) -> bool:
+    """The task that refuses the history's rows with a null id
+    (:func:`~polars_irmetrics.engines._sides.refuse_history_nulls`) once the values are
+    computed (``_computed``), before the parts' warnings."""
+    count = None if null_rows is None else int(null_rows)
+    return refuse_history_nulls(sides, metrics, options, null_rows=count, held=held)
 
 
 def _warn_on_history(

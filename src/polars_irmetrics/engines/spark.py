@@ -74,6 +74,7 @@ from polars_irmetrics.engines._sides import (
     reads_history,
     reads_relevant_group_ids,
     refuse_click_means,
+    refuse_history_nulls,
     refuse_item_clusters,
     side_tables,
     split_beside,
@@ -510,6 +511,10 @@ def evaluate(
     else:
         result = _means(values, job).toDF(*job.means_schema)
     computed = _computed_whole(result, run, sides, metrics, built, progress, placed)
+    # the history's null ids refused before the parts' warnings, as one machine refuses
+    nulls = _history_nulls(interactions, sides, metrics, built)
+    held = () if interactions is None else interactions.columns
+    refuse_history_nulls(sides, metrics, built, null_rows=nulls, held=held)
     warn_parts(job, parts)  # as one machine warns, from the parts' coverage
     if any(name == "groups" for name, _ in sides):  # groups= against the whole run's ids
         relevant = queried = None
@@ -531,7 +536,7 @@ def evaluate(
     warn_values(job, parts, summary=not built.per_query)
     if not built.per_query and tells_segments(job):  # by= groups scored on no query
         computed = _with_segments(computed, run, job)
-    _warn_on_history(run, interactions, sides, metrics, built)
+    _warn_on_history(run, interactions, sides, metrics, built, null_rows=nulls)
     return computed
 
 
@@ -582,22 +587,24 @@ def _warn_on_history(
     sides: tuple[tuple[str, pa.Table], ...],
     metrics: str | Iterable[str],
     options: EvalOptions,
+    *,
+    null_rows: int | None = None,
 ) -> None:
     """Where a metric reads the history, its warning and refusal of null ids, against
     the whole run's users and items (with ``unseen_items='drop'`` too, the ids as given,
     before the drop); the item features' warning where their items' recommendations
     are scored or left out (:func:`warns_on_features`). Where only the catalogue
-    travelled, the history's distinct users and rows with a null id are gathered here
-    too."""
+    travelled, the history's distinct users are gathered here too, and its rows with a
+    null id (``null_rows``, where :func:`_history_nulls` counted them already)."""
     history = interactions is not None and any(name == "interactions" for name, _ in sides)
     if not (history or warns_on_features(sides, options)):
         return
     users, items = (_collect("run", run, (k,), True) for k in (options.query_id, options.doc_id))
-    held_users, null_rows = None, None
+    held_users = None
     if history and interactions is not None and not reads_history(metrics):  # catalogue only
         ids = [c for c in (options.doc_id, options.query_id) if c in interactions.columns]
-        null = functools.reduce(operator.or_, (F.col(c).isNull() for c in ids))
-        null_rows = interactions.filter(null).count()
+        if null_rows is None:
+            null_rows = _history_nulls(interactions, sides, metrics, options)
         if options.query_id in ids:
             held_users = _collect("interactions", interactions, (options.query_id,), True)
     # with systems=, each system's distinct ids too: a system the history lacks is named
@@ -617,6 +624,25 @@ def _warn_on_history(
         null_rows=null_rows,
         system_ids=system_ids,
     )
+
+
+def _history_nulls(
+    interactions: DataFrame | None,
+    sides: tuple[tuple[str, pa.Table], ...],
+    metrics: str | Iterable[str],
+    options: EvalOptions,
+) -> int | None:
+    """The history's rows with a null id (one Spark job), where only its catalogue
+    travelled (``mcc@k``, ``reco_accuracy@k``: :func:`reads_history` false), for
+    :func:`~polars_irmetrics.engines._sides.refuse_history_nulls` and
+    :func:`_warn_on_history`; ``None`` elsewhere."""
+    if interactions is None or reads_history(metrics):
+        return None
+    if not any(name == "interactions" for name, _ in sides):
+        return None
+    ids = [c for c in (options.doc_id, options.query_id) if c in interactions.columns]
+    null = functools.reduce(operator.or_, (F.col(c).isNull() for c in ids))
+    return interactions.filter(null).count()
 
 
 def _beside(

@@ -13,7 +13,7 @@ over every query's values sorted by query, as the one plan takes them
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import polars as pl
 
@@ -61,10 +61,11 @@ def exposure_in_buckets(
     warn: bool = True,
     clustered: Sequence[str] = (),
     placed: Sequence[str] = (),
+    refuse: Callable[[pl.LazyFrame], pl.LazyFrame] | None = None,
 ) -> pl.LazyFrame:
     """The exposure measures' plan over hash buckets of queries (module doc): the
     per-query values (``options.per_query``) or their means, lazy. ``warn``,
-    ``clustered`` and ``placed``: as
+    ``clustered``, ``placed`` and ``refuse`` (on every bucket's values at once): as
     :func:`~polars_irmetrics.exposure.plan.build_exposure_plan`'s,
     from the whole run's documents (a bucket's plan does not warn: it holds some of
     them).
@@ -122,6 +123,7 @@ def exposure_in_buckets(
             warn=warn,
             clustered=clustered,
             placed=placed,
+            refuse=refuse,
         )
     if options.system_keys:
         # a bucket holds some systems' rows only, and a system is scored on every judged
@@ -142,6 +144,8 @@ def exposure_in_buckets(
         schema=schema,
         progress=options.progress,
     ).sort([*keys, options.query_id])
+    if refuse is not None:  # the door's refusals, before the warnings below
+        values = refuse(values)
     # how groups= lines up with the whole run's documents: said before the values'
     # warnings, as the one plan says it
     if groups is not None and warn:

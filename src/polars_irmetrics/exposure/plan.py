@@ -11,7 +11,7 @@ relevant documents (a document counts in full for each of its groups). See
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import polars as pl
@@ -138,6 +138,7 @@ def build_exposure_plan(
     clustered: Sequence[str] = (),
     placed: Sequence[str] = (),
     own_checks: bool = False,
+    refuse: Callable[[pl.LazyFrame], pl.LazyFrame] | None = None,
 ) -> pl.LazyFrame:
     """Per-query expected-exposure values (``options.per_query``), keyed by
     ``query_id``, or their means with ``num_q``; lazy, nothing collected.
@@ -159,7 +160,9 @@ def build_exposure_plan(
     ``own_checks``: ``facts`` are this route's alone (no other route of the call checks
     the run or the judgments; the door's judged rows, which its tally of the judged
     documents the run retrieves reads too): the run and the judgments are checked here
-    as without them.
+    as without them. ``refuse``: the door's refusals of queries the ``by`` keys do not
+    place (:func:`refuse_unplaced`), put on the checked values before the plan's
+    warnings read them: a refused input warns of nothing.
 
     Examples
     --------
@@ -490,6 +493,8 @@ def build_exposure_plan(
             judged_keys=[key for key in keys if key in qrels_schema],
         ),
     )
+    if refuse is not None:  # the door's refusals, before the warnings below
+        checked = refuse(checked)
     if keys:  # the struct's fields: the keys, then the query id
         checked = checked.unnest(query_id)
     # sorted by query before the means too: their running sums in one order

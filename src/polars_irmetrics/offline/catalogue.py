@@ -8,6 +8,7 @@ unjudged ones too).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -37,6 +38,7 @@ from polars_irmetrics.ground.validate import (
     side_ids_hint,
     with_history_check,
     with_interactions_tally,
+    with_null_id_check,
     with_tally,
 )
 from polars_irmetrics.metrics.elliot import ELLIOT
@@ -57,6 +59,8 @@ from polars_irmetrics.offline.plan import build_plan
 __all__ = ["build_offline_plan", "reads_run_facts"]
 
 Requests = list[tuple[str, MetricRequest]]
+#: A refusal put on a plan's values before its warnings (:func:`build_offline_plan`).
+Gate = Callable[[pl.LazyFrame], pl.LazyFrame]
 
 _CATALOGUE = f"{INTERNAL}catalogue"
 _LISTED = f"{INTERNAL}listed"
@@ -136,6 +140,11 @@ def build_offline_plan(
     check_id_kinds(
         run_schema, "run", interactions.collect_schema(), "interactions", [query_id, doc_id]
     )
+    gate = None
+    if warn is True:  # the history's null ids refused before the judgments' warnings
+        held = interactions.collect_schema()
+        named = [c for c in (query_id, doc_id) if c in held]
+        gate = functools.partial(with_null_id_check, interactions=interactions, columns=named)
     plan = _offline_plan(
         table,
         requests,
@@ -149,6 +158,7 @@ def build_offline_plan(
         facts,
         ids,
         counted=counted,
+        gate=gate,
     )
     reads = any("interactions" in r.reads for _, r in requests)
     # refused by name; a part's plan (an engine tallies the whole table, once); no
@@ -197,6 +207,7 @@ def _offline_plan(
     ids: SharedIds | None = None,
     *,
     counted: frozenset[str] = frozenset(),
+    gate: Gate | None = None,
 ) -> pl.LazyFrame:
     """The offline plan; with RecTools' catalogue metrics (``reco_accuracy``, ``mcc``:
     :data:`~polars_irmetrics.metrics.rectools.CATALOGUE_FORMULAS`), each user's tp
@@ -205,8 +216,12 @@ def _offline_plan(
     interactions (a one-row frame joined across: nothing collected). RecTools'
     ``covered_users@k`` reads whether the run ranks a document of the query at or above
     ``k``, unjudged ones too, which the judged rows of the per-query plan do not show:
-    a group-by of the run, joined on the query keys."""
-    whole = _WholeTable(table, requests, qrels, options, queries, interactions, warn, facts, ids)
+    a group-by of the run, joined on the query keys. ``gate``: the refusals of the
+    interactions, read before the ranking plan's warnings
+    (:func:`~polars_irmetrics.offline.plan.build_plan`'s)."""
+    whole = _WholeTable(
+        table, requests, qrels, options, queries, interactions, warn, facts, ids, gate
+    )
     users = None if ids is None or options.by_keys else ids.queries
     if any(r.metric.name in MAD for _, r in requests):  # Elliot's MAD, from the clusters
         return whole.beside(
@@ -247,7 +262,9 @@ def _offline_plan(
     ):
         # (mcc, reco_accuracy or serendipity(kind='kotkov') without interactions:
         # check_inputs has refused them)
-        return build_plan(table, requests, qrels, options, queries=queries, warn=warn, facts=facts)
+        return build_plan(
+            table, requests, qrels, options, queries=queries, warn=warn, facts=facts, gate=gate
+        )
     helpers: Requests = []
     formulas: list[pl.Expr] = []
     covered: list[tuple[str, int]] = []
@@ -314,6 +331,7 @@ def _offline_plan(
         queries=queries,
         warn=warn,
         facts=facts,
+        gate=gate,
     )
     labels = [label for label, _ in requests]
     schema = per_query.collect_schema()
@@ -438,6 +456,7 @@ class _WholeTable:
     warn: bool | CoverageSink
     facts: SharedFacts | None = None
     ids: SharedIds | None = None
+    gate: Gate | None = None
 
     def beside(self, names: frozenset[str], values_of: WholeValues) -> pl.LazyFrame:
         """The offline plan of the other metrics (which checks the run and judgments as
@@ -467,6 +486,7 @@ class _WholeTable:
             self.warn,
             facts=self.facts,
             ids=self.ids,
+            gate=self.gate,
         )
         if values is None:
             values = values_of(mine, judged, alone)

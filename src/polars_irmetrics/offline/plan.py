@@ -111,6 +111,7 @@ def build_plan(
     queries: pl.LazyFrame | None = None,
     warn: bool | CoverageSink = True,
     facts: SharedFacts | None = None,
+    gate: Callable[[pl.LazyFrame], pl.LazyFrame] | None = None,
 ) -> pl.LazyFrame:
     """The offline wing's lazy plan: ``requests`` (parsed metrics, all of them per-query
     metrics of a run and judgments) over ``run`` and ``qrels`` (see the module
@@ -125,7 +126,10 @@ def build_plan(
     function where an engine's part hands its coverage to the engine, which adds the
     parts up and warns once (:mod:`polars_irmetrics.offline.coverage`). ``facts``: the
     door's counts per ranking of the run, where another route of the call reads them
-    too (:class:`~polars_irmetrics.ground.facts.SharedFacts`; the one-plan path only)."""
+    too (:class:`~polars_irmetrics.ground.facts.SharedFacts`; the one-plan path only).
+    ``gate``: the refusals of another table the call reads (the interactions' null ids,
+    :func:`~polars_irmetrics.ground.validate.with_null_id_check`), put on the per-query
+    values before this plan's warnings read them: a refused input warns of nothing."""
     options = _judged_only_option(requests, options)
     given = qrels  # the door's table, which its shared judged rows were joined with
     from_queries: tuple[str, ...] = ()
@@ -189,6 +193,8 @@ def build_plan(
             schema=evaluate_part(run, qrels, groups).collect_schema(),
             progress=options.progress,
         )
+    if gate is not None:  # the call's other refusals before the warnings below
+        result = gate(result)
     if callable(warn):  # an engine's part: its coverage, added up by the engine
         sink, judged = warn, qrels
         result = result.map_batches(
