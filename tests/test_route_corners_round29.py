@@ -5,6 +5,12 @@
   coverage warning (one machine, and ``mcc@k`` on Spark and Dask); the exposure measures
   with a ``queries=`` that lacks a query's ``by`` key were refused after groups=' and
   the values' warnings. The refusals now ride inside the plans, before their warnings.
+* A ``by`` key that ``queries=`` places, beside the beyond-accuracy metrics (which read
+  their keys from the run's own columns and refuse ``queries=`` alone) and the ranking
+  metrics or the exposure measures (which read it from ``queries=``): one machine raised
+  a missing column ('day' not found in the run) or refused the ``queries=`` that awrf
+  reads; Spark and Dask sent the caller to two calls. Every path now refuses it in one
+  message that names the fix, whose call gives each part's values asked alone.
 """
 
 from __future__ import annotations
@@ -106,3 +112,79 @@ def test_a_refused_history_warns_of_nothing_on_the_engines(
                 )
             )
     assert _said(caught) == []
+
+
+def _placed(readers: str, verb: str) -> str:
+    return (
+        f"by='day' is a column of queries=, not of the run: {readers} {verb} the by= keys "
+        "from queries=, and the beyond-accuracy metrics ('surprisal@2') do not (they read "
+        "them from the recommendation table's own columns), so one call cannot group both "
+        "by it: put the key in the run and the judgments first, e.g. run.join(queries, "
+        "on='query_id', how='left') (and qrels= alike), and drop queries=, or evaluate "
+        "'surprisal@2' in a separate call without by='day'"
+    )
+
+
+MIXED: list[tuple[list[str], dict[str, Any], str]] = [
+    (["surprisal@2", "ndcg@2"], {}, _placed("metric 'ndcg@2'", "reads")),
+    (["surprisal@2", "awrf"], {"groups": GROUPS}, _placed("metric 'awrf'", "reads")),
+    (
+        ["surprisal@2", "awrf", "ndcg@2"],
+        {"groups": GROUPS},
+        _placed("metrics 'awrf', 'ndcg@2'", "read"),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("metrics", "given", "message"), MIXED, ids=[", ".join(c[0]) for c in MIXED]
+)
+def test_a_key_queries_places_beside_beyond_accuracy_is_refused(
+    metrics: list[str], given: dict[str, Any], message: str
+) -> None:
+    asked = {"interactions": HISTORY, "qrels": QRELS, "queries": QUERIES, "by": ["day"], **given}
+    with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.evaluate(RUN, metrics, **asked)
+    # each part alone: the beyond-accuracy metric refuses queries=, the others read it
+    with pytest.raises(irm.InvalidValueError, match=r"^queries= is not read by the beyond"):
+        irm.evaluate(RUN, ["surprisal@2"], interactions=HISTORY, queries=QUERIES, by=["day"])
+    others = [m for m in metrics if m != "surprisal@2"]
+    alone = irm.evaluate(RUN, others, qrels=QRELS, queries=QUERIES, by=["day"], **given)
+    # the fix the message names: the key in the run and the judgments, no queries=
+    keyed = {"qrels": QRELS.join(QUERIES, on="query_id", how="left")}
+    fixed = irm.evaluate(
+        RUN.join(QUERIES, on="query_id", how="left"),
+        metrics,
+        interactions=HISTORY,
+        by=["day"],
+        **keyed,
+        **given,
+    )
+    beyond = irm.evaluate(
+        RUN.join(QUERIES, on="query_id", how="left"),
+        ["surprisal@2"],
+        interactions=HISTORY,
+        by=["day"],
+    )
+    expected = alone.join(beyond, on="day", how="full", coalesce=True)
+    assert fixed.select(expected.columns).equals(expected)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_engines_refuse_a_placed_key_in_the_same_words(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    """Spark and Dask refused the call as two tables' metrics mixed ('evaluate them in
+    two calls'), where the beyond-accuracy call would refuse queries= in turn."""
+    evaluate, to_engine, back = engine_io(engine, request)
+    for metrics, given, message in MIXED:
+        tables = {"interactions": HISTORY, "qrels": QRELS, "queries": QUERIES, **given}
+        with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(message)}$"):
+            back(
+                evaluate(
+                    to_engine(RUN),
+                    metrics,
+                    **{k: to_engine(v) for k, v in tables.items()},
+                    by=["day"],
+                )
+            )

@@ -104,7 +104,13 @@ from polars_irmetrics.vectors.neighbors import build_neighbors_plan
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["Parsed", "evaluate", "evaluate_plan", "evaluate_tables"]
+__all__ = [
+    "Parsed",
+    "evaluate",
+    "evaluate_plan",
+    "evaluate_tables",
+    "refuse_keys_beside_recsys",
+]
 
 Requests = list[tuple[str, MetricRequest]]
 
@@ -1151,6 +1157,14 @@ def evaluate_plan(
         )
     routes = split_routes(requests) if route is None else {route: list(requests)}
     qrels, queries = tables.get("qrels"), tables.get("queries")
+    if "recsys" in routes and queries is not None:  # a by= key queries= places: one call?
+        refuse_keys_beside_recsys(
+            requests,
+            table.collect_schema().names(),
+            queries.collect_schema().names(),
+            options,
+            judged=qrels is not None,
+        )
     if "ope" in routes:
         return _ope(table, routes["ope"], tables, options)
     if "propensity" in routes:
@@ -1861,6 +1875,55 @@ def check_queries_read(routes: Collection[str], queries: bool) -> None:
             "they read the recommendation table, interactions= and item_features=, and "
             "the by= keys from its own columns",
         )
+
+
+def refuse_keys_beside_recsys(
+    requests: Requests,
+    run: Collection[str],
+    queries: Collection[str] | None,
+    options: EvalOptions,
+    *,
+    judged: bool = False,
+) -> None:
+    """Refuse a ``by`` key that ``queries=`` places (a column of ``queries``, not of
+    ``run``: the columns of each; ``judged``: whether judgments were given, which the
+    fix names too) in a call that asks for the beyond-accuracy metrics
+    beside the ranking metrics or the exposure measures: those read the key from
+    ``queries=``, the beyond-accuracy metrics from the recommendation table's own columns
+    (alone they refuse ``queries=``: :func:`check_queries_read`), so one call could not
+    group both by it (the beyond-accuracy part raised a missing column, or refused
+    ``queries=`` that the others read). The Spark and Dask engines refuse it with the
+    same words.
+
+    Examples
+    --------
+    >>> asked = parse_metric_list(["surprisal@2", "ndcg@2"])
+    >>> options = EvalOptions.build(by="day")
+    >>> refuse_keys_beside_recsys(asked, ["query_id", "doc_id", "day"], None, options)
+    >>> refuse_keys_beside_recsys(asked, ["query_id", "doc_id"], ["query_id", "day"], options)
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: by='day' is a column of queries=, not of the run: ...
+    """  # noqa: E501
+    if queries is None:
+        return
+    placed = [k for k in options.attribute_keys if k not in run and k in queries]
+    beyond = [label for label, r in requests if r.route == "recsys"]
+    readers = [label for label, r in requests if r.route in ("offline", "exposure")]
+    if not placed or not beyond or not readers:
+        return
+    key = placed[0]
+    them = ", ".join(repr(label) for label in beyond)
+    raise InvalidValueError(
+        f"by={key!r} is a column of queries=, not of the run: {metrics_named(readers)} "
+        f"{'reads' if len(readers) == 1 else 'read'} the by= keys from queries=, and the "
+        f"beyond-accuracy metrics ({them}) do not "
+        "(they read them from the recommendation table's own columns), so one call cannot "
+        f"group both by it: put the key in the run{' and the judgments' if judged else ''} "
+        f"first, e.g. run.join(queries, on={options.query_id!r}, how='left')"
+        f"{' (and qrels= alike)' if judged else ''}, and drop queries=, or evaluate {them} "
+        f"in a separate call without by={key!r}"
+    )
 
 
 def _refuse_other_tables(

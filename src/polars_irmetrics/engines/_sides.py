@@ -20,6 +20,7 @@ from typing import TypeVar
 import polars as pl
 import pyarrow as pa
 
+from polars_irmetrics.door.evaluate import refuse_keys_beside_recsys
 from polars_irmetrics.engines._partition import as_polars_frame, warned_to
 from polars_irmetrics.errors import (
     ColumnNotFoundError,
@@ -66,6 +67,7 @@ __all__ = [
     "refuse_click_means",
     "refuse_history_nulls",
     "refuse_item_clusters",
+    "refuse_placed_keys",
     "side_tables",
     "split_beside",
     "two_calls",
@@ -261,6 +263,35 @@ def refuse_click_means(engine: str, metrics: str | Iterable[str], options: EvalO
             "evaluate the log with polars_irmetrics.evaluate_online (a LazyFrame of the "
             "Parquet logs, out of core with buckets=)"
         )
+
+
+def refuse_placed_keys(
+    metrics: str | Iterable[str],
+    run: Iterable[str],
+    queries: Iterable[str] | None,
+    options: EvalOptions,
+    *,
+    judged: bool = False,
+) -> None:
+    """Refuse a ``by`` key that ``queries=`` places (``run`` and ``queries``: the columns
+    of each; ``judged``: whether ``qrels=`` was given) beside the beyond-accuracy metrics and the ranking metrics or the exposure
+    measures, with one machine's words
+    (:func:`~polars_irmetrics.door.evaluate.refuse_keys_beside_recsys`), before the
+    engine's refusal of a call that mixes them (:func:`check_sides`), which would send
+    the caller to a call of the beyond-accuracy metrics that refuses ``queries=``.
+
+    >>> refuse_placed_keys(["novelty@2", "ndcg@2"], ["query_id", "doc_id"],
+    ...                    ["query_id", "day"], EvalOptions.build(by="day"))
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: by='day' is a column of queries=, not of the run: ...
+    """  # noqa: E501
+    if queries is None:
+        return
+    names = (metrics,) if isinstance(metrics, str) else tuple(metrics)
+    refuse_keys_beside_recsys(
+        parse_metric_list(names), list(run), list(queries), options, judged=judged
+    )
 
 
 def refuse_item_clusters(engine: str, metrics: str | Iterable[str]) -> None:

@@ -94,6 +94,7 @@ from polars_irmetrics.engines._sides import (
     refuse_click_means,
     refuse_history_nulls,
     refuse_item_clusters,
+    refuse_placed_keys,
     side_tables,
     split_beside,
     two_calls,
@@ -428,6 +429,9 @@ def _evaluate(
             tag=_tag,
         )
         return persist(values) if built.progress else values
+    if queries is not None:  # a by= key it places, beside the beyond-accuracy metrics
+        _ensure_frame(queries, "queries")
+        refuse_placed_keys(metrics, run.columns, queries.columns, built, judged=qrels is not None)
     if any(table is not None for table in given.values()):  # before the other routes
         check_sides("Dask", metrics, given)
     others = {"queries": queries, "labels": labels, "policy": policy, "reward_model": reward_model}

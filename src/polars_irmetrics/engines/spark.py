@@ -76,6 +76,7 @@ from polars_irmetrics.engines._sides import (
     refuse_click_means,
     refuse_history_nulls,
     refuse_item_clusters,
+    refuse_placed_keys,
     side_tables,
     split_beside,
     two_calls,
@@ -337,6 +338,9 @@ def evaluate(
         # (from the tasks' tallies)
         warn_tied()
         return computed
+    if queries is not None:  # a by= key it places, beside the beyond-accuracy metrics
+        _ensure_frame(queries, "queries")
+        refuse_placed_keys(metrics, run.columns, queries.columns, built, judged=qrels is not None)
     if any(table is not None for table in given.values()):  # before the other routes
         check_sides("Spark", metrics, given)
     others = {"queries": queries, "labels": labels, "policy": policy, "reward_model": reward_model}
