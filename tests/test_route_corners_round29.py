@@ -4,7 +4,9 @@
   ``epc@k`` and judgments the run never retrieves was refused after the ranking plan's
   coverage warning (one machine, and ``mcc@k`` on Spark and Dask); the exposure measures
   with a ``queries=`` that lacks a query's ``by`` key were refused after groups=' and
-  the values' warnings. The refusals now ride inside the plans, before their warnings.
+  the values' warnings; the beyond-accuracy metrics' history after the item features'
+  warning, or an empty run's (which Spark and Dask accepted). The refusals now ride
+  inside the plans, before their warnings.
 * A ``by`` key that ``queries=`` places, beside the beyond-accuracy metrics (which read
   their keys from the run's own columns and refuse ``queries=`` alone) and the ranking
   metrics or the exposure measures (which read it from ``queries=``): one machine raised
@@ -35,6 +37,7 @@ NULL_HISTORY = pl.DataFrame({"query_id": ["a", "b", None], "doc_id": ["x", None,
 HISTORY = pl.DataFrame({"query_id": ["a", "b", "c"], "doc_id": ["x", "y", "x"]})
 QUERIES = pl.DataFrame({"query_id": ["a", "b"], "day": [1, 2]})
 LACKING = pl.DataFrame({"query_id": ["a"], "day": [1]})  # no row for query 'b'
+NO_FEATURES = pl.DataFrame({"doc_id": ["q"], "features": [[1.0, 0.0]]})  # none of the run's
 GROUPS = pl.DataFrame({"doc_id": ["x", "y"], "group": ["g1", "g2"]})
 FEW_GROUPS = pl.DataFrame({"doc_id": ["x", "q"], "group": ["g1", "g2"]})
 
@@ -56,6 +59,17 @@ REFUSED: list[tuple[str, list[str], dict[str, Any], str]] = [  # the class: ERRO
         {"qrels": UNRETRIEVED, "interactions": NULL_HISTORY},
         NULL_IDS,
     ),
+    (
+        "features, history",
+        ["intra_list_diversity@2", "serendipity@2"],
+        {
+            "interactions": NULL_HISTORY,
+            "item_features": NO_FEATURES,
+            "unseen_items": "recommenders",  # scored, and warned of
+        },
+        NULL_IDS,
+    ),
+    ("empty run", ["novelty@2"], {"interactions": NULL_HISTORY, "run": RUN.clear()}, NULL_IDS),
     ("rnd", ["rnd"], {"groups": FEW_GROUPS, "queries": LACKING, "by": ["day"]}, NO_DAY),
     (
         "awrf",
@@ -89,7 +103,7 @@ def test_a_refused_input_warns_of_nothing(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with pytest.raises(ERRORS[message], match=f"^{re.escape(message)}$"):
-            irm.evaluate(RUN, metrics, **given)
+            irm.evaluate(given.pop("run", RUN), metrics, **given)
     assert _said(caught) == []
 
 
@@ -98,20 +112,23 @@ def test_a_refused_history_warns_of_nothing_on_the_engines(
     engine: str, request: pytest.FixtureRequest
 ) -> None:
     """mcc@k's catalogue travels alone to the engines' ranking parts: the history's null
-    ids were counted and refused after the parts' coverage warning."""
+    ids were counted and refused after the parts' coverage warning; an empty run's was
+    accepted, with the warning of a table of no row (one machine refuses it)."""
     evaluate, to_engine, back = engine_io(engine, request)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(NULL_IDS)}$"):
-            back(
-                evaluate(
-                    to_engine(RUN),
-                    ["mcc@2"],
-                    qrels=to_engine(UNRETRIEVED),
-                    interactions=to_engine(NULL_HISTORY),
+    cases: list[tuple[pl.DataFrame, list[str], dict[str, pl.DataFrame]]] = [
+        (RUN, ["mcc@2"], {"qrels": UNRETRIEVED, "interactions": NULL_HISTORY}),
+        (RUN.clear(), ["novelty@2"], {"interactions": NULL_HISTORY}),
+    ]
+    for run, metrics, tables in cases:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(NULL_IDS)}$"):
+                back(
+                    evaluate(
+                        to_engine(run), metrics, **{k: to_engine(v) for k, v in tables.items()}
+                    )
                 )
-            )
-    assert _said(caught) == []
+        assert _said(caught) == [], metrics
 
 
 def _placed(readers: str, verb: str) -> str:

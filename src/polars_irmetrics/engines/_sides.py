@@ -542,6 +542,9 @@ def warn_on_history(
     user, item = options.query_id, options.doc_id
     recommendations = any(_merges(r) for r in requests)
     run = "recommendations" if recommendations else "run"
+    if history is not None and (whole or catalogue):  # refused before any warning
+        held = [item, *([] if held_users is None else [user])]
+        refuse_history_nulls(sides, metrics, options, null_rows=null_rows, held=held)
     if recommendations and not users.num_rows:  # one machine's one warning of no row
         return warned_to(lambda: warn_empty_table("the recommendation table"), emit_table)
     features = named.get("item_features")

@@ -2257,7 +2257,10 @@ def with_null_id_check(
     ...
     polars_irmetrics.errors.InvalidValueError: the interactions have 1 row(s) with a null 'u' or 'i': ...
     """  # noqa: E501
-    nulls = pl.any_horizontal(pl.col(c).is_null() for c in columns).sum().cast(pl.Int64)
+    # counted in the order interactions_tally counts them (the item first): one subplan
+    # for both, which polars' common-subplan elimination computes once
+    counted = sorted(columns, key=lambda c: c != columns[-1])
+    nulls = pl.any_horizontal(pl.col(c).is_null() for c in counted).sum().cast(pl.Int64)
     return with_tally(
         values,
         interactions.select(nulls.alias(_NULL_IDS)),

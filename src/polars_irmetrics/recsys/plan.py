@@ -88,6 +88,7 @@ from polars_irmetrics.ground.validate import (
     warns_of_features,
     with_common_key_frames,
     with_interactions_tally,
+    with_null_id_check,
     with_tally,
 )
 from polars_irmetrics.metrics._common import divide
@@ -516,9 +517,14 @@ def tallied(values: pl.LazyFrame, tables: Tables, options: RecsysOptions) -> pl.
     items or users (whatever metric reads them: :func:`warn_on_interactions`), or the
     item features few of their items where those are scored or left out instead of
     refused (:func:`warn_on_features`); with ``unseen_items='drop'``, of the
-    recommendations as given, before the drop."""
+    recommendations as given, before the drop. The interactions' null ids are refused
+    before any of these warnings (a refused input warns of nothing)."""
     run = tables.recommendations if tables.given is None else tables.given
     item = options.item_id
+    if tables.interactions is not None:  # its null ids refused before the warnings below
+        held = tables.interactions.collect_schema()
+        named = [c for c in (options.user_id, item) if c in held]
+        values = with_null_id_check(values, tables.interactions, named)
     # the distinct items (and users) alone where the door has them for every route
     items = run if tables.ids is None else tables.ids.docs
     # no recommendation: every metric null, said as the other routes say it
