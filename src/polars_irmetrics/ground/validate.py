@@ -27,7 +27,7 @@ from polars_irmetrics.errors import (
     IrmWarning,
     QuerySetError,
 )
-from polars_irmetrics.ground.facts import SharedIds, id_rows
+from polars_irmetrics.ground.facts import SharedIds, id_rows, shared_frame
 
 __all__ = [
     "FLOAT64_EXACT",
@@ -1991,11 +1991,10 @@ def interactions_tally(
     the interactions' distinct ids, which the metrics read too)."""
     schema = interactions.collect_schema()
     columns = [item, *([user] if user in schema else [])]
-    if null_rows is None:
-        nulls = pl.any_horizontal(pl.col(c).is_null() for c in columns).sum().cast(pl.Int64)
+    if null_rows is None:  # the pass with_null_id_check reads too, where shared
+        parts = [null_ids(interactions, columns, shared)]
     else:
-        nulls = pl.lit(null_rows, dtype=pl.Int64)
-    parts = [interactions.select(nulls.alias(_NULL_IDS))]
+        parts = [interactions.select(pl.lit(null_rows, dtype=pl.Int64).alias(_NULL_IDS))]
     if held_users is not None:
         columns.append(user)
     for column, total, known in ((item, _ITEMS, _KNOWN_ITEMS), (user, _USERS, _KNOWN_USERS)):
@@ -2241,14 +2240,32 @@ def refuse_null_ids(count: int, columns: Sequence[str]) -> None:
     )
 
 
+def null_ids(
+    interactions: pl.LazyFrame, counted: Sequence[str], shared: SharedIds | None = None
+) -> pl.LazyFrame:
+    """One row: the rows of ``interactions`` with a null id in ``counted`` (the item
+    column first, then the user's where it is there), one cached pass for every reader
+    of the call (:func:`interactions_tally`, :func:`with_null_id_check`) where the door
+    shares frames (``shared``: :func:`~polars_irmetrics.ground.facts.shared_frame`)."""
+    nulls = pl.any_horizontal(pl.col(c).is_null() for c in counted).sum().cast(pl.Int64)
+    built = interactions.select(nulls.alias(_NULL_IDS))
+    if shared is None:
+        return built
+    return shared_frame(shared, interactions, f"null_ids|{'|'.join(counted)}", built)
+
+
 def with_null_id_check(
-    values: pl.LazyFrame, interactions: pl.LazyFrame, columns: Sequence[str]
+    values: pl.LazyFrame,
+    interactions: pl.LazyFrame,
+    columns: Sequence[str],
+    shared: SharedIds | None = None,
 ) -> pl.LazyFrame:
     """``values``, refused when the plan runs where ``interactions`` has a row with a
     null id in ``columns`` (:func:`refuse_null_ids`): for a plan that warns of its own
     values from inside (Elliot's NaN of PopRSP and PopREO), whose warning would
     otherwise come before the refusal of the bad input that :func:`warn_on_interactions`
-    gives around the whole plan (the same count and text: the input is refused once).
+    gives around the whole plan (the same count and text: the input is refused once;
+    ``shared``: the door's frames, where the count is that tally's pass, :func:`null_ids`).
 
     >>> values = pl.LazyFrame({"v": [1.0]})
     >>> history = pl.LazyFrame({"u": ["a", None], "i": [1, 2]})
@@ -2257,13 +2274,11 @@ def with_null_id_check(
     ...
     polars_irmetrics.errors.InvalidValueError: the interactions have 1 row(s) with a null 'u' or 'i': ...
     """  # noqa: E501
-    # counted in the order interactions_tally counts them (the item first): one subplan
-    # for both, which polars' common-subplan elimination computes once
+    # counted in the order interactions_tally counts them (the item first): its pass
     counted = sorted(columns, key=lambda c: c != columns[-1])
-    nulls = pl.any_horizontal(pl.col(c).is_null() for c in counted).sum().cast(pl.Int64)
     return with_tally(
         values,
-        interactions.select(nulls.alias(_NULL_IDS)),
+        null_ids(interactions, counted, shared),
         lambda row: refuse_null_ids(row[_NULL_IDS], columns),
     )
 

@@ -144,7 +144,9 @@ def build_offline_plan(
     if warn is True:  # the history's null ids refused before the judgments' warnings
         held = interactions.collect_schema()
         named = [c for c in (query_id, doc_id) if c in held]
-        gate = functools.partial(with_null_id_check, interactions=interactions, columns=named)
+        gate = functools.partial(
+            with_null_id_check, interactions=interactions, columns=named, shared=ids
+        )
     plan = _offline_plan(
         table,
         requests,

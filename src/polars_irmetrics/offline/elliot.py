@@ -385,7 +385,8 @@ def build_elliot_plan(
     # the bad inputs refused before the means, whose NaN warnings (_warn_nan) would
     # otherwise come first: the history's check, and its null ids (also refused around
     # the whole plan, for every metric: ground.validate.warn_on_interactions)
-    return elliot_means(with_null_id_check(checked, interactions, [user, item]), requests, options)
+    gated = with_null_id_check(checked, interactions, [user, item], shared)
+    return elliot_means(gated, requests, options)
 
 
 def elliot_means(users: pl.LazyFrame, requests: Requests, options: EvalOptions) -> pl.LazyFrame:

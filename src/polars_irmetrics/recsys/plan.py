@@ -524,7 +524,7 @@ def tallied(values: pl.LazyFrame, tables: Tables, options: RecsysOptions) -> pl.
     if tables.interactions is not None:  # its null ids refused before the warnings below
         held = tables.interactions.collect_schema()
         named = [c for c in (options.user_id, item) if c in held]
-        values = with_null_id_check(values, tables.interactions, named)
+        values = with_null_id_check(values, tables.interactions, named, tables.ids)
     # the distinct items (and users) alone where the door has them for every route
     items = run if tables.ids is None else tables.ids.docs
     # no recommendation: every metric null, said as the other routes say it
