@@ -296,10 +296,14 @@ def evaluate(
         tables |= {"propensities": propensities, "interactions": interactions}
         tables |= {"item_features": item_features}
         tables |= {"reference": reference}
-        # a sampled run, a by key of the run alone: refused as the whole call's (each
-        # call sees its half)
+        # a sampled run, a by key of the run alone, a by key queries= places beside
+        # the beyond-accuracy metrics: refused as the whole call's (each call sees its
+        # half)
         if queries is not None:
             _ensure_frame(queries, "queries")
+            refuse_placed_keys(
+                metrics, run.columns, queries.columns, built, judged=qrels is not None
+            )
         refuse_split_call(
             arrow_of(run),
             None if qrels is None else arrow_of(qrels),
