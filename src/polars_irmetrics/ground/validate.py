@@ -1360,6 +1360,13 @@ _NOTHING = "0 in ndcg, map, precision, recall and the like"
 _AS_UNJUDGED = f"as a ranking of no judged document does ({_NOTHING})"
 
 
+def _missed_fate(unretrieved: Policy) -> str:
+    """What the judged queries a run does not list score, as the warnings say it."""
+    if unretrieved == "drop":
+        return "are left out (unretrieved='drop')"
+    return f"each score as an empty ranking does (unretrieved='zero', as trec_eval -c: {_NOTHING})"
+
+
 def warn_on_counts(
     counts: pl.DataFrame,
     *,
@@ -1425,14 +1432,9 @@ def warn_on_counts(
             said.append(f"{name} retrieves no judged document ({tally}): {fate}")
         elif listed and 2 * row["listed"] < row["queries"]:
             missed = row["queries"] - row["listed"]
-            fate = (
-                "are left out (unretrieved='drop')"
-                if unretrieved == "drop"
-                else f"each score as an empty ranking does (unretrieved='zero', as "
-                f"trec_eval -c: {_NOTHING})"
-            )
             said.append(
-                f"{name} misses most judged queries ({tally}): the {missed} it misses {fate}"
+                f"{name} misses most judged queries ({tally}): the {missed} it misses "
+                f"{_missed_fate(unretrieved)}"
             )
         elif listed and 2 * row["found_queries"] < row["listed"]:
             # a shallow run over sparse judgments may retrieve no judged document for
@@ -1447,15 +1449,9 @@ def warn_on_counts(
             # query hint finds the ones it misses spelt apart (a run of some topics is
             # no fault)
             missed = row["queries"] - row["listed"]
-            fate = (
-                "are left out (unretrieved='drop')"
-                if unretrieved == "drop"
-                else f"each score as an empty ranking does (unretrieved='zero', as "
-                f"trec_eval -c: {_NOTHING})"
-            )
             spelt.append(
                 f"{name} misses {missed} of the {row['queries']} judged queries ({tally}): "
-                f"the {missed} it misses {fate}"
+                f"the {missed} it misses {_missed_fate(unretrieved)}"
             )
     if not said and not hinted and not spelt:
         return
