@@ -385,6 +385,11 @@ def _evaluate(
     tables |= {"interactions": interactions, "item_features": item_features}
     tables |= {"reference": reference}
     _refuse_wide_ids(run, tables, built, metrics)
+    if queries is not None:  # a by= key it places, beside the beyond-accuracy metrics
+        # (refused before any route is read, as one machine refuses it; the split below
+        # would send the beyond-accuracy metrics a queries= they refuse)
+        _ensure_frame(queries, "queries")
+        refuse_placed_keys(metrics, run.columns, queries.columns, built, judged=qrels is not None)
     beside = split_beside(metrics)
     if beside is not None:  # two calls, side by side as one machine puts them
         tables = {"qrels": qrels, "groups": groups, "target": target, "queries": queries}
@@ -392,14 +397,8 @@ def _evaluate(
         tables |= {"propensities": propensities, "interactions": interactions}
         tables |= {"item_features": item_features}
         tables |= {"reference": reference}
-        # a sampled run, a by key of the run alone, a by key queries= places beside
-        # the beyond-accuracy metrics: refused as the whole call's (each call sees its
-        # half)
-        if queries is not None:
-            _ensure_frame(queries, "queries")
-            refuse_placed_keys(
-                metrics, run.columns, queries.columns, built, judged=qrels is not None
-            )
+        # a sampled run, a by key of the run alone: refused as the whole call's (each
+        # call sees its half)
         refuse_split_call(
             arrow_of(run),
             None if qrels is None else arrow_of(qrels),
@@ -433,9 +432,6 @@ def _evaluate(
             tag=_tag,
         )
         return persist(values) if built.progress else values
-    if queries is not None:  # a by= key it places, beside the beyond-accuracy metrics
-        _ensure_frame(queries, "queries")
-        refuse_placed_keys(metrics, run.columns, queries.columns, built, judged=qrels is not None)
     if any(table is not None for table in given.values()):  # before the other routes
         check_sides("Dask", metrics, given)
     others = {"queries": queries, "labels": labels, "policy": policy, "reward_model": reward_model}

@@ -289,6 +289,11 @@ def evaluate(
         _ensure_frame(qrels, "qrels")
     built = engine_options(options, "Spark")
     refuse_item_clusters("Spark", metrics)  # Elliot's item_mad: no part holds an item's users
+    if queries is not None:  # a by= key it places, beside the beyond-accuracy metrics
+        # (refused before any route is read, as one machine refuses it; the split below
+        # would send the beyond-accuracy metrics a queries= they refuse)
+        _ensure_frame(queries, "queries")
+        refuse_placed_keys(metrics, run.columns, queries.columns, built, judged=qrels is not None)
     beside = split_beside(metrics)
     if beside is not None:  # two calls, side by side as one machine puts them
         tables = {"qrels": qrels, "groups": groups, "target": target, "queries": queries}
@@ -296,14 +301,8 @@ def evaluate(
         tables |= {"propensities": propensities, "interactions": interactions}
         tables |= {"item_features": item_features}
         tables |= {"reference": reference}
-        # a sampled run, a by key of the run alone, a by key queries= places beside
-        # the beyond-accuracy metrics: refused as the whole call's (each call sees its
-        # half)
-        if queries is not None:
-            _ensure_frame(queries, "queries")
-            refuse_placed_keys(
-                metrics, run.columns, queries.columns, built, judged=qrels is not None
-            )
+        # a sampled run, a by key of the run alone: refused as the whole call's (each
+        # call sees its half)
         refuse_split_call(
             arrow_of(run),
             None if qrels is None else arrow_of(qrels),
@@ -342,9 +341,6 @@ def evaluate(
         # (from the tasks' tallies)
         warn_tied()
         return computed
-    if queries is not None:  # a by= key it places, beside the beyond-accuracy metrics
-        _ensure_frame(queries, "queries")
-        refuse_placed_keys(metrics, run.columns, queries.columns, built, judged=qrels is not None)
     if any(table is not None for table in given.values()):  # before the other routes
         check_sides("Spark", metrics, given)
     others = {"queries": queries, "labels": labels, "policy": policy, "reward_model": reward_model}
