@@ -1237,18 +1237,15 @@ Hint = Callable[[], str | None]
 
 class QueryHint:
     """The hint of the run's query ids that match judged ones only once their spelling
-    is ignored: a :data:`Hint` that reads its inputs once, however often it is asked.
-    The one hint that says why a run lists some judged queries but not all
-    (:func:`warn_on_counts` warns of those misses only where it finds a match)."""
+    is ignored: a :data:`Hint` marked as the one that says why a run lists some judged
+    queries but not all (:func:`warn_on_counts` warns of those misses only where it
+    finds a match, and reads no other hint for them)."""
 
     def __init__(self, read: Hint) -> None:
         self._read = read
-        self._said: tuple[str | None] | None = None
 
     def __call__(self) -> str | None:
-        if self._said is None:
-            self._said = (self._read(),)
-        return self._said[0]
+        return self._read()
 
 
 def warn_on_coverage(
@@ -1455,14 +1452,13 @@ def warn_on_counts(
             )
     if not said and not hinted and not spelt:
         return
-    if spelt and not said and not hinted:
-        # only the query hint can say why: the others are not read
-        extra = [h for h in (hint() for hint in hints if isinstance(hint, QueryHint)) if h]
-    else:
-        extra = [h for h in (hint() for hint in hints) if h]
+    # each hint read once; only the query hint where it alone can say why (spelt)
+    read = hints if said or hinted else [h for h in hints if isinstance(h, QueryHint)]
+    texts = [(isinstance(hint, QueryHint), hint()) for hint in read]
+    extra = [text for _, text in texts if text]
     if extra:
         said += hinted
-    if any(isinstance(hint, QueryHint) and hint() for hint in hints):
+    if any(text for of_queries, text in texts if of_queries):
         said += spelt
     if not said:
         return
@@ -2270,8 +2266,9 @@ def with_null_id_check(
     ...
     polars_irmetrics.errors.InvalidValueError: the interactions have 1 row(s) with a null 'u' or 'i': ...
     """  # noqa: E501
-    # counted in the order interactions_tally counts them (the item first): its pass
-    counted = sorted(columns, key=lambda c: c != columns[-1])
+    # counted in the order interactions_tally counts them (the item, last in
+    # ``columns``, first): its pass
+    counted = [*columns[-1:], *columns[:-1]]
     return with_tally(
         values,
         null_ids(interactions, counted, shared),
