@@ -533,6 +533,20 @@ def _undefined_where(label: str) -> str:
     return reason if said is None else f"{reason} (its formula: {said.group(0)!r})"
 
 
+def _comparisons_named(
+    chosen: npt.NDArray[np.bool_],
+    labels: tuple[npt.NDArray[np.object_], npt.NDArray[np.object_], npt.NDArray[np.object_]],
+) -> tuple[int, str]:
+    """The first ``chosen`` comparison's index, and the chosen ones as a warning names
+    them (``labels``: the metric, system and baseline of each): that one, or how many
+    and the first."""
+    metrics, systems, baselines = labels
+    first = int(np.argmax(chosen))
+    where = f"{metrics[first]!r}, system {systems[first]!r} against {baselines[first]!r}"
+    count = int(chosen.sum())
+    return first, where if count == 1 else f"{count} comparisons (first: {where})"
+
+
 def _warn_identical(
     stats: PairedStats,
     directed: npt.NDArray[np.bool_],
@@ -550,10 +564,7 @@ def _warn_identical(
     zero = (stats.ties == stats.n) & directed
     if not zero.any():
         return
-    first = int(np.argmax(zero))
-    where = f"{metrics[first]!r}, system {systems[first]!r} against {baselines[first]!r}"
-    count = int(zero.sum())
-    said = where if count == 1 else f"{count} comparisons (first: {where})"
+    _, said = _comparisons_named(zero, (metrics, systems, baselines))
     warn_at_caller(
         f"every per-query delta is 0 in {said}: the systems score the same on all "
         f"{stats.n} paired queries (the same run passed twice?); effect_size is NaN "
@@ -584,11 +595,7 @@ def _warn_no_spread(
     constant = np.isnan(stats.effect_size) & (stats.ties != stats.n) & directed
     if not constant.any():
         return
-    metrics, systems, baselines = labels
-    first = int(np.argmax(constant))
-    where = f"{metrics[first]!r}, system {systems[first]!r} against {baselines[first]!r}"
-    count = int(constant.sum())
-    said = where if count == 1 else f"{count} comparisons (first: {where})"
+    first, said = _comparisons_named(constant, labels)
     column = deltas[:, first]
     exact = bool((column == column[0]).all())
     value = f"{float(stats.delta[first])!r}" + ("" if exact else " (but for rounding)")
