@@ -26,6 +26,19 @@ def _irm_warnings(call: Any) -> list[str]:
     return [str(w.message) for w in caught if w.category is IrmWarning]
 
 
+#: each one-machine case on a DataFrame and on a LazyFrame (collected: where the plan
+#: runs, its refusals and warnings come)
+LAZY = pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])
+
+
+def _given(frame: pl.DataFrame, lazy: bool) -> pl.DataFrame | pl.LazyFrame:
+    return frame.lazy() if lazy else frame
+
+
+def _collected(out: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+    return out.collect() if isinstance(out, pl.LazyFrame) else out
+
+
 # --------------------------------------------------------------- neighbour recall
 _EXACT = pl.DataFrame(
     {"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "c"], "score": [5.0, 3.0, 2.0]}
@@ -56,13 +69,14 @@ _TRUTH_BAD = (
         ([5.0, 1.0, 2.0], [INF, 3.0, 2.0], _TRUTH_BAD),
     ],
 )
+@LAZY
 def test_infinite_scores_of_neighbour_recall_are_refused(
-    run_scores: list[float], truth_scores: list[float], message: str
+    run_scores: list[float], truth_scores: list[float], message: str, lazy: bool
 ) -> None:
-    run = _APPROX.with_columns(score=pl.Series(run_scores))
-    exact = _EXACT.with_columns(score=pl.Series(truth_scores))
+    run = _given(_APPROX.with_columns(score=pl.Series(run_scores)), lazy)
+    exact = _given(_EXACT.with_columns(score=pl.Series(truth_scores)), lazy)
     with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
-        irm.evaluate(run, ["neighbor_recall@2"], neighbors=exact)
+        _collected(irm.evaluate(run, ["neighbor_recall@2"], neighbors=exact))
 
 
 def test_a_minus_inf_score_of_the_run_is_a_miss() -> None:
@@ -94,8 +108,9 @@ def _short(k: int) -> str:
         (2, ["neighbor_recall@3"], []),
     ],
 )
+@LAZY
 def test_neighbors_cut_shorter_than_k_are_said(
-    run_rows: int, metrics: list[str], said: list[str]
+    run_rows: int, metrics: list[str], said: list[str], lazy: bool
 ) -> None:
     exact = pl.DataFrame(
         {"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "c"], "score": [-0.1, -0.2, -0.3]}
@@ -107,7 +122,9 @@ def test_neighbors_cut_shorter_than_k_are_said(
             "score": [-0.1, -0.2, -0.25, -0.3],
         }
     ).filter((pl.col("query_id") != "q1") | (pl.int_range(pl.len()).over("query_id") < run_rows))
-    got = _irm_warnings(lambda: irm.evaluate(run, metrics, neighbors=exact))
+    got = _irm_warnings(
+        lambda: _collected(irm.evaluate(_given(run, lazy), metrics, neighbors=_given(exact, lazy)))
+    )
     assert got == said
 
 
@@ -188,10 +205,12 @@ _LOG = pl.DataFrame(
         (["mean_click_position"], {"per_session": True}, []),
     ],
 )
+@LAZY
 def test_a_click_metric_no_session_values_is_said(
-    metrics: list[str], options: dict[str, Any], said: list[str]
+    metrics: list[str], options: dict[str, Any], said: list[str], lazy: bool
 ) -> None:
-    assert _irm_warnings(lambda: irm.evaluate_online(_LOG, metrics, **options)) == said
+    log = _given(_LOG, lazy)
+    assert _irm_warnings(lambda: _collected(irm.evaluate_online(log, metrics, **options))) == said
 
 
 # --------------------------------------------------------------- paired tests
