@@ -90,20 +90,31 @@ REFUSED: list[tuple[str, list[str], dict[str, Any], str]] = [  # the class: ERRO
 ERRORS: dict[str, type[Exception]] = {NULL_IDS: irm.InvalidValueError, NO_DAY: irm.QuerySetError}
 
 
+def _collected(out: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+    return out.collect() if isinstance(out, pl.LazyFrame) else out
+
+
 def _said(caught: list[warnings.WarningMessage]) -> list[str]:
     return [str(w.message) for w in caught if issubclass(w.category, irm.IrmWarning)]
 
 
+@pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])
 @pytest.mark.parametrize(
     ("case", "metrics", "given", "message"), REFUSED, ids=[c[0] for c in REFUSED]
 )
 def test_a_refused_input_warns_of_nothing(
-    case: str, metrics: list[str], given: dict[str, Any], message: str
+    case: str, metrics: list[str], given: dict[str, Any], message: str, lazy: bool
 ) -> None:
+    """On a LazyFrame the refusal and the warnings come at ``collect()``."""
+    tables = {
+        name: table.lazy() if lazy and isinstance(table, pl.DataFrame) else table
+        for name, table in given.items()
+    }
+    run = tables.pop("run", RUN.lazy() if lazy else RUN)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with pytest.raises(ERRORS[message], match=f"^{re.escape(message)}$"):
-            irm.evaluate(given.pop("run", RUN), metrics, **given)
+            _collected(irm.evaluate(run, metrics, **tables))
     assert _said(caught) == []
 
 
