@@ -22,6 +22,7 @@ from collections.abc import Iterable
 import dask.dataframe as dd
 import pandas as pd
 import polars as pl
+import pyarrow as pa
 from dask.delayed import Delayed, delayed
 
 from polars_irmetrics.engines._agreement import (
@@ -41,7 +42,7 @@ from polars_irmetrics.engines._ope_dask import Tag, _shuffled
 from polars_irmetrics.engines._partition import _to_arrow, as_polars_frame, warned_to
 from polars_irmetrics.errors import IrmWarning
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import INTERNAL
+from polars_irmetrics.ground.validate import INTERNAL, common_id_dtype
 
 __all__ = ["agreement_frame"]
 
@@ -130,11 +131,16 @@ def _warned(
     keys = _long_rows(run, run_schema, job.keys, doc, run_lists).drop_duplicates()
     joined = keys.merge(found, on=on, how="left")
     # a list's documents in the other side's dtype where that side is long (Dask turns
-    # a column of text into its own string dtype, not a list's elements)
+    # a column of text into its own string dtype, not a list's elements); both sides'
+    # as text where one machine lines them up as Int128 (UInt64 beside signed ids: a
+    # merge of the two cast them to float64, refusing an id past 2**53), whose text is
+    # the same for an id in any integer dtype
     ids = {
         "run": None if run_lists else run._meta[doc].dtype,
         "reference": None if reference_lists else reference._meta[doc].dtype,
     }
+    if _wide_ids(run_schema[doc], reference_schema[doc]):
+        ids = {"run": _TEXT, "reference": _TEXT}
     listed = _long_rows(
         reference, reference_schema, [doc], doc, reference_lists, explode=True, ids=ids["run"]
     )
@@ -174,6 +180,8 @@ def _long_rows(
     where given: the other side's ids, which it is merged with); another side as it
     is."""
     if not lists:
+        if explode and ids == _TEXT:  # the other side's ids, as text (_warned)
+            return frame[columns].astype({doc_id: _TEXT})
         return frame[columns]
     needed = list(dict.fromkeys([*columns, doc_id]))
     # an Array (fixed-size lists) read as a List, as the plan reads it
@@ -199,6 +207,23 @@ def _long_rows(
 
     empty = meta(out).astype(dtypes)
     return frame[needed].map_partitions(task, meta=empty, enforce_metadata=False)
+
+
+#: Document ids as text (:func:`_wide_ids`).
+_TEXT = pd.ArrowDtype(pa.string())
+
+
+def _wide_ids(run: pl.DataType, reference: pl.DataType) -> bool:
+    """Whether one machine lines the two sides' document ids (of these dtypes; a list's
+    elements) up as 128-bit integers
+    (:func:`~polars_irmetrics.ground.validate.common_id_dtype`), which a Dask merge
+    cannot hold: the coverage counts merge them as text.
+
+    >>> _wide_ids(pl.UInt64(), pl.List(pl.Int32())), _wide_ids(pl.UInt64(), pl.UInt32())
+    (True, False)
+    """
+    dtypes = [d.inner if isinstance(d, pl.List | pl.Array) else d for d in (run, reference)]
+    return common_id_dtype(dtypes) in (pl.Int128(), pl.UInt128())
 
 
 def _as_list(dtype: pl.DataType) -> pl.DataType:

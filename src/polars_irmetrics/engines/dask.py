@@ -886,11 +886,11 @@ def _refuse_wide_ids(
     signed one: :func:`~polars_irmetrics.ground.validate.common_id_dtype`) where the
     Arrow tables the tasks exchange would carry them: the query ids of the per-query
     values, and the document ids of the routes whose parts give rows per item (the
-    items' counts, RePlay's novelty) or that are not checked with them (rank
-    similarity, the other routes). The document ids of the ranking metrics, the
-    exposure measures and the means of per-user values (``metrics``) stay within
-    each part, whose plan lines them up as one machine does (as Int128): those are
-    taken."""
+    items' counts, RePlay's novelty) or that are not checked with them (the other
+    routes). The document ids of the ranking metrics, the exposure measures, the means
+    of per-user values and rank similarity (``metrics``) stay within each part, whose
+    plan lines them up as one machine does (as Int128; rank similarity's count of the
+    documents the reference lists merges them as text): those are taken."""
     frames = {"run": run, **{k: t for k, t in tables.items() if isinstance(t, dd.DataFrame)}}
     schemas = {
         name: as_polars_frame(arrow_of(f).empty_table()).schema for name, f in frames.items()
@@ -912,16 +912,16 @@ def _refuse_wide_ids(
 
 def _docs_in_parts(metrics: str | Iterable[str]) -> bool:
     """Whether every metric of ``metrics`` reads the document ids within each part
-    alone (:func:`_refuse_wide_ids`): a ranking metric, an exposure measure, or a mean
-    of per-user values of a recommendation table (not the items' counts nor RePlay's
-    novelty, whose parts give rows per item or per history user). Unknown metrics are
-    left to the routes' own refusal."""
+    alone (:func:`_refuse_wide_ids`): a ranking metric, an exposure measure, a rank
+    similarity, or a mean of per-user values of a recommendation table (not the items'
+    counts nor RePlay's novelty, whose parts give rows per item or per history user).
+    Unknown metrics are left to the routes' own refusal."""
     try:
         requests = parse_metric_list(metrics)
     except IrmError:
         return False
     return all(
-        r.route in ("offline", "exposure")
+        r.route in ("offline", "exposure", "reference")
         or (r.route == "recsys" and not merges_from_counts(r) and not averages_over_history(r))
         for _, r in requests
     )

@@ -1,0 +1,66 @@
+"""Round 30: the rank-similarity metrics' corners (agreement wing audit)."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import IrmWarning
+
+from .helpers import engine_io
+
+#: An unsigned id past 2**63, and the signed id it wraps to (which must not match it).
+BIG = 2**63 + 5
+WIDE_RUN = pl.DataFrame(
+    {
+        "system": ["s1"] * 3 + ["s2"] * 2,
+        "query_id": [1, 1, 1, 1, 2],
+        "doc_id": pl.Series([7, 2**63 - 1, 3, BIG, BIG + 1], dtype=pl.UInt64),
+        "score": [3.0, 2.0, 1.0, 1.0, 1.0],
+    }
+)
+WIDE_REFERENCE = pl.DataFrame(
+    {
+        "query_id": [1, 1, 1, 2, 2],
+        "doc_id": [7, BIG - 2**64, 3, 2**63 - 1, BIG + 1 - 2**64],
+        "score": [3.0, 2.0, 1.0, 2.0, 1.0],
+    }
+)
+
+
+def _warned(call: Any, *args: Any, **kwargs: Any) -> tuple[pl.DataFrame, list[str]]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = call(*args, **kwargs)
+    return out, sorted(str(w.message) for w in caught if issubclass(w.category, IrmWarning))
+
+
+def test_dask_rank_similarity_lines_up_unsigned_and_signed_document_ids(
+    request: pytest.FixtureRequest,
+) -> None:
+    """UInt64 document ids in the run beside Int64 ones in the reference: one machine
+    matches them as Int128 (``BIG`` never meets the negative id it wraps to, so system
+    s2 shares no document and is warned of by name). Dask refused the call; lifted, the
+    count of the documents the reference lists merged the two columns as float64
+    (pyarrow's 'Integer value 9223372036854775813 not in range' from a task). Now one
+    machine's values and warnings."""
+    evaluate, to_engine, back = engine_io("dask", request)
+    metrics = ["rbo", "jaccard@2", "kendall_tau@3", "ktu@3"]
+    for per_query in (False, True):
+        options = {"systems": "system", "per_query": per_query}
+        want, said = _warned(irm.evaluate, WIDE_RUN, metrics, reference=WIDE_REFERENCE, **options)
+        assert any("run of system 's2'" in text for text in said)  # the wrap would match it
+        run, reference = to_engine(WIDE_RUN), to_engine(WIDE_REFERENCE)
+        got, told = _warned(
+            lambda run=run, reference=reference, options=options: back(
+                evaluate(run, metrics, reference=reference, **options)
+            )
+        )
+        keys = ["system", "query_id"] if per_query else ["system"]
+        assert_frame_equal(got.sort(keys), want.sort(keys), check_exact=True)
+        assert told == said
