@@ -64,3 +64,19 @@ def test_dask_rank_similarity_lines_up_unsigned_and_signed_document_ids(
         keys = ["system", "query_id"] if per_query else ["system"]
         assert_frame_equal(got.sort(keys), want.sort(keys), check_exact=True)
         assert told == said
+
+
+def test_no_shared_document_warning_does_not_say_ktu_is_one() -> None:
+    """The warning of a reference holding none of the run's documents said "repro_eval's
+    ktu is 1, its value with no pair to compare"; ktu pairs where each list's ids fall
+    in their sorted union: run [b, a] beside reference [c, d] pairs positions (1, 0)
+    with (2, 3), tau -1."""
+    run = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["b", "a"], "score": [2.0, 1.0]})
+    reference = run.with_columns(pl.Series("doc_id", ["c", "d"]))
+    out, said = _warned(irm.evaluate, run, ["ktu@2"], reference=reference, per_query=True)
+    assert out["ktu@2"].to_list() == [-1.0]  # concordant 0, discordant 1: (0 - 1) / 1
+    assert len(said) == 1
+    assert (
+        "repro_eval's ktu, which pairs where each list's ids fall in the sorted union of "
+        "both, reads the ids' spelling alone" in said[0]
+    )

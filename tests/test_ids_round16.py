@@ -337,7 +337,8 @@ def _warned_of(things: str, count: int, column: str, effect: str, name: str = "s
 _NO_SHARED = (
     "no list shares a document with the reference's: every overlap is 0 (rbo, jaccard, "
     "intersection...; unexpectedness 1), the orders of the shared documents are null "
-    "(kendall_tau, tau_ap) and repro_eval's ktu is 1, its value with no pair to compare"
+    "(kendall_tau, tau_ap) and repro_eval's ktu, which pairs where each list's ids fall "
+    "in the sorted union of both, reads the ids' spelling alone"
 )
 _LACKED = (
     "the 2 the reference lacks are left out (unjudged='drop'), and each query of the "

@@ -172,8 +172,9 @@ WARNED: list[tuple[str, list[str], dict[str, pl.DataFrame], list[str]]] = [
             "reference= holds none of the 5 documents of the run (column 'doc_id'): no list "
             "shares a document with the reference's: every overlap is 0 (rbo, jaccard, "
             "intersection...; unexpectedness 1), the orders of the shared documents are "
-            "null (kendall_tau, tau_ap) and repro_eval's ktu is 1, its value with no pair "
-            f"to compare. {_fix('reference', 'doc_id', 'run')}"
+            "null (kendall_tau, tau_ap) and repro_eval's ktu, which pairs where each list's "
+            "ids fall in the sorted union of both, reads the ids' spelling alone. "
+            f"{_fix('reference', 'doc_id', 'run')}"
         ],
     ),
     ("groups: clean", ["ee_loss"], {"qrels": QRELS, "groups": GROUPS}, []),

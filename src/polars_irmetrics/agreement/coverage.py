@@ -113,6 +113,7 @@ def warn_on_queries(row: Mapping[str, Any], query_id: str, options: EvalOptions)
             owner="run" if side["name"] is None else f"run of {side['name']}",
             effect="no list shares a document with the reference's: every overlap "
             "is 0 (rbo, jaccard, intersection...; unexpectedness 1), the orders of the "
-            "shared documents are null (kendall_tau, tau_ap) and repro_eval's ktu is 1, "
-            "its value with no pair to compare",
+            "shared documents are null (kendall_tau, tau_ap) and repro_eval's ktu, which "
+            "pairs where each list's ids fall in the sorted union of both, reads the ids' "
+            "spelling alone",
         )
