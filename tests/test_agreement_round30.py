@@ -80,3 +80,36 @@ def test_no_shared_document_warning_does_not_say_ktu_is_one() -> None:
         "repro_eval's ktu, which pairs where each list's ids fall in the sorted union of "
         "both, reads the ids' spelling alone" in said[0]
     )
+
+
+def test_dask_rank_similarity_ids_of_two_dtypes_give_no_dask_warning(
+    request: pytest.FixtureRequest,
+) -> None:
+    """Query ids Int64 beside Int32, document ids Categorical beside String: one machine
+    lines them up in silence; Dask's count of the reference's queries and documents
+    merged the two dtypes and gave its own UserWarning ("Merging dataframes with merge
+    column data type mismatches"). Every warning is compared, of any class."""
+    evaluate, to_engine, back = engine_io("dask", request)
+    run = pl.DataFrame(
+        {"query_id": [1, 1, 2], "doc_id": ["a", "b", "a"], "score": [2.0, 1.0, 1.0]}
+    ).with_columns(pl.col("doc_id").cast(pl.Categorical))
+    reference = pl.DataFrame(
+        {"query_id": [1, 1, 2], "doc_id": ["b", "a", "c"], "score": [2.0, 1.0, 1.0]},
+        schema_overrides={"query_id": pl.Int32},
+    )
+    for options in ({}, {"per_query": True}):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            want = irm.evaluate(run, ["rbo", "jaccard@2"], reference=reference, **options)
+        said = [str(w.message) for w in caught]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = back(
+                evaluate(
+                    to_engine(run), ["rbo", "jaccard@2"], reference=to_engine(reference), **options
+                )
+            )
+        assert [str(w.message) for w in caught] == said
+        assert_frame_equal(
+            got.sort(got.columns[0]), want.sort(want.columns[0]), check_dtypes=False
+        )

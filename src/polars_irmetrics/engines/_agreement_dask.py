@@ -36,13 +36,13 @@ from polars_irmetrics.engines._agreement import (
     warn_on_tied,
 )
 from polars_irmetrics.engines._dask_coverage import emitter
-from polars_irmetrics.engines._dask_frames import computed, meta, to_pandas, to_table
+from polars_irmetrics.engines._dask_frames import arrow_of, computed, meta, to_pandas, to_table
 from polars_irmetrics.engines._dask_lists import listed_schema
 from polars_irmetrics.engines._ope_dask import Tag, _shuffled
 from polars_irmetrics.engines._partition import _to_arrow, as_polars_frame, warned_to
 from polars_irmetrics.errors import IrmWarning
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import INTERNAL, common_id_dtype
+from polars_irmetrics.ground.validate import INTERNAL, common_id_dtype, kind_of
 
 __all__ = ["agreement_frame"]
 
@@ -129,6 +129,7 @@ def _warned(
     found = _long_rows(reference, reference_schema, on, doc, reference_lists)
     found = found.drop_duplicates().assign(**{held: 1})
     keys = _long_rows(run, run_schema, job.keys, doc, run_lists).drop_duplicates()
+    keys, found = _one_dtype(keys, found, on)
     joined = keys.merge(found, on=on, how="left")
     # a list's documents in the other side's dtype where that side is long (Dask turns
     # a column of text into its own string dtype, not a list's elements); both sides'
@@ -146,7 +147,8 @@ def _warned(
     )
     listed = listed.drop_duplicates().assign(**{held: 1})
     docs = _long_rows(run, run_schema, [doc], doc, run_lists, explode=True, ids=ids["reference"])
-    docs = docs.drop_duplicates().merge(listed, on=doc, how="left")
+    docs, listed = _one_dtype(docs.drop_duplicates(), listed, [doc])
+    docs = docs.merge(listed, on=doc, how="left")
     counts = (joined[held].size, joined[held].count(), docs[held].size, docs[held].count())
     systems = list(job.options.system_keys)
     if not systems:
@@ -155,7 +157,8 @@ def _warned(
     system_docs = _long_rows(
         run, run_schema, [*systems, doc], doc, run_lists, explode=True, ids=ids["reference"]
     )
-    system_docs = system_docs.drop_duplicates().merge(listed, on=doc, how="left")
+    system_docs, listed = _one_dtype(system_docs.drop_duplicates(), listed, [doc])
+    system_docs = system_docs.merge(listed, on=doc, how="left")
     by_system = [
         frame.groupby(systems)[held].agg(["size", "count"]).reset_index()
         for frame in (joined, system_docs)
@@ -207,6 +210,29 @@ def _long_rows(
 
     empty = meta(out).astype(dtypes)
     return frame[needed].map_partitions(task, meta=empty, enforce_metadata=False)
+
+
+def _one_dtype(
+    left: dd.DataFrame, right: dd.DataFrame, columns: list[str]
+) -> tuple[dd.DataFrame, dd.DataFrame]:
+    """``left`` and ``right`` with each id column of ``columns`` in one dtype where
+    theirs differ, as one machine lines them up
+    (:func:`~polars_irmetrics.ground.validate.common_id_dtype`; as text where that is
+    a 128-bit integer, which pandas has not): a merge of two dtypes gave Dask's own
+    warning ("Merging dataframes with merge column data type mismatches"), which one
+    machine does not give. A column of another kind (a date) is left as it is."""
+    for column in columns:
+        if left[column].dtype == right[column].dtype:
+            continue
+        dtypes = [as_polars_frame(arrow_of(f).empty_table())[column].dtype for f in (left, right)]
+        kinds = {kind_of(d) for d in dtypes}
+        if len(kinds) > 1 or None in kinds:  # ids of one kind only (the plan refuses two)
+            continue
+        common = common_id_dtype(dtypes)
+        wide = common in (pl.Int128(), pl.UInt128())
+        target = _TEXT if wide else meta(pl.Schema({column: common}))[column].dtype
+        left, right = (f.astype({column: target}) for f in (left, right))
+    return left, right
 
 
 #: Document ids as text (:func:`_wide_ids`).
