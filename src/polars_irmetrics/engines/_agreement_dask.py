@@ -249,7 +249,8 @@ def _wide_ids(run: pl.DataType, reference: pl.DataType) -> bool:
     (True, False)
     """
     dtypes = [d.inner if isinstance(d, pl.List | pl.Array) else d for d in (run, reference)]
-    return common_id_dtype(dtypes) in (pl.Int128(), pl.UInt128())
+    common = common_id_dtype([d() if isinstance(d, type) else d for d in dtypes])
+    return common in (pl.Int128(), pl.UInt128())
 
 
 def _as_list(dtype: pl.DataType) -> pl.DataType:
