@@ -70,14 +70,18 @@ def _keyed(ids: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
 
 
 def spelling_matches(
-    left: pl.LazyFrame, right: pl.LazyFrame, column: str, *, within: str | None
+    left: pl.LazyFrame,
+    right: pl.LazyFrame,
+    column: str,
+    *,
+    within: str | Sequence[str] | None,
 ) -> pl.LazyFrame:
     """The ids of ``column`` in ``left`` (as text) that ``right`` lacks and that match
     one of ``right``'s once case, the spaces around them, separators, a prefix (on one
     side only, or the same prefix in another case) or leading zeros are ignored (within
-    the same ``within`` id where given: documents within a query): one row per pair,
-    ``within`` (where given), ``column`` and ``{column}_right``. Lazy: a join of the
-    two tables' distinct ids.
+    the same ``within`` id, or ids, where given: documents within a query): one row per
+    pair, ``within`` (where given), ``column`` and ``{column}_right``. Lazy: a join of
+    the two tables' distinct ids.
 
     Examples
     --------
@@ -86,7 +90,7 @@ def spelling_matches(
     >>> spelling_matches(runs, qrels, "doc_id", within=None).sort("doc_id").collect().rows()
     [('7', '007'), ('doc-1', 'doc_1')]
     """
-    keys = [column] if within is None else [within, column]
+    keys = [*_within(within), column]
     text = pl.col(column).cast(pl.String)
     ran = left.select(*keys[:-1], text).unique()
     held = right.select(*keys[:-1], text).unique()
@@ -102,6 +106,12 @@ def spelling_matches(
         )
         .select(*keys, f"{column}_right")
     )
+
+
+def _within(within: str | Sequence[str] | None) -> list[str]:
+    if within is None:
+        return []
+    return [within] if isinstance(within, str) else list(within)
 
 
 def spelling_change(ran_id: str, held_id: str) -> tuple[str, str]:

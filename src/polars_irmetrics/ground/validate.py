@@ -36,12 +36,14 @@ __all__ = [
     "SYSTEM_TALLIES",
     "TALLY_ROW",
     "CheckSpec",
+    "DocsHint",
     "IdKind",
     "ListOrder",
     "QueryHint",
     "UnplacedParts",
     "UnplacedRows",
     "absent_groups_row",
+    "blind_queries",
     "check_id_kinds",
     "common_id_dtype",
     "coverage_counts",
@@ -1248,6 +1250,34 @@ class QueryHint:
         return self._read()
 
 
+#: The hint of the judged queries where a run retrieves no judged document though its
+#: documents there match judged ones of the same query once their spelling is ignored
+#: (``'D1'`` in the run, ``'d1'`` in the judgments, for one query): per system (the
+#: values of its ``systems`` keys, a tuple; ``()`` without), how many such queries and a
+#: sentence naming one, its pair and the fix. Read by :func:`warn_on_counts` only where
+#: a system retrieves no judged document in some judged query it lists.
+DocsHint = Callable[[], Mapping[tuple[Any, ...], tuple[int, str]]]
+
+
+def blind_queries(frame: pl.DataFrame, listed: str | None) -> pl.DataFrame:
+    """The rows of :func:`warn_on_coverage`'s ``frame`` of the judged queries where the
+    run retrieves no judged document and which it lists (or may list: ``listed``
+    absent or null), those a :data:`DocsHint` reads.
+
+    Examples
+    --------
+    >>> frame = pl.DataFrame({"q": ["a", "b", "c"], "__irm_judged": [True, True, True],
+    ...                       "__irm_judged_docs": [2, 1, 3], "__irm_found_docs": [1, 0, 0],
+    ...                       "__irm_listed": [True, True, False]})
+    >>> blind_queries(frame, "__irm_listed").get_column("q").to_list()
+    ['b']
+    """
+    blind = pl.col(f"{INTERNAL}judged") & (pl.col(FOUND_DOCS) == 0)
+    if listed is not None:
+        blind = blind & pl.col(listed).fill_null(True)
+    return frame.filter(blind)
+
+
 def warn_on_coverage(
     frame: pl.DataFrame,
     *,
@@ -1255,6 +1285,7 @@ def warn_on_coverage(
     listed: str | None,
     unretrieved: Policy,
     hints: Sequence[Hint] = (),
+    docs: Callable[[pl.DataFrame], Mapping[tuple[Any, ...], tuple[int, str]]] | None = None,
 ) -> pl.DataFrame:
     """Warn once per run (each value of the ``systems`` keys) that retrieves no judged
     document, or does not list most judged queries, then return ``frame`` unchanged.
@@ -1268,9 +1299,14 @@ def warn_on_coverage(
     match are the more likely cause, with ``hints`` where the ids match after a change.
     The counts are :func:`coverage_counts`'s, and the text :func:`warn_on_counts`'s (an
     engine adds up the counts of its parts, :func:`merge_counts`, and warns the same).
+    ``docs``: the :data:`DocsHint` of the rows of ``frame`` it is given
+    (:func:`blind_queries`), read only where a run retrieves no judged document in some
+    judged query it lists.
     """
     counts = coverage_counts(frame, systems=systems, listed=listed)
-    warn_on_counts(counts, systems=systems, unretrieved=unretrieved, hints=hints)
+    read = docs
+    spelt = None if read is None else lambda: read(blind_queries(frame, listed))
+    warn_on_counts(counts, systems=systems, unretrieved=unretrieved, hints=hints, docs=spelt)
     return frame
 
 
@@ -1372,6 +1408,7 @@ def warn_on_counts(
     hints: Sequence[Hint] = (),
     emit: Callable[[str], None] | None = None,
     scores: str | None = None,
+    docs: DocsHint | None = None,
 ) -> None:
     """The coverage warnings of a tally (:func:`coverage_counts`, :func:`merge_counts`):
     once per system that retrieves no judged document or lists fewer than half of the
@@ -1388,7 +1425,13 @@ def warn_on_counts(
     judged query where the run retrieves no judged document, for measures that do not
     score as the ranking metrics do there (default: "every judged query scores as a
     ranking of no judged document does (0 in ndcg, map, precision, recall and the
-    like), as trec_eval scores such a run")."""
+    like), as trec_eval scores such a run"). ``docs``: also once per system that
+    retrieves no judged document in some judged query it lists where the
+    :data:`DocsHint` finds its documents there spelt apart from the judged ones (read
+    only where such a query is; not for a system warned above with every hint: the
+    document hint there counts those pairs too). Not detected: a query where only some
+    of the run's documents are spelt apart (it retrieves a judged document; the others
+    are read as unjudged)."""
     emit = emit or warn_from_plan
     if not counts.height:
         where = " (with systems=: or the run has no rows)" if systems else ""
@@ -1403,6 +1446,11 @@ def warn_on_counts(
     said: list[str] = []
     hinted: list[str] = []
     spelt: list[str] = []
+    # the systems warned of with every hint (said), or where most judged queries get no
+    # judged document (hinted), and those that retrieve none in some it lists (blind)
+    warned: set[str] = set()
+    sparse: set[str] = set()
+    blind: list[tuple[str, tuple[Any, ...], str]] = []
     for row in counts.sort(list(systems)).iter_rows(named=True):
         name = _run_name(row, systems)
         tally = (
@@ -1411,7 +1459,10 @@ def warn_on_counts(
         )
         if listed:
             tally += f"; it lists {row['listed']} of the {row['queries']} judged queries"
+        if row["found"] and row["found_queries"] < (row["listed"] if listed else row["queries"]):
+            blind.append((name, tuple(row[k] for k in systems), tally))
         if row["found"] == 0:
+            warned.add(name)
             if unretrieved != "drop" or (listed and row["listed"] >= row["queries"]):
                 fate = scores or (
                     f"every judged query scores {_AS_UNJUDGED}, as trec_eval scores such a run"
@@ -1428,6 +1479,7 @@ def warn_on_counts(
                 )
             said.append(f"{name} retrieves no judged document ({tally}): {fate}")
         elif listed and 2 * row["listed"] < row["queries"]:
+            warned.add(name)
             missed = row["queries"] - row["listed"]
             said.append(
                 f"{name} misses most judged queries ({tally}): the {missed} it misses "
@@ -1436,6 +1488,7 @@ def warn_on_counts(
         elif listed and 2 * row["found_queries"] < row["listed"]:
             # a shallow run over sparse judgments may retrieve no judged document for
             # most queries: said only where a hint finds ids spelt apart (below)
+            sparse.add(name)
             hinted.append(
                 f"{name} retrieves a judged document in only {row['found_queries']} of the "
                 f"{row['listed']} judged queries it lists ({tally}): the others score "
@@ -1450,26 +1503,40 @@ def warn_on_counts(
                 f"{name} misses {missed} of the {row['queries']} judged queries ({tally}): "
                 f"the {missed} it misses {_missed_fate(unretrieved)}"
             )
-    if not said and not hinted and not spelt:
+    if said or hinted or spelt:
+        # each hint read once; only the query hint where it alone can say why (spelt)
+        read = hints if said or hinted else [h for h in hints if isinstance(h, QueryHint)]
+        texts = [(isinstance(hint, QueryHint), hint()) for hint in read]
+        extra = [text for _, text in texts if text]
+        if extra:
+            said += hinted
+        if any(text for of_queries, text in texts if of_queries):
+            said += spelt
+        if any(text for of_queries, text in texts if not of_queries):
+            warned |= sparse  # their warning gives the document hint (every pair)
+        advice = (
+            " ".join(extra)
+            if extra
+            else "Check that the run and the judgments name the same queries and documents "
+            "(same collection, same id spelling)."
+        )
+        for text in said:
+            emit(f"{text}. {advice}")
+    blind = [case for case in blind if case[0] not in warned]
+    if docs is None or not blind:
         return
-    # each hint read once; only the query hint where it alone can say why (spelt)
-    read = hints if said or hinted else [h for h in hints if isinstance(h, QueryHint)]
-    texts = [(isinstance(hint, QueryHint), hint()) for hint in read]
-    extra = [text for _, text in texts if text]
-    if extra:
-        said += hinted
-    if any(text for of_queries, text in texts if of_queries):
-        said += spelt
-    if not said:
-        return
-    advice = (
-        " ".join(extra)
-        if extra
-        else "Check that the run and the judgments name the same queries and documents "
-        "(same collection, same id spelling)."
-    )
-    for text in said:
-        emit(f"{text}. {advice}")
+    found = docs()  # read only where a listed judged query gets no judged document
+    for name, key, tally in blind:
+        if key not in found:
+            continue
+        count, hint = found[key]
+        which = "query" if count == 1 else "queries"
+        fate = "it scores" if count == 1 else "they score"
+        emit(
+            f"{name} retrieves no judged document in {count} judged {which} where its "
+            f"documents match judged ones once their spelling is ignored ({tally}): "
+            f"{fate} {_AS_UNJUDGED}. {hint}"
+        )
 
 
 def judged_tally(

@@ -8,27 +8,33 @@ where its tally may take part in a warning
 (:func:`~polars_irmetrics.ground.validate.suspect`), the data of the hints computed on
 its own rows (the pairs that match only once their spelling is ignored,
 :func:`~polars_irmetrics.ground.spelling.spelling_matches`, counted, with the first;
-the query ids of the run the judgments lack, and the judged ones). The engine adds the
+the query ids of the run the judgments lack, and the judged ones; the run's documents
+that match judged ones of the same query once their spelling is ignored, in the judged
+queries where it retrieves no judged document: :func:`docs_hint`). The engine adds the
 parts up on the driver (:meth:`Coverage.merged`) and warns with the same text
 (:meth:`Coverage.warn`): the tallies are exact; a hint counts what the suspect parts hold
-(every part where a run retrieves no judged document).
+(every part where a run retrieves no judged document); the document hint of such queries
+is exact (each part holds whole queries).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import polars as pl
 
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.spelling import spelling_change, spelling_matches
 from polars_irmetrics.ground.validate import (
+    INTERNAL,
     LISTED,
     Hint,
     Policy,
     QueryHint,
     absent_groups_row,
+    blind_queries,
     common_id_dtype,
     coverage_counts,
     is_text,
@@ -42,6 +48,7 @@ from polars_irmetrics.offline.setup import Setup
 __all__ = [
     "Coverage",
     "CoverageSink",
+    "docs_hint",
     "id_hints",
     "judged_coverage",
     "judged_hints",
@@ -58,8 +65,11 @@ class Coverage:
     judged document) and ``case_count`` how many do; ``ran`` the run's query ids (text)
     the judgments lack (in every part where the queries are text: the judged query one
     of them matches may be in a suspect part of its own) and ``judged`` the judged query
-    ids (text). A hint's data is ``None`` where it was not computed (it does not apply,
-    or the part is not suspect).
+    ids (text); ``blind`` the document hint's data of the judged queries where a run
+    retrieves no judged document (:func:`docs_hint`: per system, the queries and pairs
+    that match once their spelling is ignored, and the first). A hint's data is ``None``
+    where it was not computed (it does not apply, or the part is not suspect, or holds
+    no such query).
     """
 
     counts: pl.DataFrame
@@ -68,6 +78,7 @@ class Coverage:
     case_count: int = 0
     ran: pl.DataFrame | None = None
     judged: pl.DataFrame | None = None
+    blind: pl.DataFrame | None = None
     doc_id: str = field(default="doc_id")
     query_id: str = field(default="query_id")
     #: What the metrics score where a run retrieves no judged document, where not 0
@@ -95,6 +106,7 @@ class Coverage:
         cases = [p.case for p in parts if p.case is not None]
         rans = [p.ran for p in parts if p.ran is not None]
         judged = [p.judged for p in parts if p.judged is not None]
+        blind = [p.blind for p in parts if p.blind is not None]
         pairs = [first.query_id, first.doc_id]
         return Coverage(
             counts=merge_counts([p.counts for p in parts], systems=systems),
@@ -103,6 +115,7 @@ class Coverage:
             case_count=sum(p.case_count for p in parts),
             ran=pl.concat(rans).unique() if rans else None,
             judged=pl.concat(judged).unique() if judged else None,
+            blind=_blind_merged(blind, systems, first.query_id, first.doc_id) if blind else None,
             doc_id=first.doc_id,
             query_id=first.query_id,
             scores=first.scores,
@@ -127,6 +140,7 @@ class Coverage:
     def warn(self, systems: Sequence[str], emit: Callable[[str], None] | None = None) -> None:
         """The warnings one machine gives on the same queries
         (:func:`~polars_irmetrics.ground.validate.warn_on_counts`; ``emit`` as there)."""
+        blind, query_id, doc_id = self.blind, self.query_id, self.doc_id
         warn_on_counts(
             self.counts,
             systems=systems,
@@ -134,6 +148,7 @@ class Coverage:
             hints=self.hints(),
             emit=emit,
             scores=self.scores,
+            docs=None if blind is None else lambda: _blind_texts(blind, systems, query_id, doc_id),
         )
         if self.group_keys and self.ran_groups is not None and self.judged_groups is not None:
             keys = list(self.group_keys)
@@ -176,6 +191,9 @@ def part_coverage(
         return Coverage(counts, setup.check.unretrieved, doc_id=doc_id, query_id=query_id)
     texts = (setup.doc_is_string, _query_hint_applies(run, setup))
     part = _part(counts, run, qrels, query_id, doc_id, setup.check.unretrieved, texts)
+    blind = blind_queries(frame, LISTED) if setup.doc_is_string else None
+    if blind is not None and blind.height:  # whole queries per part: exact
+        part = replace(part, blind=_blind_cases(run, qrels, blind, setup, options.system_keys))
     return with_groups(part, run, qrels, setup.check.judged_keys, setup.check.unjudged)
 
 
@@ -214,6 +232,29 @@ def id_hints(run: pl.LazyFrame, qrels: pl.LazyFrame, setup: Setup) -> tuple[Hint
     reads the run and the judgments again, on the warning's path only."""
     texts = (setup.doc_is_string, _query_hint_applies(run, setup))
     return _hints(run, qrels, setup.check.query_id, setup.doc_id, texts)
+
+
+def docs_hint(
+    run: pl.LazyFrame, qrels: pl.LazyFrame, setup: Setup, systems: Sequence[str]
+) -> Callable[[pl.DataFrame], Mapping[tuple[Any, ...], tuple[int, str]]] | None:
+    """The coverage warning's hint of the judged queries where a run retrieves no judged
+    document (``None`` where the documents are not text): given those rows of the
+    per-query frame (:func:`~polars_irmetrics.ground.validate.blind_queries`), the
+    run's documents there that match a judged document of the same query once their
+    spelling is ignored, per system (each value of the ``systems`` keys): how many
+    queries, and a sentence naming the first
+    (:data:`~polars_irmetrics.ground.validate.DocsHint`). Reads the run again (its
+    query ids, and the documents of those queries), only where there are such queries
+    (the warning's path)."""
+    if not setup.doc_is_string:
+        return None
+    query_id, doc_id = setup.check.query_id, setup.doc_id
+
+    def read(blind: pl.DataFrame) -> Mapping[tuple[Any, ...], tuple[int, str]]:
+        cases = _blind_cases(run, qrels, blind, setup, systems)
+        return _blind_texts(cases, systems, query_id, doc_id)
+
+    return read
 
 
 def judged_hints(
@@ -347,6 +388,83 @@ def _case_text(sample: pl.DataFrame, count: int, doc_id: str) -> str | None:
         "exactly, as trec_eval compares them; give both the same spelling, e.g. "
         f"pl.col({doc_id!r}){fix} on the run and the judgments."
     )
+
+
+#: The counts of the document hint's data (:attr:`Coverage.blind`), after the systems'
+#: keys and before the first pair (query, run document, judged document): the queries
+#: and the (query, document) pairs that match once their spelling is ignored.
+_QUERIES, _PAIRS = f"{INTERNAL}spelt_queries", f"{INTERNAL}spelt_pairs"
+
+
+def _blind_cases(
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame,
+    blind: pl.DataFrame,
+    setup: Setup,
+    systems: Sequence[str],
+) -> pl.DataFrame:
+    """The document hint's data of the per-query rows ``blind`` (judged queries where
+    the run retrieves no judged document): per system with a match, how many of those
+    queries hold a document of the run that matches a judged one of the same query once
+    its spelling is ignored (:func:`~polars_irmetrics.ground.spelling.spelling_matches`),
+    how many (query, document) pairs do, and the first (query, run document, judged
+    document)."""
+    keys, shared = list(setup.keys), list(setup.qrels_keys)
+    query_id, doc_id = setup.check.query_id, setup.doc_id
+    # the rows of those queries: a filter on the query id first (a scan of a file
+    # reads the other columns of those rows only), then on every key
+    among = pl.col(query_id).is_in(blind.get_column(query_id).unique().implode())
+    wanted = blind.lazy().select(keys)
+    ran = run.filter(among).select(*keys, doc_id)
+    held = qrels.filter(among)
+    if len(keys) > 1:
+        ran = ran.join(wanted, on=keys, how="semi")
+    if len(shared) > 1:
+        held = held.join(wanted.select(shared).unique(), on=shared, how="semi")
+    ran = ran.unique()
+    pairs = spelling_matches(ran, held, doc_id, within=shared)
+    matched = ran.join(pairs, on=[*shared, doc_id])
+    order = [query_id, doc_id, f"{doc_id}_right"]
+    aggs = [
+        pl.struct(keys).n_unique().alias(_QUERIES),
+        pl.struct(*keys, doc_id).n_unique().alias(_PAIRS),
+        *(pl.col(c).sort_by(order).first() for c in order),
+    ]
+    per = matched.group_by(list(systems)).agg(aggs) if systems else matched.select(aggs)
+    return per.filter(pl.col(_PAIRS) > 0).collect()
+
+
+def _blind_merged(
+    parts: Sequence[pl.DataFrame], systems: Sequence[str], query_id: str, doc_id: str
+) -> pl.DataFrame:
+    """The parts' :func:`_blind_cases` added up per system (each part holds whole
+    queries): the counts summed, the first pair kept."""
+    every = pl.concat(parts, how="vertical_relaxed")
+    order = [query_id, doc_id, f"{doc_id}_right"]
+    aggs = [pl.col(_QUERIES, _PAIRS).sum(), *(pl.col(c).sort_by(order).first() for c in order)]
+    if not systems:
+        return every.select(aggs) if every.height else every
+    return every.group_by(list(systems)).agg(aggs)
+
+
+def _blind_texts(
+    cases: pl.DataFrame, systems: Sequence[str], query_id: str, doc_id: str
+) -> dict[tuple[Any, ...], tuple[int, str]]:
+    """The document hint (:data:`~polars_irmetrics.ground.validate.DocsHint`) of the
+    data :func:`_blind_cases` gives."""
+    texts: dict[tuple[Any, ...], tuple[int, str]] = {}
+    for row in cases.iter_rows(named=True):
+        ran_id, judged_id = row[doc_id], row[f"{doc_id}_right"]
+        what, fix = spelling_change(ran_id, judged_id)
+        texts[tuple(row[k] for k in systems)] = (
+            row[_QUERIES],
+            f"{row[_PAIRS]} (query, document) pair(s) of the run in such queries match a "
+            f"judgment only when {what} (query {row[query_id]!r}: run {ran_id!r}, "
+            f"judgments {judged_id!r}): ids are compared exactly, as trec_eval compares "
+            f"them; give both the same spelling, e.g. pl.col({doc_id!r}){fix} on the run "
+            "and the judgments.",
+        )
+    return texts
 
 
 def _query_hint_applies(run: pl.LazyFrame, setup: Setup) -> bool:

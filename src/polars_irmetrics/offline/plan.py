@@ -90,7 +90,13 @@ from polars_irmetrics.offline.columns import (
     SRC,
     START,
 )
-from polars_irmetrics.offline.coverage import Coverage, CoverageSink, id_hints, part_coverage
+from polars_irmetrics.offline.coverage import (
+    Coverage,
+    CoverageSink,
+    docs_hint,
+    id_hints,
+    part_coverage,
+)
 from polars_irmetrics.offline.setup import Setup, resolve
 
 __all__ = ["build_plan"]
@@ -203,6 +209,7 @@ def build_plan(
         )
     elif warn:  # over every bucket's queries at once: one warning per run
         hints = () if qrels is None else id_hints(run, qrels, setup)
+        docs = None if qrels is None else docs_hint(run, qrels, setup, options.system_keys)
         result = result.map_batches(
             lambda frame: warn_on_coverage(
                 frame,
@@ -210,6 +217,7 @@ def build_plan(
                 listed=LISTED,
                 unretrieved=setup.check.unretrieved,
                 hints=hints,
+                docs=docs,
             ),
             schema=result.collect_schema(),
         )
