@@ -58,6 +58,15 @@ SAID = (
     "give both the same spelling, e.g. pl.col('doc_id').str.to_lowercase() on the run and "
     "the judgments."
 )
+#: q2's documents in another case and with leading zeros ('D01' beside the judged 'd1')
+ZEROS = _run(["D01", "D02"])
+# braces doubled: the text is formatted with the run's name
+ZEROS_FIX = ".str.replace('^([^0-9]*)0+([0-9])', '${{1}}${{2}}')"
+SAID_ZEROS = (
+    SAID.replace("case is ignored", "case and leading zeros are ignored")
+    .replace("run 'D1'", "run 'D01'")
+    .replace(".str.to_lowercase()", ".str.to_lowercase()" + ZEROS_FIX)
+)
 #: q1 1, q3 and q4 a relevant document at rank 2; q2 0 (spelt apart, or shallow)
 NDCG = (1 + 0 + 2 / 1.5849625007211562) / 4
 
@@ -74,6 +83,7 @@ def _said(call: Any) -> tuple[Any, list[str]]:
     ("run", "options", "said", "value"),
     [
         (SPELT, {}, [SAID.format(name="the run")], NDCG),
+        (ZEROS, {}, [SAID_ZEROS.format(name="the run")], NDCG),
         # a shallow run: no document spelt apart, nothing said
         (SHALLOW, {}, [], NDCG),
         # only 'D1' spelt apart: q2 retrieves 'd2', the rest read as unjudged (not detected)
@@ -85,7 +95,7 @@ def _said(call: Any) -> tuple[Any, list[str]]:
             {"a": NDCG, "b": NDCG},
         ),
     ],
-    ids=["spelt apart", "shallow", "partly spelt apart", "systems"],
+    ids=["spelt apart", "case and zeros", "shallow", "partly spelt apart", "systems"],
 )
 def test_a_query_whose_documents_are_spelt_apart_is_said(
     run: pl.DataFrame, options: dict[str, Any], said: list[str], value: Any, lazy: bool

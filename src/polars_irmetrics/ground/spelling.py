@@ -25,7 +25,7 @@ import polars as pl
 
 from polars_irmetrics.ground.validate import INTERNAL
 
-__all__ = ["Sides", "spelling_change", "spelling_hint", "spelling_matches"]
+__all__ = ["Sides", "spelling_change", "spelling_digits", "spelling_hint", "spelling_matches"]
 
 _KEY, _PREFIX = f"{INTERNAL}spelling_key", f"{INTERNAL}spelling_prefix"
 
@@ -67,6 +67,21 @@ def _keyed(ids: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
     key = pl.when(digits).then(bare).otherwise(folded)
     prefix = pl.when(digits).then(folded.str.extract(r"^([^0-9]*)", 1)).otherwise(pl.lit(""))
     return key, prefix
+
+
+def spelling_digits(ids: pl.Expr) -> pl.Expr:
+    """The digits of each id, leading zeros left out: equal for two ids that
+    :func:`spelling_matches` pairs (case, spaces, separators and a prefix change no
+    digit, and its key drops leading zeros only), so a cheap filter before it (one
+    pass over the ids where the match takes several).
+
+    Examples
+    --------
+    >>> ids = pl.Series(["Doc-007", "doc_7", "x70", "abc"])
+    >>> pl.select(spelling_digits(pl.lit(ids))).to_series().to_list()
+    ['7', '7', '70', '']
+    """
+    return ids.cast(pl.String).str.replace_all("[^0-9]", "").str.strip_chars_start("0")
 
 
 def spelling_matches(

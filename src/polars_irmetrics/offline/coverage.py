@@ -26,7 +26,7 @@ from typing import Any
 import polars as pl
 
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.spelling import spelling_change, spelling_matches
+from polars_irmetrics.ground.spelling import spelling_change, spelling_digits, spelling_matches
 from polars_irmetrics.ground.validate import (
     INTERNAL,
     LISTED,
@@ -394,6 +394,8 @@ def _case_text(sample: pl.DataFrame, count: int, doc_id: str) -> str | None:
 #: keys and before the first pair (query, run document, judged document): the queries
 #: and the (query, document) pairs that match once their spelling is ignored.
 _QUERIES, _PAIRS = f"{INTERNAL}spelt_queries", f"{INTERNAL}spelt_pairs"
+#: The digits of a document id (:func:`~polars_irmetrics.ground.spelling.spelling_digits`).
+_DIGITS = f"{INTERNAL}spelt_digits"
 
 
 def _blind_cases(
@@ -421,7 +423,16 @@ def _blind_cases(
         ran = ran.join(wanted, on=keys, how="semi")
     if len(shared) > 1:
         held = held.join(wanted.select(shared).unique(), on=shared, how="semi")
-    ran = ran.unique()
+    # only the pairs of a run and a judged document of the query with the same digits
+    # (a shallow run's seldom have any): the match's several passes over those alone;
+    # each side read once (the run's rows of those queries, a few)
+    with_digits = spelling_digits(pl.col(doc_id)).alias(_DIGITS)
+    ran_rows, held_rows = pl.collect_all(
+        [ran.with_columns(with_digits), held.select(*shared, doc_id, with_digits)]
+    )
+    both = ran_rows.join(held_rows, on=[*shared, _DIGITS]).lazy()
+    ran = both.select(*keys, doc_id)
+    held = both.select(*shared, pl.col(f"{doc_id}_right").alias(doc_id))
     pairs = spelling_matches(ran, held, doc_id, within=shared)
     matched = ran.join(pairs, on=[*shared, doc_id])
     order = [query_id, doc_id, f"{doc_id}_right"]
