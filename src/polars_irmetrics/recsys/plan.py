@@ -145,6 +145,8 @@ _NOT_RECOMMENDERS = (
     "surprisal",
     "categorical_diversity",
 )
+#: The vector column's name unless features= names another.
+_DEFAULT_FEATURES = RecsysOptions().features
 _USERS_OF = f"{INTERNAL}users_of"
 _KNOWN_USER = f"{INTERNAL}known_user"
 _PASSED = f"{INTERNAL}passed"
@@ -224,6 +226,17 @@ def build_recsys_plan(
             f"serendipity_relevance={options.relevance!r} weighs each recommended item in "
             f"serendipity, and no metric asked for reads it ({shown}): drop "
             "serendipity_relevance= (it would change nothing), or ask for serendipity@k"
+        )
+    vectors = any(m == FEATURES for _, m in scope.pair_cutoffs) or "history" in scope.needs
+    if options.features != _DEFAULT_FEATURES and not vectors:
+        # item_features= read for its categories alone (categorical_diversity)
+        shown = ", ".join(repr(label) for label, _ in formulas[:3])
+        raise InvalidValueError(
+            f"features={options.features!r} names the feature vector column of "
+            f"item_features=, and no metric asked for reads the vectors ({shown}; "
+            "categorical_diversity reads each item's category): drop features= (it would "
+            "change nothing), or ask for a metric that reads them (intra_list_diversity@k, "
+            "serendipity@k)"
         )
 
     user, item, by = options.user_id, options.item_id, list(options.by_keys)

@@ -1,0 +1,72 @@
+"""Round 30: options and side-table columns the beyond-accuracy metrics and the exposure
+measures do not read are refused, never ignored (DataFrame and LazyFrame alike)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import InvalidValueError
+
+RUN = pl.DataFrame(
+    {"query_id": ["u1"] * 3 + ["u2"] * 3, "doc_id": [1, 2, 3, 2, 3, 4], "rank": [1, 2, 3] * 2}
+)
+QRELS = pl.DataFrame({"query_id": ["u1", "u2"], "doc_id": [1, 3], "relevance": [1, 1]})
+GROUPS = pl.DataFrame({"doc_id": [1, 2, 3, 4], "group": ["a", "a", "b", "b"]})
+INTERACTIONS = pl.DataFrame({"query_id": ["u1", "u2", "u3", "u3"], "doc_id": [1, 2, 3, 4]})
+FEATURES = pl.DataFrame(
+    {
+        "doc_id": [1, 2, 3, 4],
+        "category_id": [1, 1, 2, 2],
+        "vec": [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [1.0, 2.0]],
+    }
+)
+
+_FEATURES_UNREAD = (
+    "features='vec' names the feature vector column of item_features=, and no metric "
+    "asked for reads the vectors ('categorical_diversity@3'; categorical_diversity reads "
+    "each item's category): drop features= (it would change nothing), or ask for a metric "
+    "that reads them (intra_list_diversity@k, serendipity@k)"
+)
+
+CASES: dict[str, tuple[list[str], dict[str, Any], str]] = {
+    # categorical_diversity reads item_features='s categories, not its vectors
+    "features= beside categorical_diversity": (
+        ["categorical_diversity@3"],
+        {"item_features": FEATURES, "features": "vec"},
+        _FEATURES_UNREAD,
+    ),
+}
+
+
+def _collected(result: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+    return result.collect() if isinstance(result, pl.LazyFrame) else result
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_an_unread_option_or_column_is_refused(case: str, lazy: bool) -> None:
+    metrics, given, message = CASES[case]
+    given = dict(given)
+    table = given.pop("run", RUN)
+    run: pl.DataFrame | pl.LazyFrame = table.lazy() if lazy else table
+    tables = {k: v.lazy() if lazy and isinstance(v, pl.DataFrame) else v for k, v in given.items()}
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        _collected(irm.evaluate(run, metrics, **tables))
+
+
+def test_what_is_read_is_still_taken() -> None:
+    """The same options and tables where a metric reads them: no refusal."""
+    plain = irm.evaluate(RUN, ["categorical_diversity@3"], item_features=FEATURES)
+    assert plain.columns == ["categorical_diversity@3"]
+    vectors = irm.evaluate(
+        RUN,
+        ["categorical_diversity@3", "intra_list_diversity@3"],
+        item_features=FEATURES,
+        features="vec",
+    )
+    assert vectors["categorical_diversity@3"].equals(plain["categorical_diversity@3"])
