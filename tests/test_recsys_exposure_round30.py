@@ -32,6 +32,11 @@ _FEATURES_UNREAD = (
     "each item's category): drop features= (it would change nothing), or ask for a metric "
     "that reads them (intra_list_diversity@k, serendipity@k)"
 )
+_RELEVANCE_UNREAD = (
+    "relevance='grade' names the judgments' relevance column, and {metrics} read{s} no "
+    "judgments (rnd, rkl and rrd read the run and groups= only): drop relevance= (it "
+    "would change nothing), or evaluate a metric that reads judgments"
+)
 
 CASES: dict[str, tuple[list[str], dict[str, Any], str]] = {
     # categorical_diversity reads item_features='s categories, not its vectors
@@ -39,6 +44,17 @@ CASES: dict[str, tuple[list[str], dict[str, Any], str]] = {
         ["categorical_diversity@3"],
         {"item_features": FEATURES, "features": "vec"},
         _FEATURES_UNREAD,
+    ),
+    # rND's family reads no judgments, whose relevance column relevance= names
+    "relevance= beside rnd": (
+        ["rnd"],
+        {"groups": GROUPS, "relevance": "grade"},
+        _RELEVANCE_UNREAD.format(metrics="metric 'rnd'", s="s"),
+    ),
+    "relevance= beside rkl and novelty": (
+        ["rkl", "novelty@3"],
+        {"groups": GROUPS, "interactions": INTERACTIONS, "relevance": "grade"},
+        _RELEVANCE_UNREAD.format(metrics="metrics 'rkl', 'novelty@3'", s=""),
     ),
 }
 
@@ -70,3 +86,10 @@ def test_what_is_read_is_still_taken() -> None:
         features="vec",
     )
     assert vectors["categorical_diversity@3"].equals(plain["categorical_diversity@3"])
+    graded = irm.evaluate(
+        RUN, ["rnd", "ee_loss"], qrels=QRELS.rename({"relevance": "grade"}), groups=GROUPS,
+        relevance="grade",
+    )  # fmt: skip
+    assert graded["ee_loss"].equals(
+        irm.evaluate(RUN, ["ee_loss"], qrels=QRELS, groups=GROUPS)["ee_loss"]
+    )

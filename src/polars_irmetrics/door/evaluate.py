@@ -773,6 +773,17 @@ def check_level_read(
             "(P, recall, map, mrr...) read a relevance level; drop relevance_level= (it "
             "would change nothing), or evaluate a binary metric"
         )
+    judged = any({"judgments", "judgment_groups"} & set(r.reads) for _, r in requests)
+    if "relevance" in options.given() and not judged:  # rnd, rkl, rrd alone
+        # the exposure route reads relevance= (check_read) in its measures that read
+        # the judgments; rND's family reads none
+        metrics = metrics_named([label for label, _ in requests])
+        raise InvalidValueError(
+            f"relevance={options.relevance!r} names the judgments' relevance column, and "
+            f"{metrics} read{'s' if metrics.startswith('metric ') else ''} no judgments "
+            "(rnd, rkl and rrd read the run and groups= only): drop relevance= (it would "
+            "change nothing), or evaluate a metric that reads judgments"
+        )
     check_ranking_read(options, requests)
 
 
