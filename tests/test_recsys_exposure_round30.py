@@ -37,6 +37,13 @@ _RELEVANCE_UNREAD = (
     "judgments (rnd, rkl and rrd read the run and groups= only): drop relevance= (it "
     "would change nothing), or evaluate a metric that reads judgments"
 )
+_GROUP_COLUMN_UNREAD = (
+    "column 'region' of groups= is not read: with a 'group' column each row puts one "
+    "document ('doc_id') in the group it names, and no measure reads another column; drop "
+    "it, e.g. groups.select('doc_id', 'group'), or for awrf's intersectional groups give "
+    "one column per dimension and none named 'group'"
+)
+_REGIONS = GROUPS.with_columns(region=pl.Series(["x", "y", "x", "y"]))
 
 CASES: dict[str, tuple[list[str], dict[str, Any], str]] = {
     # categorical_diversity reads item_features='s categories, not its vectors
@@ -55,6 +62,33 @@ CASES: dict[str, tuple[list[str], dict[str, Any], str]] = {
         ["rkl", "novelty@3"],
         {"groups": GROUPS, "interactions": INTERACTIONS, "relevance": "grade"},
         _RELEVANCE_UNREAD.format(metrics="metrics 'rkl', 'novelty@3'", s=""),
+    ),
+    # a second group column read as no dimension of awrf's groups, or not at all
+    "groups= region beside awrf": (
+        ["awrf"],
+        {"qrels": QRELS, "groups": _REGIONS},
+        _GROUP_COLUMN_UNREAD,
+    ),
+    "groups= region beside ee_loss": (
+        ["ee_loss"],
+        {"qrels": QRELS, "groups": _REGIONS},
+        _GROUP_COLUMN_UNREAD,
+    ),
+    "groups= region beside item_mad": (
+        ["item_mad@3"],
+        {"qrels": QRELS, "groups": _REGIONS},
+        _GROUP_COLUMN_UNREAD,
+    ),
+    # a by= key in groups=: each day's groups would be read as every day's
+    "groups= with the by= key beside ee_loss": (
+        ["ee_loss"],
+        {
+            "qrels": QRELS,
+            "groups": GROUPS.with_columns(day=pl.lit(1)),
+            "by": "day",
+            "run": RUN.with_columns(day=pl.lit(1)),
+        },
+        _GROUP_COLUMN_UNREAD.replace("'region'", "'day'"),
     ),
 }
 
@@ -93,3 +127,6 @@ def test_what_is_read_is_still_taken() -> None:
     assert graded["ee_loss"].equals(
         irm.evaluate(RUN, ["ee_loss"], qrels=QRELS, groups=GROUPS)["ee_loss"]
     )
+    # awrf's intersectional groups: every column but doc_id a dimension
+    cells = irm.evaluate(RUN, ["awrf"], qrels=QRELS, groups=_REGIONS.rename({"group": "genre"}))
+    assert cells.columns == ["num_q", "awrf"]

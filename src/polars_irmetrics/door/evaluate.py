@@ -43,7 +43,7 @@ import polars as pl
 
 from polars_irmetrics.agreement.parts import build_agreement
 from polars_irmetrics.errors import InvalidValueError, MetricParameterError
-from polars_irmetrics.exposure.coverage import AWRF_MEASURES
+from polars_irmetrics.exposure.coverage import AWRF_MEASURES, refuse_unread_group_columns
 from polars_irmetrics.exposure.parts import exposure_in_buckets, split_exposure
 from polars_irmetrics.exposure.plan import build_exposure_plan, refuse_unplaced
 from polars_irmetrics.ground.buckets import collect_guarded, eager_engine
@@ -261,7 +261,8 @@ def evaluate(
         For the expected-exposure measures (``ee_loss``, ``ee_disparity``,
         ``ee_relevance``; :mod:`polars_irmetrics.metrics.fairness`): one row per
         (document, group), the ``doc_id`` column and a ``group`` column (a document may
-        be in several groups); without it the measures are per document. ``awrf``,
+        be in several groups; any other column is refused, read by no measure); without
+        it the measures are per document. ``awrf``,
         ``awrf_ndcg`` and ``rnd``, ``rkl``, ``rrd`` (which read no judgments) need it.
         Elliot's ``item_mad@k`` reads it as its item clusters: one row per item (an item
         in two groups is refused; an item without a row is left out, as Elliot does).
@@ -1166,6 +1167,9 @@ def evaluate_plan(
             + ", ".join(label for label, _ in requests)
             + "): drop qrels=, or ask for a metric that does (irm.list_metrics() says which)"
         )
+    grouped = tables.get("groups")
+    if grouped is not None:  # read whole by every measure that reads it
+        refuse_unread_group_columns(grouped.collect_schema(), options.doc_id)
     routes = split_routes(requests) if route is None else {route: list(requests)}
     qrels, queries = tables.get("qrels"), tables.get("queries")
     if "recsys" in routes and queries is not None:  # a by= key queries= places: one call?

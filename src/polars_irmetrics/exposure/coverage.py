@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from polars_irmetrics.errors import ColumnNotFoundError
+from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
@@ -28,7 +28,13 @@ from polars_irmetrics.ground.validate import (
 from polars_irmetrics.metrics.fairness import AWRF, EXPECTED_EXPOSURE, SEGREGATION
 from polars_irmetrics.metrics.registry import MetricRequest
 
-__all__ = ["AWRF_MEASURES", "dimensions_of", "groups_tally", "warn_on_groups"]
+__all__ = [
+    "AWRF_MEASURES",
+    "dimensions_of",
+    "groups_tally",
+    "refuse_unread_group_columns",
+    "warn_on_groups",
+]
 
 Requests = list[tuple[str, MetricRequest]]
 
@@ -61,6 +67,31 @@ def dimensions_of(schema: pl.Schema, doc_id: str, grouped: list[str]) -> list[st
             "table doc_id, group"
         )
     return others
+
+
+def refuse_unread_group_columns(schema: pl.Schema, doc_id: str) -> None:
+    """Refuse a column of groups= beside ``doc_id`` and ``group`` (a label, a weight, a
+    second group column), which no measure reads: with a ``group`` column each row puts
+    one document in the group it names, and another column would be dropped without a
+    word (a second dimension meant as awrf's intersectional groups read as one). Without
+    ``group`` every other column is a dimension of intersectional groups
+    (:func:`dimensions_of`).
+
+    >>> refuse_unread_group_columns(pl.Schema({"doc_id": pl.String, "group": pl.String,
+    ...     "region": pl.String}), "doc_id")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: column 'region' of groups= is not read: ...
+    """
+    unread = [name for name in schema.names() if name not in (doc_id, "group")]
+    if "group" in schema and unread:
+        raise InvalidValueError(
+            f"column {unread[0]!r} of groups= is not read: with a 'group' column each row "
+            f"puts one document ({doc_id!r}) in the group it names, and no measure reads "
+            f"another column; drop it, e.g. groups.select({doc_id!r}, 'group'), or for "
+            "awrf's intersectional groups give one column per dimension and none named "
+            "'group'"
+        )
 
 
 _DOCS, _GROUPED = f"{INTERNAL}docs", f"{INTERNAL}grouped"
