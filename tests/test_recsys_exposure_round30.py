@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.errors import DuplicateError, InvalidValueError
 
 RUN = pl.DataFrame(
     {"query_id": ["u1"] * 3 + ["u2"] * 3, "doc_id": [1, 2, 3, 2, 3, 4], "rank": [1, 2, 3] * 2}
@@ -130,3 +130,20 @@ def test_what_is_read_is_still_taken() -> None:
     # awrf's intersectional groups: every column but doc_id a dimension
     cells = irm.evaluate(RUN, ["awrf"], qrels=QRELS, groups=_REGIONS.rename({"group": "genre"}))
     assert cells.columns == ["num_q", "awrf"]
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])
+@pytest.mark.parametrize("metrics", [["ee_loss"], ["item_mad@3"]], ids=["ee_loss", "item_mad"])
+def test_a_document_twice_in_one_group_is_refused_whichever_measure_reads_it(
+    metrics: list[str], lazy: bool
+) -> None:
+    """groups= listing (1, 'a') twice: the exposure measures refused it, Elliot's
+    item_mad (which reads the same table) took it; the same refusal for both."""
+    doubled = pl.concat([GROUPS, GROUPS.head(1)])
+    message = (
+        "the groups table (groups=) lists document '1' twice in one group (column 'group'); "
+        "one row per (document, group): drop the duplicates, e.g. .unique()"
+    )
+    run, qrels, groups = (t.lazy() if lazy else t for t in (RUN, QRELS, doubled))
+    with pytest.raises(DuplicateError, match=f"^{re.escape(message)}$"):
+        _collected(irm.evaluate(run, metrics, qrels=qrels, groups=groups))

@@ -77,6 +77,7 @@ _BAD = f"{INTERNAL}mad_bad"
 _GROUP = "group"
 #: An id's distinct clusters in the cluster table (its rows of a null cluster left out).
 _KINDS = f"{INTERNAL}mad_kinds"
+_ROWS = f"{INTERNAL}mad_rows"
 
 
 def _clusters(
@@ -108,10 +109,22 @@ def _clusters(
         .agg(
             cluster.n_unique().alias(_KINDS),
             cluster.min().cast(pl.String).alias(_CLUSTER),
+            pl.len().alias(_ROWS),
         )
         .cache()
     )
     text = pl.col(column).cast(pl.String)
+    # groups= listing a (document, group) pair twice: refused, as the exposure measures
+    # refuse the same table (whichever measure reads it, the same checks)
+    doubled = (
+        [
+            text.filter(pl.col(_ROWS) > pl.col(_KINDS))
+            .min()
+            .alias(f"{_BAD}|{keyword}|doubled|{column}")
+        ]
+        if keyword == "groups"
+        else []
+    )
     bad = pl.concat(
         [
             # a row of no id: refused, as every table's null id (its count, as text)
@@ -119,6 +132,7 @@ def _clusters(
                 f"{_BAD}|{keyword}|nullid|{column}"
             )),
             per_id.select(
+                *doubled,
                 text.filter(pl.col(_KINDS) > 1).min().alias(f"{_BAD}|{keyword}|twice|{column}"),
             ),
         ],
@@ -138,6 +152,12 @@ def _raise_on_bad(frame: pl.DataFrame) -> pl.DataFrame:
             what = "document" if keyword == "groups" else "user"
             row = f"each row puts one {what} in a group"
             raise null_ids_error(keyword, int(value), [column], row)
+        if kind == "doubled":  # in the exposure measures' words
+            raise DuplicateError(
+                f"the groups table (groups=) lists document {value!r} twice in one group "
+                "(column 'group'); one row per (document, group): drop the duplicates, "
+                "e.g. .unique()"
+            )
         raise DuplicateError(  # kind "twice"
             f"{keyword}= gives {column} {value!r} more than one group; Elliot's MAD "
             f"metrics put each id in one cluster: keep one row per {column}, e.g. "
