@@ -147,3 +147,42 @@ def test_a_document_twice_in_one_group_is_refused_whichever_measure_reads_it(
     run, qrels, groups = (t.lazy() if lazy else t for t in (RUN, QRELS, doubled))
     with pytest.raises(DuplicateError, match=f"^{re.escape(message)}$"):
         _collected(irm.evaluate(run, metrics, qrels=qrels, groups=groups))
+
+
+#: one query ranking 1, 2, 3 (two samples: 2, 1, 3 too), 1 relevant, in group a
+_RANKED = pl.DataFrame(
+    {
+        "query_id": ["u1"] * 6,
+        "sample": [0, 0, 0, 1, 1, 1],
+        "doc_id": [1, 2, 3, 2, 1, 3],
+        "rank": [1, 2, 3, 1, 2, 3],
+    }
+)
+_SHAPES: dict[str, tuple[pl.DataFrame, dict[str, Any]]] = {
+    "one ranking": (_RANKED.filter(pl.col("sample") == 0).drop("sample"), {}),
+    "sampled": (_RANKED, {}),
+    "by=": (
+        _RANKED.filter(pl.col("sample") == 0).drop("sample").with_columns(day=1),
+        {"by": "day"},
+    ),
+}
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])
+@pytest.mark.parametrize("shape", list(_SHAPES))
+def test_ranks_beyond_2_53_keep_their_order_in_the_exposure_measures(
+    shape: str, lazy: bool
+) -> None:
+    """Ranks 2**60 + 1, + 2, + 3 (Int64, distinct) were cast to Float64, where they
+    are one value: the ranking was read in the ids' order (doc 3 first; ee_relevance
+    0.25 for 1.0), or refused as duplicate ranks (sampled, by=). The exposure measures
+    read positions from the order, which those ranks give as 1, 2, 3 do."""
+    table, options = _SHAPES[shape]
+    qrels = QRELS.filter(pl.col("query_id") == "u1")
+    metrics = ["ee_loss", "ee_relevance", "awrf"]
+    wide = table.with_columns(pl.col("rank") + 2**60)
+    run, shifted, judged, groups = (t.lazy() if lazy else t for t in (table, wide, qrels, GROUPS))
+    want = _collected(irm.evaluate(run, metrics, qrels=judged, groups=groups, **options))
+    got = _collected(irm.evaluate(shifted, metrics, qrels=judged, groups=groups, **options))
+    assert got.equals(want)
+    assert want["ee_relevance"].to_list() == [1.0 if shape != "sampled" else 0.75]

@@ -285,8 +285,9 @@ def build_exposure_plan(
     sampled = options.sample_id in run_schema
     sample = pl.col(options.sample_id) if sampled else pl.lit(0)
     # scores exact (ground.facts.score_order): as Float64, integer scores beyond 2**53
-    # tied, and the ranking was the ids' order
-    value = pl.col(order).cast(pl.Float64) if use_rank else score_order(order, run_schema[order])
+    # tied, and the ranking was the ids' order; ranks (integers, checked) as given, for
+    # the same reason
+    value = pl.col(order) if use_rank else score_order(order, run_schema[order])
     ranked = run.select(
         pl.col(query_id),
         sample.alias(_S),
