@@ -186,3 +186,25 @@ def test_ranks_beyond_2_53_keep_their_order_in_the_exposure_measures(
     got = _collected(irm.evaluate(shifted, metrics, qrels=judged, groups=groups, **options))
     assert got.equals(want)
     assert want["ee_relevance"].to_list() == [1.0 if shape != "sampled" else 0.75]
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])
+@pytest.mark.parametrize("shape", ["one ranking", "sampled"])
+def test_a_rank_of_2_63_or_more_is_refused_by_the_exposure_measures_too(
+    shape: str, lazy: bool
+) -> None:
+    """A UInt64 rank of 2**63 or more: refused by the ranking and beyond-accuracy
+    metrics (a rank counts positions), taken by the exposure measures alone; now the
+    same refusal whichever metrics are asked."""
+    table, _ = _SHAPES[shape]
+    huge = table.with_columns(pl.col("rank").cast(pl.UInt64) + (2**64 - 4))
+    message = (
+        "column 'rank' of the run has 3 rank(s) of 2**63 or more in query 'u1'; a rank "
+        "counts positions in one list: renumber them 1, 2, 3, ..., e.g. "
+        "pl.col('rank').rank('ordinal').over(query_id)"
+    )
+    if shape == "sampled":  # both samples' ranks, counted per query
+        message = message.replace("3 rank(s)", "6 rank(s)")
+    run, groups = (t.lazy() if lazy else t for t in (huge, GROUPS))
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        _collected(irm.evaluate(run, ["rnd"], groups=groups))

@@ -45,6 +45,7 @@ from polars_irmetrics.exposure.rnd import (
     warn_values,
 )
 from polars_irmetrics.ground.facts import (
+    ABOVE,
     AGAINST,
     BELOW,
     DOCS,
@@ -1079,8 +1080,8 @@ def _per_ranking(
     document twice or has a null or NaN order value, and (``from_ranks``: where the
     positions may come from the ranks) whether its ranks are 1 to its length, each once
     (:func:`_ranked_positions`); read by the checks, the positions and rND's blocks.
-    Also its null documents, and (``use_rank``: ordered by rank) its ranks below 1 and
-    ranks held twice: the counts the accuracy metrics' checks report."""
+    Also its null documents, and (``use_rank``: ordered by rank) its ranks below 1, of
+    2**63 or more and held twice: the counts the accuracy metrics' checks report."""
     schema = facts.collect_schema()
     sample = _S if _S in schema else pl.lit(0).alias(_S)
     no = pl.lit(0, pl.UInt32)
@@ -1095,6 +1096,7 @@ def _per_ranking(
         (pl.col(LENGTH) - pl.col(DOCS)).cast(pl.UInt32).alias("dup_doc"),
         (pl.col(LENGTH) - pl.col(ORDERED)).cast(pl.UInt32).alias("null_order"),
         (pl.col(BELOW).cast(pl.UInt32) if use_rank else no).alias("bad_rank"),
+        (pl.col(ABOVE).cast(pl.UInt32) if use_rank else no).alias("big_rank"),
         ((pl.col(ORDERED) - pl.col(RANKS)).cast(pl.UInt32) if use_rank else no).alias("dup_rank"),
         pl.col(NANS).cast(pl.UInt32).alias("nan_order"),
         # ranks that order the ranking otherwise than the scores (order='auto' with both)
@@ -1149,7 +1151,11 @@ def _checks(
             counts.append(("dup_doc", "dup_doc"))
             counts.append(("null_rank" if order_is_rank else "null_score", "null_order"))
         if order_is_rank:
-            counts += [("bad_rank", "bad_rank"), ("dup_rank", "dup_rank")]
+            counts += [
+                ("bad_rank", "bad_rank"),
+                ("big_rank", "big_rank"),
+                ("dup_rank", "dup_rank"),
+            ]
             counts.append(("two_orders", "two_orders"))  # 0 unless checked against scores
         elif not sampled:
             counts.append(("nan_score", "nan_order"))
