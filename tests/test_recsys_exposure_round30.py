@@ -208,3 +208,24 @@ def test_a_rank_of_2_63_or_more_is_refused_by_the_exposure_measures_too(
     run, groups = (t.lazy() if lazy else t for t in (huge, GROUPS))
     with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
         _collected(irm.evaluate(run, ["rnd"], groups=groups))
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])
+def test_score_ties_are_broken_by_the_id_as_text_in_the_exposure_measures_too(
+    lazy: bool,
+) -> None:
+    """Integer ids 8, 9, 10 of one score: the ranking metrics (and Elliot's, the
+    recommender metrics) read them 9, 8, 10 (the id descending as text, trec_eval's
+    rule); the exposure measures read them 10, 9, 8 (as integers), so one call read
+    two rankings. Now the exposure measures read 9, 8, 10 too."""
+    tied = pl.DataFrame({"query_id": ["u1"] * 3, "doc_id": [8, 9, 10], "score": [1.0] * 3})
+    ranked = pl.DataFrame({"query_id": ["u1"] * 3, "doc_id": [9, 8, 10], "rank": [1, 2, 3]})
+    qrels = pl.DataFrame({"query_id": ["u1"], "doc_id": [10], "relevance": [1]})
+    groups = pl.DataFrame({"doc_id": [8, 9, 10], "group": ["a", "a", "b"]})
+    metrics = ["P@1", "ee_loss", "ee_relevance(browsing='rbp')", "awrf"]
+    tables = (tied, ranked, qrels, groups)
+    tied, ranked, qrels, groups = (t.lazy() if lazy else t for t in tables)
+    got = _collected(irm.evaluate(tied, metrics, qrels=qrels, groups=groups, per_query=True))
+    want = _collected(irm.evaluate(ranked, metrics, qrels=qrels, groups=groups, per_query=True))
+    assert got.equals(want)
+    assert want["ee_relevance(browsing='rbp')"].to_list() == [0.25]  # 10 third: 0.5**2

@@ -801,10 +801,13 @@ def _sorted_positions(
     rows: pl.LazyFrame, query_id: str, doc_id: str, order: str, use_rank: bool
 ) -> pl.LazyFrame:
     """``rows`` sorted into their rankings' order (by ``order``: rank ascending or score
-    descending, ties broken by the document id descending), with each row's position
-    (:func:`_positions`)."""
+    descending, ties broken by the document id descending compared as text, as the
+    ranking and recommender metrics break them: trec_eval's rule), with each row's
+    position (:func:`_positions`)."""
+    text = pl.col(doc_id).cast(pl.String)
     return rows.sort(
-        [query_id, _S, order, doc_id], descending=[False, False, not use_rank, True]
+        [pl.col(query_id), pl.col(_S), pl.col(order), text],
+        descending=[False, False, not use_rank, True],
     ).with_columns(_positions(query_id).alias(_POS))
 
 
