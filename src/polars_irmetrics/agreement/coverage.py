@@ -1,6 +1,9 @@
 """How the run's queries line up with the reference's: the warning the rank-similarity
 metrics give when the reference lacks most of the run's queries (their values then
-have no meaning, or are left out). One plan counts them over the whole run
+have no meaning, or are left out), and the reverse, a run (each system) that misses
+most of the reference's queries, or any spelt apart from one of its own (they score
+against an empty ranking, or are left out), as the ranking metrics warn of judged
+queries. One plan counts them over the whole run
 (:func:`queries_tally`); the Spark and Dask engines count them on the driver and warn
 with the same words (:func:`warn_on_queries`)."""
 
@@ -12,35 +15,73 @@ from typing import Any
 import polars as pl
 
 from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.spelling import Sides, spelling_hint
 from polars_irmetrics.ground.validate import (
     INTERNAL,
+    Hint,
     held_tally,
+    is_text,
+    lacks_most,
     systems_named,
+    systems_row,
     warn_from_plan,
     warn_on_joint,
 )
 
-__all__ = ["HELD", "RUN_QUERIES", "queries_tally", "warn_on_queries"]
+__all__ = [
+    "HELD",
+    "LISTED",
+    "REF_QUERIES",
+    "RUN_QUERIES",
+    "queries_hint",
+    "queries_tally",
+    "warn_on_queries",
+]
 
 #: The tally's columns: the run's queries, and how many of them the reference holds;
 #: the run's documents, and how many of them the reference lists.
 RUN_QUERIES, HELD = f"{INTERNAL}run_queries", f"{INTERNAL}held"
 RUN_DOCS, HELD_DOCS = f"{INTERNAL}run_docs", f"{INTERNAL}held_docs"
+#: The reference's queries (each group it serves apart), and, per system, how many of
+#: them the run lists (:func:`~polars_irmetrics.ground.validate.systems_column`'s).
+REF_QUERIES, LISTED = f"{INTERNAL}ref_queries", f"{INTERNAL}listed"
+_RAN, _HELD = f"{INTERNAL}ran", f"{INTERNAL}in_reference"
 
 
 def queries_tally(
     run: pl.LazyFrame, reference: pl.LazyFrame, keys: list[str], systems: Sequence[str] = ()
 ) -> pl.LazyFrame:
-    """One row: the run's queries (its distinct ``keys``), and how many of them the
-    reference holds (:func:`~polars_irmetrics.ground.validate.held_tally`; with
-    ``systems``, each system the reference mostly lacks the queries of too).
+    """One row: the run's queries (its distinct ``keys``), how many of them the reference
+    holds, and the reference's queries (its distinct ``keys``: those it serves each group
+    with), of which the run lists as many as the reference holds of its own; one full
+    join of the two tables' distinct keys. With ``systems``, each system the reference
+    mostly lacks the queries of (:func:`~polars_irmetrics.ground.validate.held_tally`'s
+    column), and each system that misses any query of the reference (a system of the
+    reference the run has no row of among them), with its counts.
 
     >>> run = pl.LazyFrame({"query_id": ["a", "b", "b"]})
-    >>> ref = pl.LazyFrame({"query_id": ["b", "c"]})
+    >>> ref = pl.LazyFrame({"query_id": ["b", "c", "d"]})
     >>> queries_tally(run, ref, ["query_id"]).collect().row(0)
-    (2, 1)
+    (2, 1, 3)
     """
-    return held_tally(run, reference, keys, RUN_QUERIES, HELD, systems=systems)
+    ran = run.select(keys).unique().with_columns(pl.lit(True).alias(_RAN))
+    held = reference.select(keys).unique().with_columns(pl.lit(True).alias(_HELD))
+    rows = ran.join(held, on=keys, how="full", coalesce=True, nulls_equal=True)
+    both = pl.col(_RAN).is_not_null() & pl.col(_HELD).is_not_null()
+    counts = [
+        pl.col(_RAN).count().cast(pl.Int64).alias(RUN_QUERIES),
+        both.sum().cast(pl.Int64).alias(HELD),
+        pl.col(_HELD).count().cast(pl.Int64).alias(REF_QUERIES),
+    ]
+    if not systems:
+        return rows.select(counts)
+    per_system = rows.group_by(list(systems)).agg(counts)
+    whole = per_system.select(pl.col(RUN_QUERIES, HELD, REF_QUERIES).sum())
+    lacked = systems_row(per_system, systems, RUN_QUERIES, HELD)
+    missed = systems_row(
+        per_system.rename({HELD: LISTED}), systems, REF_QUERIES, LISTED, below_all=True
+    )
+    return pl.concat([whole, lacked, missed], how="horizontal")
 
 
 def documents_tally(
@@ -60,18 +101,23 @@ def documents_tally(
     )
 
 
-def warn_on_queries(row: Mapping[str, Any], query_id: str, options: EvalOptions) -> None:
+def warn_on_queries(
+    row: Mapping[str, Any], query_id: str, options: EvalOptions, hint: Hint | None = None
+) -> None:
     """A run whose queries the reference mostly lacks (``row``: :func:`queries_tally`'s):
     warned about, with what the query-set policies then do (values of no meaning, or
-    left out)."""
+    left out); then the reverse, a run (each system of ``systems=``) that misses most of
+    the reference's queries, or any whose id ``hint`` (:func:`queries_hint`) finds
+    matching a query id of the run once its spelling is ignored, as the ranking metrics
+    warn of the judged queries a run misses
+    (:func:`~polars_irmetrics.ground.validate.warn_on_counts`)."""
     total, held = row[RUN_QUERIES], row[HELD]
     if not total:  # no query of the run: every value is an empty ranking's, or none
         fate = (
             "no query is left to score (unretrieved='drop' leaves out the reference's "
             "queries the run lacks): every mean is over 0 queries (num_q 0)"
             if options.unretrieved == "drop"
-            else "each query of the reference scores as an empty ranking (unretrieved="
-            "'zero': 0, but RBO's upper bound and residual 1 and the correlations null)"
+            else f"each query of the reference {_EMPTY}"
         )
         warn_from_plan(f"the run has no rows: {fate}; check the run's file or frame")
         return
@@ -85,6 +131,7 @@ def warn_on_queries(row: Mapping[str, Any], query_id: str, options: EvalOptions)
         )
 
     systems = options.system_keys
+    lacked = systems_named(row, HELD, systems)
     warn_on_joint(
         table="reference",
         column=query_id,
@@ -93,8 +140,16 @@ def warn_on_queries(row: Mapping[str, Any], query_id: str, options: EvalOptions)
         things="queries",
         owner="run",
         effect=effect,
-        by_system=systems_named(row, HELD, systems),
+        by_system=lacked,
     )
+    # the warning above says what the reference's queries the run lacks score: a run (a
+    # system) it was given for is not warned of again
+    said = (
+        {None}
+        if lacks_most(held, total)
+        else {s["name"] for s in lacked if lacks_most(s["matched"], s["total"])}
+    )
+    _warn_on_missed(row, query_id, options, said, hint)
     # the queries line up but no document does: every list shares nothing (a low
     # overlap is a finding; none at all, most likely ids of two spellings); a system
     # none of whose documents the reference lists, beside systems that line up, alike
@@ -117,3 +172,91 @@ def warn_on_queries(row: Mapping[str, Any], query_id: str, options: EvalOptions)
             "pairs where each list's ids fall in the sorted union of both, reads the ids' "
             "spelling alone",
         )
+
+
+#: What a query scores against an empty ranking (unretrieved='zero': empty_value).
+_EMPTY = (
+    "scores as an empty ranking (unretrieved='zero': 0, but RBO's upper bound and "
+    "residual 1 and the correlations null)"
+)
+
+
+def _warn_on_missed(
+    row: Mapping[str, Any],
+    query_id: str,
+    options: EvalOptions,
+    said: set[str | None],
+    hint: Hint | None,
+) -> None:
+    """The reference's queries the run (each system of ``systems=``, by name) does not
+    list (``row``: :func:`queries_tally`'s): warned of where it misses most of them, or
+    where ``hint`` finds a query id of the run that matches one of them once its spelling
+    is ignored (a run of some of the reference's queries is said nothing of otherwise),
+    as :func:`~polars_irmetrics.ground.validate.warn_on_counts` warns of judged queries;
+    not for a run (a system) in ``said`` (``None``: the whole run), already warned of."""
+    refs = row.get(REF_QUERIES)
+    if not refs or None in said:
+        return
+    systems = options.system_keys
+    if systems:
+        missing = systems_named(row, LISTED, systems)
+    else:
+        listed = row[HELD]  # the reference's queries the run lists: those it holds
+        missing = [{"name": None, "total": refs, "matched": listed}] if listed < refs else []
+    missing = [m for m in missing if m["name"] not in said]
+    if not missing:
+        return
+    spelt = hint() if hint is not None else None
+    fate = (
+        "are left out (unretrieved='drop')"
+        if options.unretrieved == "drop"
+        else "each score as an empty ranking does (unretrieved='zero': 0, but RBO's upper "
+        "bound and residual 1 and the correlations null)"
+    )
+    advice = spelt or (
+        "Ids that do not line up are the likely cause: give the run and reference= the "
+        f"same {query_id!r} values (same spelling, same collection)."
+    )
+    for side in missing:
+        listed, refs = side["matched"], side["total"]
+        name = "the run" if side["name"] is None else side["name"]
+        if lacks_most(listed, refs):
+            shown = "none" if listed == 0 else f"only {listed}"
+            text = f"{name} misses most queries of reference="
+        elif spelt:
+            text = f"{name} misses {refs - listed} of the {refs} queries of reference="
+            shown = str(listed)
+        else:
+            continue
+        warn_from_plan(
+            f"{text} (it lists {shown} of the {refs}; column {query_id!r}): the "
+            f"{refs - listed} it misses {fate}. {advice}"
+        )
+
+
+def queries_hint(run: pl.LazyFrame, reference: pl.LazyFrame, query_id: str) -> Hint | None:
+    """The hint of :func:`warn_on_queries` (``None`` where the query ids are not text):
+    the run's query ids the reference lacks that match one of the reference's the run
+    lacks once their spelling is ignored
+    (:func:`~polars_irmetrics.ground.spelling.spelling_hint`), read on the warning's
+    path only (the run's and the reference's distinct query ids, joined again)."""
+    if not is_text(run.collect_schema()[query_id]):
+        return None
+
+    def read() -> str | None:
+        text = pl.col(query_id).cast(pl.String)  # one dtype (Categorical beside String)
+        ran, held = (side.select(text).unique() for side in (run, reference))
+        return missed_hint(
+            ran.join(held, on=query_id, how="anti", nulls_equal=True),
+            held.join(ran, on=query_id, how="anti", nulls_equal=True),
+            query_id,
+        )
+
+    return read
+
+
+def missed_hint(ran: pl.LazyFrame, missed: pl.LazyFrame, query_id: str) -> str | None:
+    """The sentence of :func:`queries_hint`, from the run's query ids the reference lacks
+    (``ran``) and the reference's the run lacks (``missed``); an engine gathers both."""
+    sides = Sides("the run", "reference=", "the run and reference=")
+    return spelling_hint(ran, missed, query_id, within=None, noun="query", sides=sides)

@@ -19,9 +19,17 @@ carry their marks: :mod:`polars_irmetrics.agreement.ties`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import polars as pl
 
-from polars_irmetrics.agreement.coverage import documents_tally, queries_tally, warn_on_queries
+from polars_irmetrics.agreement.coverage import (
+    documents_tally,
+    queries_hint,
+    queries_tally,
+    warn_on_queries,
+)
 from polars_irmetrics.agreement.keys import check_result_keys
 from polars_irmetrics.agreement.plan import (
     agreement_means,
@@ -119,7 +127,12 @@ def agreement_in_buckets(
         doc_id = options.doc_id
         docs = documents_tally(run.select(*systems, doc_id), reference, doc_id, systems)
         tally = pl.concat([queries, docs], how="horizontal")
-        values = with_tally(values, tally, lambda row: warn_on_queries(row, query_id, options))
+        hint = queries_hint(run, held, query_id)
+
+        def say(row: Mapping[str, Any]) -> None:
+            warn_on_queries(row, query_id, options, hint)
+
+        values = with_tally(values, tally, say)
         # the buckets' marks of the correlations null for their ties: counted once
         values = with_ties_warning(values, requests, keys)
     if options.per_query:

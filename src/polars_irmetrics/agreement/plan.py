@@ -27,7 +27,12 @@ from typing import Any
 
 import polars as pl
 
-from polars_irmetrics.agreement.coverage import documents_tally, queries_tally, warn_on_queries
+from polars_irmetrics.agreement.coverage import (
+    documents_tally,
+    queries_hint,
+    queries_tally,
+    warn_on_queries,
+)
 from polars_irmetrics.agreement.keys import check_result_keys
 from polars_irmetrics.agreement.rbo import BA, BB, NA, NB, TA, TB, RboSpec, rbo_values
 from polars_irmetrics.agreement.ties import tied_column, tied_columns, with_ties_warning
@@ -243,7 +248,12 @@ def build_agreement_plan(
         queries = queries_tally(run.select(keys), raw_ref, keys, systems)
         docs = documents_tally(run.select(*systems, doc_id), reference, doc_id, systems)
         tally = pl.concat([queries, docs], how="horizontal")
-        checked = with_tally(checked, tally, lambda row: warn_on_queries(row, query_id, options))
+        spelt = queries_hint(run, raw_ref, query_id)
+
+        def say(row: Mapping[str, Any]) -> None:
+            warn_on_queries(row, query_id, options, spelt)
+
+        checked = with_tally(checked, tally, say)
         checked = with_ties_warning(checked, requests, keys)
     # one row order (the joins' is the engine's), so the means' running sums have one order
     checked = checked.sort(keys)

@@ -22,7 +22,7 @@ option is raised there with the library's usual message.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -32,6 +32,8 @@ import pyarrow as pa
 from polars_irmetrics.agreement.coverage import (
     HELD,
     HELD_DOCS,
+    LISTED,
+    REF_QUERIES,
     RUN_DOCS,
     RUN_QUERIES,
     warn_on_queries,
@@ -49,7 +51,7 @@ from polars_irmetrics.engines._partition import (
 from polars_irmetrics.errors import CoverageWarning, InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.lists import is_list_column
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import systems_row
+from polars_irmetrics.ground.validate import Hint, common_id_dtype, systems_row
 from polars_irmetrics.metrics.registry import INPUTS, means, parse_metric_list, split_routes
 
 if TYPE_CHECKING:
@@ -272,6 +274,9 @@ def warn_on_reference(
     docs: int,
     held_docs: int,
     by_system: tuple[pl.DataFrame, pl.DataFrame] | None = None,
+    *,
+    references: tuple[pl.DataFrame, pl.DataFrame | None] | None = None,
+    hint: Hint | None = None,
 ) -> None:
     """The whole run's warning when the reference lacks most of its queries: ``total``
     distinct query keys of the run (the ``by`` keys and the query id), ``held`` of them
@@ -279,14 +284,65 @@ def warn_on_reference(
     none of its ``docs`` distinct documents (``held_docs`` of them). ``by_system``
     (with ``systems=``): each system's counts of its query keys and of its documents
     (the system keys, ``total`` and ``held``), so that a system the reference mostly
-    lacks is named, as one machine names it."""
+    lacks is named, as one machine names it. ``references``: the reverse, the
+    reference's queries the run misses (:func:`reference_counts`); ``hint``: the
+    reference's query ids the run misses that match one of the run's once their
+    spelling is ignored (:func:`~polars_irmetrics.agreement.coverage.missed_hint`)."""
     row: dict[str, object] = {RUN_QUERIES: total, HELD: held, RUN_DOCS: docs, HELD_DOCS: held_docs}
     systems = job.options.system_keys
     if by_system is not None and systems:
         for counts, matched in zip(by_system, (HELD, HELD_DOCS), strict=True):
             renamed = counts.lazy().rename({"held": matched})
             row |= systems_row(renamed, systems, "total", matched).collect().row(0, named=True)
-    warn_on_queries(row, job.options.query_id, job.options)
+    if references is not None:
+        whole, per_system = reference_counts(*references, systems)
+        row[REF_QUERIES] = whole
+        if per_system is not None and by_system is not None:
+            ran = by_system[0].select(*systems, pl.col("held").alias(LISTED))
+            dtypes = {
+                k: common_id_dtype([ran.schema[k], per_system.schema[k]])
+                for k in systems
+                if ran.schema[k] != per_system.schema[k]
+            }
+            ran, per_system = (
+                f.with_columns(pl.col(k).cast(t) for k, t in dtypes.items())
+                for f in (ran, per_system)
+            )
+            joined = per_system.join(ran, on=systems, how="left", nulls_equal=True)
+            listed = joined.lazy().with_columns(pl.col(LISTED).fill_null(0))
+            row |= (
+                systems_row(listed, systems, "n", LISTED, below_all=True)
+                .collect()
+                .row(0, named=True)
+            )
+    warn_on_queries(row, job.options.query_id, job.options, hint)
+
+
+def reference_counts(
+    found: pl.DataFrame, every: pl.DataFrame | None, systems: Sequence[str]
+) -> tuple[int, pl.DataFrame | None]:
+    """The reference's queries, as one machine counts them (each group of the run it
+    serves apart: :func:`~polars_irmetrics.agreement.plan.reference_queries`), from
+    ``found``, its distinct query keys counted (column ``n``) per system key it holds,
+    and ``every``, the run's distinct groups of the ``by`` keys the reference lacks
+    counted per system key among them (``None``: it lacks none): the whole count, and
+    with ``systems`` the count per system (the system keys and ``n``).
+
+    >>> found = pl.DataFrame({"n": [3]})
+    >>> every = pl.DataFrame({"s": ["x", "y"], "n": [1, 1]})
+    >>> whole, per = reference_counts(found, every, ["s"])
+    >>> whole, per.sort("s").rows()
+    (6, [('x', 3), ('y', 3)])
+    """
+    groups = every if every is not None else pl.DataFrame({"n": [1]})
+    whole = int(found["n"].sum()) * int(groups["n"].sum())
+    if not systems:
+        return whole, None
+    crossed = found.join(groups, how="cross", suffix="_every")
+    per_system = crossed.group_by(list(systems)).agg(
+        (pl.col("n") * pl.col("n_every")).sum().cast(pl.Int64).alias("n")
+    )
+    return whole, per_system
 
 
 def reference_keys(job: AgreementJob) -> list[str]:

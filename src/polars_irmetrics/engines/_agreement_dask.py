@@ -25,6 +25,7 @@ import polars as pl
 import pyarrow as pa
 from dask.delayed import Delayed, delayed
 
+from polars_irmetrics.agreement.coverage import missed_hint
 from polars_irmetrics.engines._agreement import (
     AgreementJob,
     agreement_finish,
@@ -42,7 +43,7 @@ from polars_irmetrics.engines._ope_dask import Tag, _shuffled
 from polars_irmetrics.engines._partition import _to_arrow, as_polars_frame, warned_to
 from polars_irmetrics.errors import IrmWarning
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import INTERNAL, common_id_dtype, kind_of
+from polars_irmetrics.ground.validate import INTERNAL, common_id_dtype, is_text, kind_of
 
 __all__ = ["agreement_frame"]
 
@@ -151,8 +152,19 @@ def _warned(
     docs = docs.merge(listed, on=doc, how="left")
     counts = (joined[held].size, joined[held].count(), docs[held].size, docs[held].count())
     systems = list(job.options.system_keys)
+    # the reverse: the reference's queries (each group of the run it serves apart), per
+    # system, of which the run lists as many as the reference holds of its own
+    found_systems = [k for k in systems if k in on]
+    missing = [k for k in job.keys if k not in on]
+    references = [_counted(found, found_systems)]
+    if missing:
+        groups = _long_rows(run, run_schema, missing, doc, run_lists).drop_duplicates()
+        references.append(_counted(groups, [k for k in systems if k in missing]))
+    # each computed before the warning's task (a Dask frame in a list is not)
+    references = delayed(_gathered)(*references)
+    spelt = _missed_ids(job, keys, found)
     if not systems:
-        return delayed(_warn)(job, done, *counts)
+        return delayed(_warn)(job, done, *counts, references=references, ids=spelt)
     # each system's counts too: a system the reference mostly lacks is named
     system_docs = _long_rows(
         run, run_schema, [*systems, doc], doc, run_lists, explode=True, ids=ids["reference"]
@@ -163,7 +175,37 @@ def _warned(
         frame.groupby(systems)[held].agg(["size", "count"]).reset_index()
         for frame in (joined, system_docs)
     ]
-    return delayed(_warn)(job, done, *counts, *by_system)
+    return delayed(_warn)(job, done, *counts, *by_system, references=references, ids=spelt)
+
+
+def _counted(frame: dd.DataFrame, keys: list[str]) -> object:
+    """The rows of ``frame`` counted per ``keys`` (a pandas frame of the keys and ``n``,
+    once computed), or in all (a scalar) without keys."""
+    if not keys:
+        return frame.map_partitions(len).sum()
+    return frame.groupby(keys).size().rename("n").reset_index()
+
+
+def _missed_ids(job: AgreementJob, keys: dd.DataFrame, found: dd.DataFrame) -> object:
+    """The query ids (as text) of the run the reference lacks and of the reference the
+    run lacks, for the hint of ids spelt apart (``None`` where the ids are not text):
+    ``keys`` the run's distinct query keys, ``found`` the reference's."""
+    query_id = job.options.query_id
+    if not is_text(job.run_schema[query_id]):
+        return None
+    flag = f"{INTERNAL}other"
+    ran, held = (f[[query_id]].astype({query_id: _TEXT}).drop_duplicates() for f in (keys, found))
+
+    def lacking(left: dd.DataFrame, right: dd.DataFrame) -> dd.DataFrame:
+        merged = left.merge(right.assign(**{flag: 1}), on=query_id, how="left")
+        return merged[merged[flag].isna()][[query_id]]
+
+    return delayed(_gathered)(lacking(ran, held), lacking(held, ran))
+
+
+def _gathered(*computed: object) -> list[object]:
+    """The computed values, as one list (a task's argument)."""
+    return list(computed)
 
 
 def _long_rows(
@@ -267,6 +309,9 @@ def _warn(
     held_docs: int,
     system_queries: pd.DataFrame | None = None,
     system_docs: pd.DataFrame | None = None,
+    *,
+    references: list[object],
+    ids: list[pd.DataFrame] | None = None,
 ) -> bool:
     counts = (int(total), int(matched), int(docs), int(held_docs))
     by_system = None
@@ -276,4 +321,20 @@ def _warn(
             as_polars_frame(to_table(system_queries.rename(columns=names))),
             as_polars_frame(to_table(system_docs.rename(columns=names))),
         )
-    return warned_to(lambda: warn_on_reference(job, *counts, by_system), emitter())
+
+    def frame(counted: object) -> pl.DataFrame:
+        if isinstance(counted, pd.DataFrame):
+            return as_polars_frame(to_table(counted)).with_columns(pl.col("n").cast(pl.Int64))
+        return pl.DataFrame({"n": [int(counted)]}, schema={"n": pl.Int64})  # type: ignore[call-overload]
+
+    found = frame(references[0])
+    every = frame(references[1]) if len(references) > 1 else None
+    hint = None
+    if ids is not None:
+        lacking, missed = (as_polars_frame(to_table(f)).lazy() for f in ids)
+        query_id = job.options.query_id
+        hint = lambda: missed_hint(lacking, missed, query_id)  # noqa: E731
+    return warned_to(
+        lambda: warn_on_reference(job, *counts, by_system, references=(found, every), hint=hint),
+        emitter(),
+    )

@@ -22,6 +22,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F  # noqa: N812 (Spark's own spelling)
 from pyspark.sql.types import StructType
 
+from polars_irmetrics.agreement.coverage import missed_hint
 from polars_irmetrics.engines._agreement import (
     AgreementJob,
     agreement_finish,
@@ -37,7 +38,7 @@ from polars_irmetrics.engines._spark_arrow import arrow_of
 from polars_irmetrics.engines._spark_coverage import keyed_parts, task_key
 from polars_irmetrics.engines._spark_pairs import PartOf, carrying, paired_map
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import INTERNAL
+from polars_irmetrics.ground.validate import INTERNAL, Hint, is_text
 
 __all__ = ["agreement_frame"]
 
@@ -150,4 +151,40 @@ def _warn(job: AgreementJob, run: DataFrame, reference: DataFrame) -> None:
             as_polars_frame(joined.groupBy(*systems).agg(*tallies).toArrow()),
             as_polars_frame(system_docs.groupBy(*systems).agg(*tallies).toArrow()),
         )
-    warn_on_reference(job, *counts, by_system)
+    # the reverse: the reference's queries (each group of the run it serves apart), per
+    # system, of which the run lists as many as the reference holds of its own
+    missing = [k for k in job.keys if k not in on]
+    found_systems = [k for k in systems if k in on]
+    found_counts = found.groupBy(*(f"{INTERNAL}r_{k}" for k in found_systems)).count()
+    found_counts = found_counts.toDF(*found_systems, "n")
+    every = None
+    if missing:
+        groups = rows(run, run_lists).select(*missing).distinct()
+        every = as_polars_frame(
+            groups.groupBy(*(k for k in systems if k in missing)).count().toArrow()
+        ).rename({"count": "n"})
+    references = (as_polars_frame(found_counts.toArrow()), every)
+    hint = _hint(job, rows(run, run_lists), rows(reference, reference_lists))
+    warn_on_reference(job, *counts, by_system, references=references, hint=hint)
+
+
+def _hint(job: AgreementJob, run: DataFrame, reference: DataFrame) -> Hint | None:
+    """The hint of the reference's query ids the run misses that match one of the run's
+    once their spelling is ignored (where the ids are text), read on the warning's path
+    only: the distinct ids each side lacks of the other's, gathered on the driver."""
+    query_id = job.options.query_id
+    if not is_text(job.run_schema[query_id]):
+        return None
+
+    def ids(frame: DataFrame) -> DataFrame:
+        return frame.select(F.col(query_id).cast("string").alias(query_id)).distinct()
+
+    def read() -> str | None:
+        ran, held = ids(run), ids(reference)
+        lacking = ran.join(held, query_id, "left_anti").toArrow()
+        missed = held.join(ran, query_id, "left_anti").toArrow()
+        return missed_hint(
+            as_polars_frame(lacking).lazy(), as_polars_frame(missed).lazy(), query_id
+        )
+
+    return read

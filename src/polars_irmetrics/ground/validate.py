@@ -1718,13 +1718,19 @@ def held_tally(
 
 
 def systems_row(
-    counts: pl.LazyFrame, systems: Sequence[str], total: str, matched: str
+    counts: pl.LazyFrame,
+    systems: Sequence[str],
+    total: str,
+    matched: str,
+    *,
+    below_all: bool = False,
 ) -> pl.LazyFrame:
     """One row of one column, :func:`systems_column` of ``matched``, from ``counts`` (one
     row per system: its ``systems`` keys, ``total`` and ``matched`` ids): the systems
-    under half, each key's value written as a warning names a system (text quoted, as
-    Python writes it), for :func:`systems_named`. :func:`held_tally`'s; an engine, which
-    counts each system's ids where they are, passes its counts.
+    under half (``below_all``: every system that lacks any), each key's value written as
+    a warning names a system (text quoted, as Python writes it), for
+    :func:`systems_named`. :func:`held_tally`'s; an engine, which counts each system's
+    ids where they are, passes its counts.
 
     >>> counts = pl.LazyFrame({"s": ["x", "y"], "n": [2, 2], "held": [2, 0]})
     >>> systems_row(counts, ["s"], "n", "held").collect().row(0)
@@ -1739,8 +1745,9 @@ def systems_row(
         ).alias(f"system{i}")
         for i, k in enumerate(systems)
     ]
+    under = pl.col(matched) < pl.col(total) if below_all else 2 * pl.col(matched) < pl.col(total)
     return (
-        counts.filter(2 * pl.col(matched) < pl.col(total))
+        counts.filter(under)
         .sort(list(systems))
         .select(
             pl.struct(
