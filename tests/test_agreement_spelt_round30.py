@@ -5,6 +5,7 @@ ignored; per system with ``systems=``; on one machine, in buckets, on Spark and 
 
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Any
 
@@ -12,7 +13,8 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import CoverageWarning
+from polars_irmetrics.comparison import plot
+from polars_irmetrics.errors import ColumnTypeError, CoverageWarning
 
 from .helpers import engine_io
 
@@ -132,3 +134,43 @@ def test_engines_warn_of_the_references_queries_a_run_misses(
             )
         assert _said(caught) == texts, case
         assert got.sort(got.columns[0]).rows() == rows, case
+
+
+# --- system_agreement: integer systems beside their text ---------------------------------
+
+RESULT = pl.DataFrame(
+    {
+        "system": [1, 1, 2, 2, 3, 3],
+        "query_id": ["q1", "q2"] * 3,
+        "ndcg@10": [0.9, 0.8, 0.5, 0.4, 0.1, 0.2],
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("b_system", "kinds"),
+    [
+        (pl.col("system").cast(pl.String), "integers in a= (Int64) but strings in b= (String)"),
+        (
+            pl.col("system").cast(pl.String) + " ",
+            "integers in a= (Int64) but strings in b= (String)",
+        ),
+    ],
+)
+@pytest.mark.parametrize("swap", [False, True])
+def test_system_agreement_refuses_systems_of_two_kinds(
+    b_system: pl.Expr, kinds: str, swap: bool, frame_kind: str
+) -> None:
+    # Int64 systems 1, 2, 3 beside the strings "1", "2", "3" were matched by their text
+    other = RESULT.with_columns(b_system.alias("system"))
+    a, b = (other, RESULT) if swap else (RESULT, other)
+    if swap:
+        kinds = "strings in a= (String) but integers in b= (Int64)"
+    if frame_kind == "LazyFrame":
+        a, b = a.lazy(), b.lazy()  # type: ignore[assignment]
+    fix = "cast one side, e.g. pl.col('system').cast(pl.String) on both"
+    message = f"column 'system' holds {kinds}; {fix}"
+    with pytest.raises(ColumnTypeError, match=f"^{re.escape(message)}$"):
+        irm.system_agreement(a, b)
+    with pytest.raises(ColumnTypeError, match=f"^{re.escape(message)}$"):
+        plot.plot_swaps(a, b)

@@ -35,7 +35,7 @@ from polars_irmetrics.errors import (
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.ground.spelling import Sides, spelling_hint
-from polars_irmetrics.ground.validate import FLOAT64_EXACT
+from polars_irmetrics.ground.validate import FLOAT64_EXACT, id_kinds_error, kind_of
 from polars_irmetrics.metrics.registry import parse_metric
 from polars_irmetrics.metrics.requests import refuse_own_summaries
 from polars_irmetrics.stats.multitest import Correction, adjust, check_correction
@@ -160,7 +160,8 @@ def system_agreement(
         A column missing from ``a`` or ``b``.
     ColumnTypeError
         A value column that is not numeric (a String column of numbers: cast it); a
-        system column of lists or structs.
+        system column of lists or structs; systems that are integers in one result and
+        strings in the other (cast one side).
     InvalidValueError
         A bad ``method``, ``alpha`` or ``correction``; ``metric``/``metric_b`` naming
         the system or query-id column, or ``system`` and ``query_id`` naming one
@@ -240,7 +241,7 @@ def system_agreement(
         top=method == "tau_ap" and not per_pair,
     )
     values_a, values_b = sign_a * values_a, sign_b * values_b
-    order_b = matched(names, names_b)
+    order_b = matched(names, names_b, system)
     if order_b is None:
         raise QuerySetError(_systems_apart(names, names_b, system))
     values_b = values_b[:, order_b]
@@ -764,17 +765,30 @@ def _unmatched(names: pl.Series, names_b: pl.Series) -> object:
     return only[0]
 
 
-def matched(names: pl.Series, names_b: pl.Series) -> npt.NDArray[np.intp] | None:
+def matched(
+    names: pl.Series, names_b: pl.Series, system: str = "system"
+) -> npt.NDArray[np.intp] | None:
     """For each system of ``names``, its index in ``names_b`` (both sorted, each as its
     result's system column holds them: integers as numbers); ``None`` where the two do
-    not hold the same systems. Columns of two dtypes (Int64 systems in ``a``, their
-    text in ``b``) are matched by text, ``a``'s order kept.
+    not hold the same systems. Columns of two dtypes of one kind (Int32 and Int64
+    systems; Int64 beside Float64, whose texts ``1`` and ``1.0`` differ) are matched by
+    text, ``a``'s order kept; integers in one result and strings in the other (column
+    ``system``) are refused, as every route refuses ids of two kinds
+    (:func:`~polars_irmetrics.ground.validate.id_kinds_error`).
 
-    >>> matched(pl.Series([2, 10]), pl.Series(["10", "2"])).tolist()
-    [1, 0]
+    >>> matched(pl.Series([2, 10]), pl.Series([10, 2], dtype=pl.Int32).sort()).tolist()
+    [0, 1]
     >>> print(matched(pl.Series([2, 10]), pl.Series([2, 3])))
     None
+    >>> matched(pl.Series([2, 10]), pl.Series(["10", "2"]))
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.ColumnTypeError: column 'system' holds integers in a= (Int64) ...
     """
+    kinds = kind_of(names.dtype), kind_of(names_b.dtype)
+    if None not in kinds and kinds[0] != kinds[1]:
+        schemas = (pl.Schema({system: s.dtype}) for s in (names, names_b))
+        raise id_kinds_error(system, next(schemas), "a=", next(schemas), "b=")
     if names.dtype == names_b.dtype:
         return np.arange(len(names)) if names.equals(names_b) else None
     texts = names.cast(pl.String).to_list()

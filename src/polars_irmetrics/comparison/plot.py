@@ -594,7 +594,7 @@ def plot_swaps(
         column_a, column_b, higher_is_better, higher_is_better_b, top=True
     )
     mean_a, mean_b = sign_a * mean_a, sign_b * mean_b
-    order_b = matched(names, names_b)
+    order_b = matched(names, names_b, system)
     if order_b is None:
         raise InvalidValueError("a and b must evaluate the same systems to plot their orderings")
     mean_b = mean_b[order_b]
