@@ -10,7 +10,10 @@ query's values as the one plan does (sorted by the keys, each metric's ``summari
 running sum in query order): :func:`polars_irmetrics.evaluate`'s result to the last bit,
 whatever the number of parts. The warning of a reference that lacks most of the run's
 queries is the whole run's: the engine counts the run's distinct query keys and those
-the reference holds (:func:`tally_keys`) and warns as one machine does. So is the
+the reference holds (:func:`tally_keys`) and warns as one machine does; so is the
+reverse, a run that misses most of the reference's queries, or one spelt apart from its
+own (the reference's distinct query keys, :func:`reference_counts`, and the query ids
+each side lacks of the other's, gathered for the spelling hint). So is the
 warning of the correlations null for their ties: each part's values carry their marks
 (:func:`split_marks`), whose tallies the engine adds up (:func:`warn_on_tied`).
 
