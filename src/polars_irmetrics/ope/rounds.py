@@ -8,13 +8,14 @@ from collections.abc import Callable, Mapping
 
 import polars as pl
 
+from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
 from polars_irmetrics.ope.checks import Check, raising
 from polars_irmetrics.ope.intervals import BUCKET, bootstrap_part, joined_intervals
 from polars_irmetrics.ope.normal import normal_interval, wants_normal
 from polars_irmetrics.ope.ratio_intervals import RATIO_BUCKET, ratio_part
-from polars_irmetrics.ope.scale import SCALE
+from polars_irmetrics.ope.scale import SCALE, sum_scale
 from polars_irmetrics.ope.sums import (
     PartsPlan,
     Summary,
@@ -46,6 +47,18 @@ def _at(name: str) -> str:
     return f"{INTERNAL}{name}#at"
 
 
+def _beyond(label: str, value: str, refusal: str | None, round_id: str) -> Check:
+    """``per_query=True``'s refusal of a row value of ``label`` beyond float64's range
+    (column ``value``), in the words of the estimate's (``refusal``, ``{label}`` the
+    metric): the round's sum would be NaN. Its first round (of column ``round_id``) is
+    counted as every check's, not named: the estimate's words."""
+    text = refusal or "metric {label} cannot be summed: a term is beyond float64's range"
+    # a check's template is formatted: the braces of the names it holds kept as text
+    text = text.replace("{label}", repr(label)).replace("{", "{{").replace("}", "}}")
+    bad = pl.col(value).is_infinite().fill_null(False)
+    return Check(f"beyond_{label}", bad, InvalidValueError, text, keys=(round_id,))
+
+
 def over_rounds(
     rows: pl.LazyFrame,
     columns: Mapping[str, tuple[str, str]],
@@ -72,9 +85,10 @@ def over_rounds(
     to divide by (:func:`~polars_irmetrics.ope.scale.unscaled`).
 
     ``per_query=True``: each round's sum of contributions (one row per ``by`` group and
-    round); else per ``by`` group ``num_rounds``, each metric's sum over the number of
-    rounds, then ``<label>_ess`` and ``<label>_max_weight`` of its rows' weights; with
-    ``ci=``, the interval over rounds.
+    round), exact at a power of two of the round's own; else per ``by`` group
+    ``num_rounds``, each metric's sum over the number of rounds, then ``<label>_ess``
+    and ``<label>_max_weight`` of its rows' weights; with ``ci=``, the interval over
+    rounds.
 
     Each sum (the weights, their squares, the values, the rounds' values squared of the
     normal interval, scaled from a bound of them: each round's largest row value times
@@ -88,8 +102,20 @@ def over_rounds(
     """
     rnd = [*by, round_id]
     if options.per_query:
+        # each round's sum at a power of two of its own (from its rows' largest value:
+        # a part holds whole rounds, so every path reads the same), so that values all
+        # tiny keep their digits and values of 2**96 or more are summed, as the
+        # estimate's sums are; a value beyond float64's range is refused as there
+        checks = [
+            *checks,
+            *(_beyond(label, value, refusal, round_id) for label, (value, _) in columns.items()),
+        ]
+        sums = []
+        for label, (value, _) in columns.items():
+            own = sum_scale(pl.col(value).cast(pl.Float64).abs().max())
+            sums.append((exact_sum(pl.col(value) * own) / own).alias(label))
         result = rows.group_by(rnd).agg(
-            *(exact_sum(pl.col(value)).alias(label) for label, (value, _) in columns.items()),
+            *sums,
             pl.col(SCALE).max(),  # the rewards' scale, divided by last
             *(e for check in checks for e in check.aggs()),
         )

@@ -18,8 +18,8 @@ So the estimates are the same to the last bit however the log is split, read or 
 which a float sum (added in the engine's order) is not. :func:`exact_sum` is the one
 exact sum of the off-policy plans (the row terms, the bootstrap's buckets, the lists of
 the list shape: :func:`exact_list_sum`). The sums that hold weights (not the direct
-method's, nor ``per_query=True``'s rows of the slate estimators and ``cascade_dr``;
-docs/guides/ope.md) are read at a power of two of their own
+method's; ``per_query=True``'s rows of the slate estimators and ``cascade_dr`` at a
+power of two of each round's own: docs/guides/ope.md) are read at a power of two of their own
 (:mod:`polars_irmetrics.ope.scale`: 1 for terms of ordinary size, otherwise the one
 bringing the whole log's largest term to [1, 2)), so that tiny or huge weights keep
 their digits; a term no scale keeps (subnormal, infinite, or an overflowing product) is

@@ -1,0 +1,143 @@
+"""Round 30: the off-policy wing's audit (per_query's round values of the slate
+estimators and cascade_dr at any magnitude; ...)."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import InvalidValueError
+
+#: Two slates of two slots, logged with probability 0.25 (weights 2 and 0.5 times ``e``).
+SLATE_LOG = pl.DataFrame(
+    {
+        "round_id": [1, 1, 2, 2],
+        "position": [1, 2, 1, 2],
+        "reward": [1.0, 0.0, 1.0, 1.0],
+        "pscore": [0.25] * 4,
+    }
+)
+
+#: A cascade log of three rounds; ``pscore_cascade`` of round 1 set by each case.
+CASCADE_LOG = pl.DataFrame(
+    {
+        "round_id": [1, 1, 2, 2, 3],
+        "position": [1, 2, 1, 2, 1],
+        "action": ["a", "b", "b", "a", "a"],
+        "reward": [1.0, 0.0, 1.0, 1.0, 1.0],
+        "pscore": [0.25] * 5,
+        "pscore_cascade": [0.5, 0.25, 0.5, 0.25, 0.5],
+    }
+)
+CASCADE = pl.DataFrame(
+    {
+        "round_id": [1] * 4 + [2] * 4 + [3] * 2,
+        "position": [1, 1, 2, 2] * 2 + [1, 1],
+        "action": ["a", "b"] * 5,
+        "prob": [0.6, 0.4, 0.3, 0.7, 0.5, 0.5, 0.2, 0.8, 0.9, 0.1],
+        "q_hat": [0.5, 0.2] * 5,
+    }
+)
+
+
+def _slate(e: float, reward: float) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
+    log = SLATE_LOG.with_columns(pl.col("reward") * reward)
+    pscore = pl.Series([0.5, 0.5, 0.125, 0.125]) * e
+    return log, {"policy": log.select("round_id", "position", pscore=pscore)}
+
+
+def _cascade(top: float) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
+    log = CASCADE_LOG.with_columns(
+        pscore_cascade=pl.Series([top, top / 2, 0.5, 0.25, 0.5]),
+    )
+    return log, {"policy": CASCADE.drop("q_hat"), "reward_model": CASCADE.drop("prob")}
+
+
+def _run(
+    kind: str, log: pl.DataFrame, metric: str, *, per_query: bool = True, **tables: pl.DataFrame
+) -> pl.DataFrame:
+    if kind == "lazy":
+        lazy = {name: table.lazy() for name, table in tables.items()}
+        out = irm.evaluate(log.lazy(), [metric], per_query=per_query, **lazy)
+        return out.collect() if isinstance(out, pl.LazyFrame) else out
+    return irm.evaluate(log, [metric], per_query=per_query, **tables)
+
+
+# (case, metric, tables, each round's value): the rounds' values a power of two apart
+# from the plain case's (the weights or the rewards scaled), exact, where they were a few
+# 1e-9 off (tiny weights) or NaN (values of 2**96 or more) before
+ROUND_VALUES = [
+    ("slate weights 1e-12", "slate_ips", _slate(1e-12, 1.0), [2e-12, 1e-12]),
+    ("slate huge rewards", "slate_ips", _slate(1.0, 2.0**100), [2.0**101, 2.0**100]),
+    ("slate_snips huge", "slate_snips", _slate(1.0, 2.0**300), [1.6 * 2.0**300, 0.8 * 2.0**300]),
+    # round 1's value 0.306 * 2**100 + 0.38 (checked through the estimate below)
+    ("cascade huge weights", "cascade_dr", _cascade(2.0**-100), None),
+]
+
+
+@pytest.mark.parametrize("kind", ["frame", "lazy"])
+@pytest.mark.parametrize(
+    ("metric", "case", "expected"),
+    [(m, c, e) for _, m, c, e in ROUND_VALUES],
+    ids=[name for name, *_ in ROUND_VALUES],
+)
+def test_per_query_round_values_at_any_magnitude(
+    kind: str,
+    metric: str,
+    case: tuple[pl.DataFrame, dict[str, pl.DataFrame]],
+    expected: list[float] | None,
+) -> None:
+    log, tables = case
+    values = _run(kind, log, metric, **tables)[metric].to_list()
+    if expected is not None:
+        assert values == expected
+    # their mean is the estimate, as obp's rounds' values average to its estimate
+    (estimate,) = irm.evaluate(log, [metric], **tables)[metric].to_list()
+    assert math.fsum(values) / len(values) == pytest.approx(estimate, rel=1e-15)
+
+
+# a slot value beyond float64's range: refused in the estimate's words, not a NaN round
+BEYOND = [
+    (
+        "slate",
+        "slate_ips",
+        _slate(1.0, 1e308),
+        "metric 'slate_ips' cannot be summed: a term of its sums is beyond float64's range "
+        "(a slate weight, the policy's propensity over the log's, times a huge 'reward')",
+    ),
+    (
+        "cascade",
+        "cascade_dr",
+        _cascade(1e-300),
+        "metric 'cascade_dr' cannot be summed: a term of its sums is beyond float64's range "
+        "(an importance weight, the policy's cascade probability over 'pscore_cascade', "
+        "times a huge 'reward' or 'q_hat')",
+    ),
+]
+
+
+@pytest.mark.parametrize("kind", ["frame", "lazy"])
+@pytest.mark.parametrize("per_query", [False, True])
+@pytest.mark.parametrize(
+    ("metric", "case", "message"),
+    [(m, c, t) for _, m, c, t in BEYOND],
+    ids=[name for name, *_ in BEYOND],
+)
+def test_per_query_refuses_a_value_beyond_range_as_the_estimate(
+    kind: str,
+    per_query: bool,
+    metric: str,
+    case: tuple[pl.DataFrame, dict[str, pl.DataFrame]],
+    message: str,
+) -> None:
+    log, tables = case
+    if metric == "cascade_dr":  # a huge reward on the huge weight's slot
+        log = log.with_columns(
+            pl.when(pl.col("round_id") == 1).then(1e300).otherwise(0.0).alias("reward")
+        )
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        _run(kind, log, metric, per_query=per_query, **tables)
