@@ -141,3 +141,63 @@ def test_per_query_refuses_a_value_beyond_range_as_the_estimate(
         )
     with pytest.raises(InvalidValueError, match=re.escape(message)):
         _run(kind, log, metric, per_query=per_query, **tables)
+
+
+#: The single-action log of three rounds and its policy and reward model.
+LOG = pl.DataFrame(
+    {
+        "round_id": [1, 2, 3],
+        "action": ["a", "a", "a"],
+        "reward": [1.0, 0.0, 1.0],
+        "pscore": [0.5, 0.5, 0.5],
+    }
+)
+POLICY = pl.DataFrame(
+    {
+        "round_id": [1, 1, 2, 2, 3, 3],
+        "action": ["a", "b"] * 3,
+        "prob": [0.9, 0.1, 0.5, 0.5, 0.1, 0.9],
+    }
+)
+MODEL = POLICY.select("round_id", "action", q_hat=pl.Series([0.6, 0.3] * 3))
+
+# an infinite reward: refused as a data check for every estimator (dm, which reads no
+# reward, took the log; per_query gave ips an inf row; the others refused it in words
+# about huge weights)
+INFINITE_REWARD = [
+    ("dm", "dm", LOG, {"policy": POLICY, "reward_model": MODEL}, "round_id=2"),
+    ("ips", "ips", LOG, {"policy": POLICY}, "round_id=2"),
+    ("slate_ips", "slate_ips", *_slate(1.0, 1.0), "round_id=1, position=2"),
+    ("cascade_dr", "cascade_dr", *_cascade(0.5), "round_id=1, position=2"),
+]
+
+
+@pytest.mark.parametrize("kind", ["frame", "lazy"])
+@pytest.mark.parametrize("per_query", [False, True])
+@pytest.mark.parametrize(
+    ("metric", "log", "tables", "first"),
+    [case[1:] for case in INFINITE_REWARD],
+    ids=[case[0] for case in INFINITE_REWARD],
+)
+def test_an_infinite_reward_is_refused_for_every_estimator(
+    kind: str,
+    per_query: bool,
+    metric: str,
+    log: pl.DataFrame,
+    tables: dict[str, pl.DataFrame],
+    first: str,
+) -> None:
+    # the second row's reward (round 2 of the single-action log, a slate's second slot)
+    bad = log.with_columns(
+        pl.when(pl.int_range(pl.len()) == 1)
+        .then(float("-inf"))
+        .otherwise(pl.col("reward"))
+        .alias("reward")
+    )
+    message = (
+        f"column 'reward' of the log has 1 infinite value(s) (first: {first}); every logged "
+        "reward must be finite: drop those rows, or cap the rewards, e.g. "
+        "pl.col('reward').clip(-1e300, 1e300)"
+    )
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        _run(kind, bad, metric, per_query=per_query, **tables)

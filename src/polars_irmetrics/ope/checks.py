@@ -37,6 +37,7 @@ __all__ = [
     "check_position",
     "id_column",
     "in_logged_rounds",
+    "infinite_reward_check",
     "listed_slots",
     "log_id_checks",
     "null_check",
@@ -312,6 +313,26 @@ def tiny_reward_check(reward: str) -> Check:
         detail=pl.format(
             f"{reward}={{}}, below the smallest kept, {{}}", value, FLOOR / pl.col(SCALE)
         ),
+    )
+
+
+def infinite_reward_check(reward: str) -> Check:
+    """A reward that is infinite, refused as a null or NaN one is, whichever estimators
+    read the rewards (the direct method does not: the log would pass for it and be
+    refused by the others' sums).
+
+    >>> check = infinite_reward_check("reward")
+    >>> frame = pl.DataFrame({"reward": [float("-inf"), 1e308, None]})
+    >>> frame.select(check.bad).to_series().to_list()
+    [True, False, False]
+    """
+    return Check(
+        "reward_infinite",
+        pl.col(reward).cast(pl.Float64).is_infinite().fill_null(False),
+        InvalidValueError,
+        f"column {reward!r} of the log has {{n}} infinite value(s) (first: {{first}}); "
+        "every logged reward must be finite: drop those rows, or cap the rewards, e.g. "
+        f"pl.col({reward!r}).clip(-1e300, 1e300)",
     )
 
 

@@ -27,7 +27,7 @@ the log does not have are not read (nor checked). The data checks are counted in
 same pass and raised when the plan is collected, naming the table, the column and the
 first round that fails (the smallest id written as text):
 
-* the log: a ``pscore`` that is null, NaN, 0, negative or above 1; a null or NaN reward;
+* the log: a ``pscore`` that is null, NaN, 0, negative or above 1; a null, NaN or infinite reward;
   rewards other than 0 that are all subnormal (below 2**-1022), or a reward other than 0
   too small beside the log's largest (its magnitude times the rewards' scale below
   2**-30: :mod:`~polars_irmetrics.ope.scale`), whose digits the exact sums would lose;
@@ -94,6 +94,7 @@ from polars_irmetrics.ope.checks import (
     check_position,
     id_column,
     in_logged_rounds,
+    infinite_reward_check,
     listed_slots,
     log_id_checks,
     null_check,
@@ -1426,6 +1427,7 @@ def _checks(
             "every logged round needs its reward: drop those rows, e.g. "
             ".drop_nulls({reward!r})",
         ),
+        infinite_reward_check(options.reward),
         subnormal_reward_check(options.reward),
         tiny_reward_check(options.reward),
         Check(

@@ -20,7 +20,7 @@ propensity the policy gives a ``(round_id, position)`` the log never shows raise
 Checks (raised when the plan is collected, naming the table, the column and the round;
 every propensity column a table has is checked, whichever the metrics read):
 a propensity in the log that is null, NaN, 0, negative or above 1; one in the policy
-that is null, NaN, negative or above 1; a null or NaN reward; rewards other than 0 all
+that is null, NaN, negative or above 1; a null, NaN or infinite reward; rewards other than 0 all
 subnormal, or one other than 0 too small beside the log's largest (its magnitude times
 the rewards' scale below 2**-30: :mod:`~polars_irmetrics.ope.scale`); a logged
 ``(round_id, position)`` the policy lacks; a ``(round_id, position)`` twice; a
@@ -58,6 +58,7 @@ from polars_irmetrics.ope.checks import (
     by_null_checks,
     check_keys,
     id_column,
+    infinite_reward_check,
     log_id_checks,
     null_id_checks,
     shape_check,
@@ -442,6 +443,7 @@ def _checks(in_log: list[str], in_policy: list[str], keys: list[str], reward: st
             f"column {reward!r} of the log has {{n}} null or NaN value(s) (first: {{first}}); "
             "every logged slot needs its reward: drop those rows",
         ),
+        infinite_reward_check(reward),
         subnormal_reward_check(reward),
         tiny_reward_check(reward),
         Check(
