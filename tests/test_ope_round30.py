@@ -201,3 +201,53 @@ def test_an_infinite_reward_is_refused_for_every_estimator(
     )
     with pytest.raises(InvalidValueError, match=re.escape(message)):
         _run(kind, bad, metric, per_query=per_query, **tables)
+
+
+#: The policy gives the logged action ``a`` probability 0 in round 1 (weight 0 there).
+POLICY_0 = POLICY.with_columns(prob=pl.Series([0.0, 1.0, 0.5, 0.5, 0.1, 0.9]))
+LISTED_LOG = LOG.with_columns(action=pl.lit(0))
+LISTED_POLICY = pl.DataFrame({"round_id": [1, 2, 3], "prob": [[0.0, 1.0], [0.5, 0.5], [0.1, 0.9]]})
+
+
+def _q(first: float) -> list[float]:
+    return [first, 0.3, 0.6, 0.3, 0.6, 0.3]
+
+
+# a q_hat of the logged action infinite (as read, at the rewards' scale) where the policy
+# gives it 0: dr was NaN in silence (0 * (reward - inf)), now refused as a null or NaN one
+LOGGED_Q = [
+    ("long", LOG, POLICY_0, MODEL.with_columns(q_hat=pl.Series(_q(float("-inf"))))),
+    (
+        "listed",
+        LISTED_LOG,
+        LISTED_POLICY,
+        pl.DataFrame(
+            {"round_id": [1, 2, 3], "q_hat": [[float("inf"), 0.3], [0.6, 0.3], [0.6, 0.3]]}
+        ),
+    ),
+    # finite, but beyond float64's range times the rewards' scale (2**996 for 1e-300)
+    (
+        "scaled",
+        LOG.with_columns(pl.col("reward") * 1e-300),
+        POLICY_0,
+        MODEL.with_columns(q_hat=pl.Series([1e300, *(q * 1e-300 for q in _q(0.0)[1:])])),
+    ),
+]
+
+
+@pytest.mark.parametrize("kind", ["frame", "lazy"])
+@pytest.mark.parametrize(
+    ("log", "policy", "model"),
+    [case[1:] for case in LOGGED_Q],
+    ids=[case[0] for case in LOGGED_Q],
+)
+def test_an_infinite_q_hat_of_the_logged_action_is_refused(
+    kind: str, log: pl.DataFrame, policy: pl.DataFrame, model: pl.DataFrame
+) -> None:
+    message = (
+        "the reward_model table has a 'q_hat' for the logged action that is infinite (or "
+        "beyond float64's range at the rewards' scale: q_hat times the power of two that "
+        "brings the largest reward to [1, 2)) (first: round_id=1, 1 log row(s) in all)"
+    )
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        _run(kind, log, "dr", per_query=False, policy=policy, reward_model=model)

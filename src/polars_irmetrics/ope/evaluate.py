@@ -40,7 +40,8 @@ first round that fails (the smallest id written as text):
   or 2**62 or more in magnitude (so that a round's ``sum_a prob q_hat`` is one exact
   Int128 sum: :func:`~polars_irmetrics.ope.sums.bounded_columns`), or one other than 0
   too small at the rewards' scale (its magnitude times it below 2**-30), for the logged
-  action or an action the policy gives a positive probability.
+  action or an action the policy gives a positive probability; an infinite ``q_hat``
+  (at the rewards' scale) for the logged action, even where the policy gives it 0.
 
 Which checks run depends on the tables given, never on the metrics asked for; the ids'
 dtypes (``round_id``, ``action``, ``position``) must be alike in every table, checked
@@ -1529,6 +1530,19 @@ def _checks(
                 "is below 0.5 in magnitude, q_hat times the power of two that brings the "
                 "largest reward to [1, 2)); rescale the rewards and q_hat, e.g. to thousands "
                 "rather than units",
+            )
+        )
+        checks.append(
+            Check(
+                "q_logged_infinite",
+                pl.col(_Q).is_infinite().fill_null(False),
+                InvalidValueError,
+                "the reward_model table has a 'q_hat' for the logged action that is infinite "
+                "(or beyond float64's range at the rewards' scale: q_hat times the power of "
+                "two that brings the largest reward to [1, 2)) (first: {first}, {n} log "
+                "row(s) in all): the doubly robust estimators read the logged action's "
+                "w * (reward - q_hat), NaN even where the policy gives it probability 0; give "
+                "a finite q_hat, or rescale the rewards and q_hat",
             )
         )
         checks.append(
