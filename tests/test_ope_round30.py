@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
 import polars as pl
 import pytest
@@ -58,10 +59,13 @@ def _cascade(top: float) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
 
 
 def _run(
-    kind: str, log: pl.DataFrame, metric: str, *, per_query: bool = True, **tables: pl.DataFrame
+    kind: str, log: pl.DataFrame, metric: str, *, per_query: bool = True, **tables: Any
 ) -> pl.DataFrame:
     if kind == "lazy":
-        lazy = {name: table.lazy() for name, table in tables.items()}
+        lazy = {
+            name: table.lazy() if isinstance(table, pl.DataFrame) else table
+            for name, table in tables.items()
+        }
         out = irm.evaluate(log.lazy(), [metric], per_query=per_query, **lazy)
         return out.collect() if isinstance(out, pl.LazyFrame) else out
     return irm.evaluate(log, [metric], per_query=per_query, **tables)
@@ -251,3 +255,57 @@ def test_an_infinite_q_hat_of_the_logged_action_is_refused(
     )
     with pytest.raises(InvalidValueError, match=re.escape(message)):
         _run(kind, log, "dr", per_query=False, policy=policy, reward_model=model)
+
+
+# action= and propensity= beside estimators that read neither (slates) or not
+# propensity= (cascade_dr, its 'pscore_cascade'): refused, where they were ignored
+UNREAD = [
+    (
+        "slate propensity",
+        "slate_ips",
+        _slate(1.0, 1.0),
+        {"propensity": "pscore_cascade"},
+        "propensity='pscore_cascade' is not read by metric 'slate_ips': the slate estimators "
+        "read the logging policy's propensities under obp's names (pscore, "
+        "pscore_item_position, pscore_cascade), in the log and the policy table; drop "
+        "propensity= (it would change nothing), and rename the column instead, e.g. "
+        "log.rename({'pscore_cascade': 'pscore'})",
+    ),
+    (
+        "slate action",
+        "slate_snips",
+        _slate(1.0, 1.0),
+        {"action": "item"},
+        "action='item' is not read by metric 'slate_snips': the slate estimators read each "
+        "slot's reward and propensities, not its action; drop action= (it would change "
+        "nothing)",
+    ),
+    (
+        "cascade propensity",
+        "cascade_dr",
+        _cascade(0.5),
+        {"propensity": "p_cascade"},
+        "propensity='p_cascade' is not read by metric 'cascade_dr': cascade_dr reads the "
+        "logging policy's cascade propensity of each logged action in column "
+        "'pscore_cascade' (obp's name); drop propensity= (it would change nothing), and "
+        "rename the column instead, e.g. log.rename({'p_cascade': 'pscore_cascade'})",
+    ),
+]
+
+
+@pytest.mark.parametrize("kind", ["frame", "lazy"])
+@pytest.mark.parametrize(
+    ("metric", "case", "option", "message"),
+    [case[1:] for case in UNREAD],
+    ids=[case[0] for case in UNREAD],
+)
+def test_an_option_a_slate_or_cascade_estimator_does_not_read_is_refused(
+    kind: str,
+    metric: str,
+    case: tuple[pl.DataFrame, dict[str, pl.DataFrame]],
+    option: dict[str, str],
+    message: str,
+) -> None:
+    log, tables = case
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        _run(kind, log, metric, per_query=False, **tables, **option)

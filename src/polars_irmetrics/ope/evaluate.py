@@ -64,7 +64,12 @@ from polars_irmetrics.errors import (
     QuerySetError,
     SupportWarning,
 )
-from polars_irmetrics.ground.options import EvalOptions, log_key_error, refuse_result_keys
+from polars_irmetrics.ground.options import (
+    EvalOptions,
+    log_key_error,
+    metrics_named,
+    refuse_result_keys,
+)
 from polars_irmetrics.ground.spelling import Sides, spelling_hint
 from polars_irmetrics.ground.validate import (
     INTERNAL,
@@ -435,6 +440,7 @@ def _ope_plan(
     log = with_wide_ids(log, (policy, reward_model), ids)
     check_position(options, log.collect_schema())
     kind = _kind(requests)
+    _refuse_unread(kind, options, [label for label, _ in requests])
     _refuse_result_keys(by, requests, kind, options)
     # the rewards and q_hat are read times one power of two (exact), the estimates
     # divided by it last: small rewards lose no digit in the exact sums
@@ -709,6 +715,62 @@ def _refuse_result_keys(
             if kind != "single" or request.metric.name in WEIGHTED:
                 taken += [f"{label}_ess", f"{label}_max_weight"]
     refuse_result_keys("by", by, taken, "log", most=None)
+
+
+#: The log's column options each kind of estimator does not read (the slates read the
+#: propensities by obp's names and no action, cascade_dr its 'pscore_cascade'): why, and
+#: the column to rename a propensity column to instead.
+_UNREAD: dict[str, dict[str, tuple[str, str | None]]] = {
+    "slate": {
+        "action": (
+            "the slate estimators read each slot's reward and propensities, not its action",
+            None,
+        ),
+        "propensity": (
+            "the slate estimators read the logging policy's propensities under obp's names "
+            "(pscore, pscore_item_position, pscore_cascade), in the log and the policy table",
+            "pscore",
+        ),
+    },
+    "cascade": {
+        "propensity": (
+            "cascade_dr reads the logging policy's cascade propensity of each logged action "
+            "in column 'pscore_cascade' (obp's name)",
+            "pscore_cascade",
+        ),
+    },
+}
+
+
+def _refuse_unread(kind: str, options: EvalOptions, labels: list[str]) -> None:
+    """Refuse ``action=`` or ``propensity=`` given to estimators that do not read them
+    (:data:`_UNREAD`): they would change nothing, while the caller expects them read
+    (``propensity='pscore_cascade'`` beside ``cascade_dr`` names the column it reads).
+
+    >>> _refuse_unread("cascade", EvalOptions.build(propensity="p"), ["cascade_dr"])
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: propensity='p' is not read by metric \
+'cascade_dr': cascade_dr reads the logging policy's cascade propensity of each logged \
+action in column 'pscore_cascade' (obp's name); drop propensity= (it would change \
+nothing), and rename the column instead, e.g. log.rename({'p': 'pscore_cascade'})
+    """
+    given = options.given()
+    for name, (why, column) in _UNREAD.get(kind, {}).items():
+        value = getattr(options, name)
+        # cascade_dr's propensity= naming its one column: read as named
+        if name in given and not (kind == "cascade" and value == column):
+            fix = (
+                ""
+                if column is None
+                else (
+                    f", and rename the column instead, e.g. log.rename({{{value!r}: {column!r}}})"
+                )
+            )
+            raise InvalidValueError(
+                f"{name}={value!r} is not read by {metrics_named(labels)}: {why}; drop "
+                f"{name}= (it would change nothing){fix}"
+            )
 
 
 def _kind(requests: Requests) -> str:
