@@ -309,3 +309,40 @@ def test_an_option_a_slate_or_cascade_estimator_does_not_read_is_refused(
     log, tables = case
     with pytest.raises(InvalidValueError, match=re.escape(message)):
         _run(kind, log, metric, per_query=False, **tables, **option)
+
+
+# a by key that takes two values in one round of a slate log: the round was split, each
+# part summed and counted as a round (num_rounds 3 for 2 rounds); cascade_dr refused it
+# as a round with a gap. Now refused by name, after the by keys' null check
+SPLIT = [
+    ("slate_ips", *_slate(1.0, 1.0), "the slate estimators"),
+    ("cascade_dr", *_cascade(0.5), "cascade_dr's estimates"),
+]
+
+
+@pytest.mark.parametrize("kind", ["frame", "lazy"])
+@pytest.mark.parametrize("per_query", [False, True])
+@pytest.mark.parametrize(("metric", "log", "tables", "words"), SPLIT, ids=[c[0] for c in SPLIT])
+def test_a_by_key_that_varies_within_a_slate_round_is_refused(
+    kind: str,
+    per_query: bool,
+    metric: str,
+    log: pl.DataFrame,
+    tables: dict[str, pl.DataFrame],
+    words: str,
+) -> None:
+    # round 1's second slot under another day
+    split = log.with_columns(
+        day=pl.when((pl.col("round_id") == 1) & (pl.col("position") == 2)).then(2).otherwise(1)
+    )
+    message = (
+        "by=['day']: 2 log row(s) are in a round that holds more than one value of 'day' "
+        f"(first: round_id=1, position=1); {words} sum each round's slots, and a key that "
+        "varies within a round would split it into rounds of each group: give every row of "
+        "a round its round's value, or group by a column fixed within each round"
+    )
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        _run(kind, split, metric, per_query=per_query, by="day", **tables)
+    # one value per round: estimated per group
+    whole = split.with_columns(day=pl.col("round_id"))
+    assert _run(kind, whole, metric, per_query=per_query, by="day", **tables).height > 0

@@ -46,6 +46,8 @@ __all__ = [
     "scaled_tiny",
     "slate_columns",
     "slate_unsupported_text",
+    "split_round_checks",
+    "split_round_flags",
     "subnormal_reward_check",
     "tiny_reward_check",
     "warning_unsupported",
@@ -231,6 +233,66 @@ def null_id_checks(keys: Sequence[str], rows: dict[str, str]) -> list[Check]:
         )
         for name, row in rows.items()
     ]
+
+
+def _split_flag(key: str) -> str:
+    return f"{INTERNAL}split_{key}"
+
+
+def split_round_flags(by: Sequence[str], round_id: str) -> list[pl.Expr]:
+    """Per row, for each ``by`` key, whether the row's round holds more than one value of
+    it (order-free: any of the round's rows differing from its first), a column for
+    :func:`split_round_checks` (a window: computed on the rows, before any aggregation).
+    """
+    return [
+        (
+            pl.col(key).ne_missing(pl.col(key).first()).any().over(round_id)
+            & pl.col(round_id).is_not_null()  # a null round: refused as such
+        ).alias(_split_flag(key))
+        for key in by
+    ]
+
+
+def split_round_checks(by: Sequence[str], keys: Sequence[str], estimators: str) -> list[Check]:
+    """A ``by`` key that varies within a round of a slate log (``estimators``, their
+    words): the round would be split across groups, each part summed as a whole round
+    (the estimates are sums of the slots' values per round) and counted as a round of
+    its own; refused, as the click metrics refuse a key that varies within a session,
+    naming the round and its slot (``keys``), after the null keys' check.
+
+    >>> print(split_round_checks(["day"], ["round_id", "position"], "the slate "
+    ...       "estimators")[0].template)  # doctest: +NORMALIZE_WHITESPACE
+    by=['day']: {n} log row(s) are in a round that holds more than one value of 'day'
+    (first: {first}); the slate estimators sum each round's slots, and a key that varies
+    within a round would split it into rounds of each group: give every row of a round
+    its round's value, or group by a column fixed within each round
+    """
+    keys_text = _escaped(repr(list(by)))
+    checks = []
+    for key in by:
+        message = (
+            f"by={keys_text}: {{n}} log row(s) are in a round that holds more than one "
+            f"value of {_escaped(repr(key))} (first: {{first}}); {estimators} sum each "
+            "round's slots, and a key that varies within a round would split it into "
+            "rounds of each group: give every row of a round its round's value, or group "
+            "by a column fixed within each round"
+        )
+        checks.append(
+            Check(
+                f"split_{key}",
+                pl.col(_split_flag(key)),
+                InvalidValueError,
+                message,
+                keys=tuple(keys),
+            )
+        )
+    return checks
+
+
+def _escaped(text: str) -> str:
+    """``text`` (a name the caller gave) as a part of a check's template, formatted by
+    :func:`raising`: its braces doubled."""
+    return text.replace("{", "{{").replace("}", "}}")
 
 
 def by_null_checks(by: Sequence[str]) -> list[Check]:

@@ -109,6 +109,8 @@ from polars_irmetrics.ope.checks import (
     scaled_tiny,
     shape_check,
     slot_overlap,
+    split_round_checks,
+    split_round_flags,
     subnormal_reward_check,
     tiny_reward_check,
     warning_unsupported,
@@ -829,7 +831,13 @@ def _cascade(
         (pl.col(position).max().over(rnd) != pl.len().over(rnd)).fill_null(False).alias(gap),
         # the log's cascade propensity rising down a slate: no logging policy gives it
         broken_shape("falling", pl.col(propensity), rnd, position).alias(rise),
+        # a by key that varies within a round: the round split across groups
+        *split_round_flags(by, round_id),
     )
+    # after the by keys' null checks (first), before the others: a split round would
+    # read as a round with a gap
+    splits = split_round_checks(by, keys, "cascade_dr's estimates")
+    checks = [*checks[: len(by)], *splits, *checks[len(by) :]]
     checks = [
         *checks,
         shape_check(propensity, "log", pl.col(rise), keys=tuple(keys), kind="falling"),

@@ -64,6 +64,8 @@ from polars_irmetrics.ope.checks import (
     shape_check,
     slate_columns,
     slate_unsupported_text,
+    split_round_checks,
+    split_round_flags,
     subnormal_reward_check,
     tiny_reward_check,
     warning_unsupported,
@@ -210,6 +212,7 @@ def build_slate_plan(
             where.alias(WHERE),
             (pl.len().over(keys) > 1).alias(_DUP),
             *_shape_flags(logged, proposed, [*by, round_id], position),
+            *split_round_flags(by, round_id),
             *((pl.col(_e(c)) / pl.col(c).cast(pl.Float64)).alias(_w(c)) for c in columns),
         )
     )
@@ -230,7 +233,11 @@ def build_slate_plan(
         if options.per_query:  # divided by the mean weight, joined (_mean_weights)
             # (divide: without keys, one mean for every row; see metrics._common)
             values.append(divide(r * w, pl.col(_mean(label))).alias(label))
-    checks = [*by_null_checks(by), *_checks(logged, proposed, keys, reward)]
+    checks = [
+        *by_null_checks(by),
+        *split_round_checks(by, keys, "the slate estimators"),
+        *_checks(logged, proposed, keys, reward),
+    ]
     checks += [check for column in columns for check in _weight_checks(column)]
     if options.ci is not None and ratios and options.ci_method == "normal":
         raise MetricParameterError(
