@@ -346,3 +346,22 @@ def test_a_by_key_that_varies_within_a_slate_round_is_refused(
     # one value per round: estimated per group
     whole = split.with_columns(day=pl.col("round_id"))
     assert _run(kind, whole, metric, per_query=per_query, by="day", **tables).height > 0
+
+
+@pytest.mark.parametrize("kind", ["frame", "lazy"])
+@pytest.mark.parametrize("metric", ["ips", "dr"])
+def test_a_per_query_row_beyond_range_is_refused_as_the_estimate(kind: str, metric: str) -> None:
+    # a weight of 1.8e10 times a reward of 1e300: the estimate refused it, per_query
+    # gave the row inf
+    log = LOG.with_columns(
+        reward=pl.Series([1e300, 0.0, 1.0]), pscore=pl.Series([5e-11, 0.5, 0.5])
+    )
+    tables = {"policy": POLICY} | ({"reward_model": MODEL} if metric == "dr" else {})
+    message = (
+        f"metric {metric!r} cannot be summed: a term of its sums is beyond float64's range "
+        "(the product of a huge importance weight pi / 'pscore' and a huge 'reward' or "
+        "'q_hat')"
+    )
+    for per_query in (False, True):
+        with pytest.raises(InvalidValueError, match=re.escape(message)):
+            _run(kind, log, metric, per_query=per_query, **tables)

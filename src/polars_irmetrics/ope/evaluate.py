@@ -131,6 +131,7 @@ from polars_irmetrics.ope.sums import (
     BOUND,
     PartsPlan,
     Summary,
+    beyond_range,
     bounded_columns,
     bounded_list_columns,
     effective_sample_size,
@@ -507,6 +508,21 @@ def _ope_plan(
         per_row = [
             contribution(request.metric.name, request.params(1.0), label, window).alias(label)
             for label, request in requests
+        ]
+        # a row beyond float64's range (a huge weight times a huge reward): refused in
+        # the estimate's words, not an inf row beside an estimate that refuses it
+        checks = [
+            *checks,
+            *(
+                Check(
+                    f"beyond_{label}",
+                    row.is_infinite().fill_null(False),
+                    InvalidValueError,
+                    beyond_range(label, options).replace("{", "{{").replace("}", "}}"),
+                    keys=tuple(keys),
+                )
+                for (label, _), row in zip(requests, per_row, strict=True)
+            ),
         ]
         out_keys = [*by, *keys]
         result = (

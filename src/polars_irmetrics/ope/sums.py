@@ -50,6 +50,7 @@ __all__ = [
     "EXACT_LIMIT",
     "PartsPlan",
     "Summary",
+    "beyond_range",
     "bounded_columns",
     "bounded_list_columns",
     "effective_sample_size",
@@ -679,6 +680,23 @@ class Summary:
         return _refusing_inexact(raising(result, list(self.checks), options), self, options)
 
 
+def beyond_range(label: str, options: EvalOptions) -> str:
+    """The refusal of a single-action estimator ``label`` one of whose terms (or
+    ``per_query=True``'s rows) is beyond float64's range.
+
+    >>> beyond_range("ips", EvalOptions())[:60]
+    "metric 'ips' cannot be summed: a term of its sums is beyond "
+    """
+    return (
+        f"metric {label!r} cannot be summed: a term of its sums is beyond "
+        "float64's range (the product of a huge importance weight pi / "
+        f"{options.propensity!r} and a huge {options.reward!r} or 'q_hat'): "
+        "read the rewards and q_hat at a larger unit (e.g. "
+        f"pl.col({options.reward!r}) * 2.0**-600, the estimates then at that "
+        "unit), or cap the weights (e.g. ips(clip=1e300))"
+    )
+
+
 def _refusing_inexact(
     result: pl.LazyFrame, summary: Summary, options: EvalOptions
 ) -> pl.LazyFrame:
@@ -695,14 +713,7 @@ def _refusing_inexact(
                 if summary.scaled and summary.refusal is not None:
                     raise InvalidValueError(summary.refusal.replace("{label}", repr(label)))
                 if summary.scaled:  # each sum at its own scale: a term not finite
-                    raise InvalidValueError(
-                        f"metric {label!r} cannot be summed: a term of its sums is beyond "
-                        "float64's range (the product of a huge importance weight pi / "
-                        f"{options.propensity!r} and a huge {options.reward!r} or 'q_hat'): "
-                        "read the rewards and q_hat at a larger unit (e.g. "
-                        f"pl.col({options.reward!r}) * 2.0**-600, the estimates then at that "
-                        "unit), or cap the weights (e.g. ips(clip=1e300))"
-                    )
+                    raise InvalidValueError(beyond_range(label, options))
                 raise InvalidValueError(
                     f"metric {label!r} cannot be summed exactly: a term of its sums is not "
                     "finite or reaches 2**96 in magnitude, beyond the exact sums' range (the "
