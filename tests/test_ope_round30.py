@@ -114,6 +114,13 @@ BEYOND = [
         "(a slate weight, the policy's propensity over the log's, times a huge 'reward')",
     ),
     (
+        "slate self-normalised",
+        "slate_snips",
+        _slate(1.0, 1e308),
+        "metric 'slate_snips' cannot be summed: a term of its sums is beyond float64's range "
+        "(a slate weight, the policy's propensity over the log's, times a huge 'reward')",
+    ),
+    (
         "cascade",
         "cascade_dr",
         _cascade(1e-300),
@@ -349,14 +356,14 @@ def test_a_by_key_that_varies_within_a_slate_round_is_refused(
 
 
 @pytest.mark.parametrize("kind", ["frame", "lazy"])
-@pytest.mark.parametrize("metric", ["ips", "dr"])
+@pytest.mark.parametrize("metric", ["ips", "dr", "snips", "sndr"])
 def test_a_per_query_row_beyond_range_is_refused_as_the_estimate(kind: str, metric: str) -> None:
     # a weight of 1.8e10 times a reward of 1e300: the estimate refused it, per_query
-    # gave the row inf
+    # gave the row inf (ips, dr) or NaN (snips, sndr: inf over the mean weight)
     log = LOG.with_columns(
         reward=pl.Series([1e300, 0.0, 1.0]), pscore=pl.Series([5e-11, 0.5, 0.5])
     )
-    tables = {"policy": POLICY} | ({"reward_model": MODEL} if metric == "dr" else {})
+    tables = {"policy": POLICY} | ({"reward_model": MODEL} if "dr" in metric else {})
     message = (
         f"metric {metric!r} cannot be summed: a term of its sums is beyond float64's range "
         "(the product of a huge importance weight pi / 'pscore' and a huge 'reward' or "

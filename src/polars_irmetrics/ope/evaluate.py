@@ -516,12 +516,12 @@ def _ope_plan(
             *(
                 Check(
                     f"beyond_{label}",
-                    row.is_infinite().fill_null(False),
+                    (row.is_infinite() | _overflows(request.metric.name, window)).fill_null(False),
                     InvalidValueError,
                     beyond_range(label, options).replace("{", "{{").replace("}", "}}"),
                     keys=tuple(keys),
                 )
-                for (label, _), row in zip(requests, per_row, strict=True)
+                for (label, request), row in zip(requests, per_row, strict=True)
             ),
         ]
         out_keys = [*by, *keys]
@@ -915,6 +915,18 @@ def _cascade(
     return over_rounds(
         rows, columns, by, round_id, checks, options, parts=parts, peaks=peaks, refusal=refusal
     )
+
+
+def _overflows(name: str, terms: OpeTerms) -> pl.Expr:
+    """Per row: the numerator of a self-normalised estimator's ``per_query=True`` row
+    (``snips``: ``r w``; ``sndr``: ``w (r - q_hat)``) is beyond float64's range, which
+    its division by the mean weight turns into NaN, not an infinity (its estimate's sum
+    of those terms is refused); ``False`` for the others, whose rows are infinite then."""
+    if name == "snips":
+        return (terms.r * terms.w).is_infinite()
+    if name == "sndr":
+        return (terms.w * (terms.r - terms.q)).is_infinite()
+    return pl.lit(False)
 
 
 def _mean_weight(w: pl.Expr, checks: list[Check]) -> Summary:

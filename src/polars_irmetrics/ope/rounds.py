@@ -4,7 +4,7 @@ over rounds."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import polars as pl
 
@@ -47,16 +47,26 @@ def _at(name: str) -> str:
     return f"{INTERNAL}{name}#at"
 
 
-def _beyond(label: str, value: str, refusal: str | None, round_id: str) -> Check:
+def _beyond(label: str, values: Sequence[str], refusal: str | None, round_id: str) -> Check:
     """``per_query=True``'s refusal of a row value of ``label`` beyond float64's range
-    (column ``value``), in the words of the estimate's (``refusal``, ``{label}`` the
-    metric): the round's sum would be NaN. Its first round (of column ``round_id``) is
-    counted as every check's, not named: the estimate's words."""
+    (a column of ``values``: the row's value, and a self-normalised slate estimator's
+    ``r w`` before its division by the mean weight, which turns an infinity into NaN),
+    in the words of the estimate's (``refusal``, ``{label}`` the metric): the round's
+    sum would be NaN. Its first round (of column ``round_id``) is counted as every
+    check's, not named: the estimate's words."""
     text = refusal or "metric {label} cannot be summed: a term is beyond float64's range"
     # a check's template is formatted: the braces of the names it holds kept as text
     text = text.replace("{label}", repr(label)).replace("{", "{{").replace("}", "}}")
-    bad = pl.col(value).is_infinite().fill_null(False)
+    bad = pl.any_horizontal(pl.col(value).is_infinite() for value in values).fill_null(False)
     return Check(f"beyond_{label}", bad, InvalidValueError, text, keys=(round_id,))
+
+
+def _raw_of(
+    slates: tuple[str, Mapping[str, tuple[str, str | None]]] | None, label: str
+) -> list[str]:
+    """A slate estimator's column of its rows' ``r w`` (``slates``' first of the label),
+    none for ``cascade_dr``."""
+    return [] if slates is None else [slates[1][label][0]]
 
 
 def over_rounds(
@@ -108,7 +118,10 @@ def over_rounds(
         # estimate's sums are; a value beyond float64's range is refused as there
         checks = [
             *checks,
-            *(_beyond(label, value, refusal, round_id) for label, (value, _) in columns.items()),
+            *(
+                _beyond(label, [value, *_raw_of(slates, label)], refusal, round_id)
+                for label, (value, _) in columns.items()
+            ),
         ]
         sums = []
         for label, (value, _) in columns.items():
