@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.errors import InvalidValueError, SupportWarning
 
 #: Two slates of two slots, logged with probability 0.25 (weights 2 and 0.5 times ``e``).
 SLATE_LOG = pl.DataFrame(
@@ -59,16 +59,18 @@ def _cascade(top: float) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
 
 
 def _run(
-    kind: str, log: pl.DataFrame, metric: str, *, per_query: bool = True, **tables: Any
+    kind: str, log: pl.DataFrame, metric: str | list[str], *, per_query: bool = True, **tables: Any
 ) -> pl.DataFrame:
     if kind == "lazy":
         lazy = {
             name: table.lazy() if isinstance(table, pl.DataFrame) else table
             for name, table in tables.items()
         }
-        out = irm.evaluate(log.lazy(), [metric], per_query=per_query, **lazy)
+        metrics = [metric] if isinstance(metric, str) else metric
+        out = irm.evaluate(log.lazy(), metrics, per_query=per_query, **lazy)
         return out.collect() if isinstance(out, pl.LazyFrame) else out
-    return irm.evaluate(log, [metric], per_query=per_query, **tables)
+    metrics = [metric] if isinstance(metric, str) else metric
+    return irm.evaluate(log, metrics, per_query=per_query, **tables)
 
 
 # (case, metric, tables, each round's value): the rounds' values a power of two apart
@@ -372,3 +374,69 @@ def test_a_per_query_row_beyond_range_is_refused_as_the_estimate(kind: str, metr
     for per_query in (False, True):
         with pytest.raises(InvalidValueError, match=re.escape(message)):
             _run(kind, log, metric, per_query=per_query, **tables)
+
+
+# the policy gives every logged slate (logged action) of a group probability 0: every
+# weight is 0, the slate IPS estimate 0 and the self-normalised NaN; warned, as the
+# single-action estimators' groups are, where nothing was said
+UNWEIGHTED = [
+    (
+        "slate by group",
+        ["slate_ips", "slate_snips"],
+        SLATE_LOG.with_columns(seg=pl.col("round_id")),
+        {
+            "policy": _slate(1.0, 1.0)[1]["policy"].with_columns(
+                pscore=pl.when(pl.col("round_id") == 2).then(0.0).otherwise(pl.col("pscore"))
+            )
+        },
+        "seg",
+        "every importance weight of metrics 'slate_ips', 'slate_snips' is 0 in 1 by group(s) "
+        "(first: seg=2): the policy gives each logged slate (each logged action, for "
+        "cascade_dr) probability 0 there",
+    ),
+    (
+        "slate whole log",
+        ["slate_ips"],
+        SLATE_LOG,
+        {"policy": _slate(0.0, 1.0)[1]["policy"]},
+        None,
+        "every importance weight of metric 'slate_ips' is 0 in the log",
+    ),
+    (
+        "cascade",
+        ["cascade_dr"],
+        CASCADE_LOG,
+        {
+            "policy": CASCADE.drop("q_hat").with_columns(
+                prob=pl.Series([0.0, 1.0, 0.3, 0.7, 1.0, 0.0, 0.2, 0.8, 0.0, 1.0])
+            ),
+            "reward_model": CASCADE.drop("prob"),
+        },
+        None,
+        "every importance weight of metric 'cascade_dr' is 0 in the log",
+    ),
+]
+
+
+@pytest.mark.parametrize("kind", ["frame", "lazy", "buckets"])
+@pytest.mark.parametrize(
+    ("metrics", "log", "tables", "by", "message"),
+    [case[1:] for case in UNWEIGHTED],
+    ids=[case[0] for case in UNWEIGHTED],
+)
+def test_every_weight_0_in_a_slate_group_is_warned(
+    kind: str,
+    metrics: list[str],
+    log: pl.DataFrame,
+    tables: dict[str, pl.DataFrame],
+    by: str | None,
+    message: str,
+) -> None:
+    given = {"by": by} if by else {}
+    if kind == "buckets":
+        given["buckets"] = 2
+    with pytest.warns(SupportWarning, match=re.escape(message)):
+        out = _run(
+            kind if kind == "frame" else "lazy", log, metrics, per_query=False, **tables, **given
+        )
+    assert out[f"{metrics[0]}_max_weight"].to_list()[-1] == 0.0

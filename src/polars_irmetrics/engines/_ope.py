@@ -379,7 +379,7 @@ def warn_groups(job: OpeJob, sums: pa.Table) -> None:
     (:func:`~polars_irmetrics.ope.evaluate.warn_unsupported_groups`), on the driver from
     every part's :func:`ope_part` (stacked): each group's count and largest weight."""
     parts = _frame(sums).lazy().select(pl.col(c).cast(t) for c, t in job.part_schema.items())
-    warn_unsupported_parts(parts, list(job.by))
+    warn_unsupported_parts(parts, list(job.by), [label for label, _ in job.requests])
 
 
 def rescaled_job(job: OpeJob, sums: pa.Table) -> OpeJob | None:

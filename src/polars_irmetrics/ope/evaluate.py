@@ -124,7 +124,7 @@ from polars_irmetrics.ope.intervals import (
     with_intervals,
 )
 from polars_irmetrics.ope.normal import normal_interval, wants_normal
-from polars_irmetrics.ope.rounds import NUM_ROUNDS, over_rounds
+from polars_irmetrics.ope.rounds import NUM_ROUNDS, over_rounds, unweighted_warning
 from polars_irmetrics.ope.scale import FLOOR, SCALE, scale_column, sum_scale, unscaled
 from polars_irmetrics.ope.slates import build_slate_plan
 from polars_irmetrics.ope.sums import (
@@ -476,7 +476,9 @@ def _ope_plan(
         )
         if isinstance(cascade, PartsPlan):
             return cascade
-        return _warning(cascade, log, policy, keys, action)
+        # the unsupported actions, then a group whose every weight is 0
+        cascade = _warning(cascade, log, policy, keys, action)
+        return unweighted_warning(cascade, by, [label for label, _ in requests])
     w = pl.col(_PI) / pl.col(options.propensity).cast(pl.Float64)
     checks += _weight_checks(w, keys, options.propensity)
     terms = OpeTerms(

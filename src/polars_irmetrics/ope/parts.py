@@ -50,6 +50,7 @@ from polars_irmetrics.ground.buckets import (
 from polars_irmetrics.ground.halves import int128_halves, int128_whole
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.progress import track
+from polars_irmetrics.ground.validate import INTERNAL
 from polars_irmetrics.metrics.ope import CASCADE_METRICS, SLATE_COLUMNS
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.ope.checks import slate_columns, wide_id_dtype
@@ -62,6 +63,7 @@ from polars_irmetrics.ope.evaluate import (
     warn_unsupported,
     warn_unsupported_groups,
 )
+from polars_irmetrics.ope.rounds import NUM_ROUNDS, unweighted_warning
 from polars_irmetrics.ope.scale import reward_peak, scale_from_peaks
 from polars_irmetrics.ope.slates import slate_support_warning
 
@@ -237,17 +239,28 @@ def merge_sums(
     merged = plan.merge(from_transport(sums), options)
     if warn:
         merged = warned(merged, tables, requests, options)
+        # a slate or cascade estimator's group whose every weight is 0
+        merged = unweighted_warning(merged, plan.by, [label for label, _ in requests])
     # then the by groups the policy supports none of (the merge's: the whole log's)
     return warn_unsupported_groups(merged, plan.by, warn=warn)
 
 
-def warn_unsupported_parts(sums: pl.LazyFrame, by: list[str]) -> None:
+def warn_unsupported_parts(sums: pl.LazyFrame, by: list[str], labels: Sequence[str] = ()) -> None:
     """The support warning of the ``by`` groups where the policy takes none of the
     logged actions, as :func:`merge_sums` gives it
     (:func:`~polars_irmetrics.ope.evaluate.warn_unsupported_groups`), now, from every
     part's :func:`part_sums` (stacked): each group's count and largest weight (an
-    engine's driver, whose merge runs in a task)."""
-    if not by or WMAX not in sums.collect_schema():
+    engine's driver, whose merge runs in a task); for the slate estimators and
+    ``cascade_dr`` (``labels``: the metrics), the groups (the whole log without ``by``)
+    where every weight of one is 0
+    (:func:`~polars_irmetrics.ope.rounds.unweighted_warning`)."""
+    schema = sums.collect_schema()
+    maxima = [f"{INTERNAL}{label}:max" for label in labels]
+    if NUM_ROUNDS in schema and all(m in schema for m in maxima) and maxima:
+        aggs = [pl.col(NUM_ROUNDS).sum(), *(pl.col(m).max() for m in maxima)]
+        groups = sums.group_by(by).agg(aggs).sort(by, nulls_last=True) if by else sums.select(aggs)
+        unweighted_warning(groups, by, labels, parts=True).collect()
+    if not by or WMAX not in schema:
         return
     groups = sums.group_by(by).agg(pl.col(NUM_ROWS).sum(), pl.col(WMAX).max())
     warn_unsupported_groups(groups.sort(by, nulls_last=True), by).collect()

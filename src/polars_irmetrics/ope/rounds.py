@@ -8,9 +8,9 @@ from collections.abc import Callable, Mapping, Sequence
 
 import polars as pl
 
-from polars_irmetrics.errors import InvalidValueError
-from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import INTERNAL
+from polars_irmetrics.errors import InvalidValueError, SupportWarning
+from polars_irmetrics.ground.options import EvalOptions, metrics_named
+from polars_irmetrics.ground.validate import INTERNAL, warn_from_plan
 from polars_irmetrics.ope.checks import Check, raising
 from polars_irmetrics.ope.intervals import BUCKET, bootstrap_part, joined_intervals
 from polars_irmetrics.ope.normal import normal_interval, wants_normal
@@ -28,7 +28,7 @@ from polars_irmetrics.ope.sums import (
 #: A side merge's finish: ``(result, its rows of every part) -> result with its columns``.
 Finish = Callable[[pl.LazyFrame, pl.LazyFrame], pl.LazyFrame]
 
-__all__ = ["NUM_ROUNDS", "over_rounds"]
+__all__ = ["NUM_ROUNDS", "over_rounds", "unweighted_warning"]
 
 #: The column counting the rounds (slates) of a slate estimate.
 NUM_ROUNDS = "num_rounds"
@@ -67,6 +67,54 @@ def _raw_of(
     """A slate estimator's column of its rows' ``r w`` (``slates``' first of the label),
     none for ``cascade_dr``."""
     return [] if slates is None else [slates[1][label][0]]
+
+
+def unweighted_warning(
+    result: pl.LazyFrame, by: list[str], labels: Sequence[str], *, parts: bool = False
+) -> pl.LazyFrame:
+    """``result`` (one row per ``by`` group with :data:`NUM_ROUNDS` and each metric's
+    largest weight: ``<label>_max_weight``, or with ``parts`` the parts' maxima), warning
+    when it is collected (:class:`~polars_irmetrics.errors.SupportWarning`) if in a group
+    with rounds (the whole log without ``by``) every weight of a slate estimator or
+    ``cascade_dr`` is 0: the policy gives every logged slate (logged action) probability
+    0, so the estimate reads none of the logged rewards (a slate IPS estimate 0, a
+    self-normalised one NaN, ``cascade_dr`` the reward model's value of the top slots),
+    as the single-action estimators' groups warn
+    (:func:`~polars_irmetrics.ope.evaluate.warn_unsupported_groups`)."""
+
+    def column(label: str) -> str:
+        return f"{INTERNAL}{label}:max" if parts else f"{label}_max_weight"
+
+    schema = result.collect_schema()
+    present = [label for label in labels if column(label) in schema]
+    if not present or NUM_ROUNDS not in schema:  # per_query: no maxima
+        return result
+
+    def warning(frame: pl.DataFrame) -> pl.DataFrame:
+        rounds = pl.col(NUM_ROUNDS) > 0
+        hit = [
+            label
+            for label in present
+            if frame.filter(rounds & (pl.col(column(label)) == 0.0)).height
+        ]
+        if hit:
+            empty = frame.filter(
+                rounds & pl.any_horizontal(pl.col(column(label)) == 0.0 for label in hit)
+            )
+            first = ", ".join(f"{k}={empty[k][0]}" for k in by)
+            where = f"in {empty.height} by group(s) (first: {first})" if by else "in the log"
+            warn_from_plan(
+                f"every importance weight of {metrics_named(hit)} is 0 {where}: the policy "
+                "gives each logged slate (each logged action, for cascade_dr) probability 0 "
+                "there, so the estimates read none of the logged rewards (a slate IPS "
+                "estimate 0, a self-normalised one NaN, cascade_dr the reward model's value "
+                "of the top slots alone; <metric>_ess 0): the log cannot support the policy "
+                "there",
+                SupportWarning,
+            )
+        return frame
+
+    return result.map_batches(warning, schema=schema)
 
 
 def over_rounds(

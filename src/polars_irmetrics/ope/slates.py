@@ -15,7 +15,10 @@ per round. ``per_query=True`` gives each round's sum. ``ci=``: the bootstrap ove
 (:mod:`~polars_irmetrics.ope.intervals`); for the self-normalised estimators the ratio is
 recomputed in each resample (:mod:`~polars_irmetrics.ope.ratio_intervals`). A positive
 propensity the policy gives a ``(round_id, position)`` the log never shows raises a
-:class:`~polars_irmetrics.errors.SupportWarning` when the plan is collected.
+:class:`~polars_irmetrics.errors.SupportWarning` when the plan is collected, and so
+does an estimator whose every weight is 0 in the log or a ``by`` group (the policy
+gives each logged slate probability 0 there:
+:func:`~polars_irmetrics.ope.rounds.unweighted_warning`).
 
 Checks (raised when the plan is collected, naming the table, the column and the round;
 every propensity column a table has is checked, whichever the metrics read):
@@ -72,7 +75,7 @@ from polars_irmetrics.ope.checks import (
     where_text,
     with_null_ids,
 )
-from polars_irmetrics.ope.rounds import over_rounds
+from polars_irmetrics.ope.rounds import over_rounds, unweighted_warning
 from polars_irmetrics.ope.scale import SCALE
 from polars_irmetrics.ope.sums import (
     PartsPlan,
@@ -272,7 +275,9 @@ def build_slate_plan(
     )
     if parts:  # the engines and buckets: exact sums per part
         return plan
-    return _support_warning(_plan(plan), log, policy, keys, columns)
+    # then a group whose every weight is 0 (the engines' from the parts' maxima)
+    result = _support_warning(_plan(plan), log, policy, keys, columns)
+    return unweighted_warning(result, by, [label for label, _ in requests])
 
 
 #: The smallest normal float64: a slate weight other than 0 below it is refused.
