@@ -15,7 +15,10 @@ is the larger value of the two most segregated rankings (the protected documents
 the bottom, ``k_i = max(0, i-(N-P))``, and all at the top, ``k_i = min(i, P)``); for
 ``rrd`` it is not (one unprotected document on top of the protected ones gives the ratio
 ``i - 1``), so :func:`rrd_normaliser` finds it by a dynamic programme over the prefix
-counts. See :mod:`polars_irmetrics.metrics.fairness`.
+counts. Each term is rounded once (the differences of fractions over their common
+denominator, whole numbers, exact), the sums are fixed-point and ``Z`` is the largest of
+the rankings' own sums added the same way, so the most unfair ranking scores 1.0
+exactly and none above. See :mod:`polars_irmetrics.metrics.fairness`.
 """
 
 from __future__ import annotations
@@ -63,7 +66,11 @@ _NB, _START, _X, _Y, _U = "__nb", "__start", "__x", "__y", "__u"
 
 
 def _nd(k: pl.Expr, i: pl.Expr, n: pl.Expr, p: pl.Expr) -> pl.Expr:
-    return (divide(k, i) - divide(p, n)).abs()
+    # |k/i - p/n| as |k n - p i| / (i n): whole numbers, exact, then one rounding, so
+    # the ranking and its mirror (the groups swapped: k -> i - k, p -> n - p) give the
+    # same bits, as they give the same value (at P = N/2 the two most segregated
+    # rankings, the normaliser's two candidates, are such a pair)
+    return divide((k * n - p * i).abs(), i * n)
 
 
 def _xlog2(x: pl.Expr, y: pl.Expr) -> pl.Expr:
@@ -71,13 +78,17 @@ def _xlog2(x: pl.Expr, y: pl.Expr) -> pl.Expr:
 
 
 def _kl(k: pl.Expr, i: pl.Expr, n: pl.Expr, p: pl.Expr) -> pl.Expr:
-    px, qx = divide(k, i), divide(p, n)
-    return _xlog2(px, qx) + _xlog2(1.0 - px, 1.0 - qx)
+    # 1 - k/i as (i - k)/i (and 1 - p/n as (n - p)/n), each one rounding: the mirror
+    # ranking's two terms are this one's, swapped (the same sum, the same bits)
+    return _xlog2(divide(k, i), divide(p, n)) + _xlog2(divide(i - k, i), divide(n - p, n))
 
 
 def _rd(k: pl.Expr, i: pl.Expr, n: pl.Expr, p: pl.Expr) -> pl.Expr:
-    ratio = pl.when(i > k).then(divide(k, i - k)).otherwise(0.0)
-    return (ratio - divide(p, n - p)).abs()
+    # |k/(i-k) - p/(n-p)| as |k (n-p) - p (i-k)| / ((i-k) (n-p)): one rounding, so two
+    # prefixes of the same value give the same bits (n = 11, p = 5: k = 5 and k = 4 at
+    # i = 10 both give 1/6, which 1 - 5/6 and 5/6 - 4/6 round apart)
+    exact = divide((k * (n - p) - p * (i - k)).abs(), (i - k) * (n - p))
+    return pl.when(i > k).then(exact).otherwise(divide(p, n - p))
 
 
 _TERMS: dict[str, Callable[[pl.Expr, pl.Expr, pl.Expr, pl.Expr], pl.Expr]] = {
@@ -85,6 +96,31 @@ _TERMS: dict[str, Callable[[pl.Expr, pl.Expr, pl.Expr, pl.Expr], pl.Expr]] = {
     "rkl": _kl,
     "rrd": _rd,
 }
+
+
+def _weighted(name: str, k: pl.Expr) -> pl.Expr:
+    """The measure ``name``'s term at the cut-off ``__i`` of a ranking of ``__n``
+    documents, ``__p`` protected, ``k`` of them in the top ``__i``, weighted
+    ``1/log2(i)``: the one expression of the rankings' sums and their normalisers', so
+    the maximally segregated ranking's sum and ``Z`` are the same bits (1.0 exactly)."""
+    i = pl.col(_I)
+    return (1.0 / i.log(2)) * _TERMS[name](k, i, pl.col(_N), pl.col(_P))
+
+
+def _shifted_max(
+    sums: tuple[np.ndarray, np.ndarray, np.ndarray], shift: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row and column ``u``, the larger of the sums at ``u`` and ``u - shift`` (a
+    sum: ``high * 2**32 + low``, where ``alive``), as :func:`rrd_normaliser` holds
+    them."""
+    high, low, alive = (part.copy() for part in sums)
+    c_high, c_low, c_alive = (part[:, :-shift] for part in sums)
+    h, lo, a = sums[0][:, shift:], sums[1][:, shift:], sums[2][:, shift:]
+    better = c_alive & (~a | (c_high > h) | ((c_high == h) & (c_low > lo)))
+    high[:, shift:] = np.where(better, c_high, h)
+    low[:, shift:] = np.where(better, c_low, lo)
+    alive[:, shift:] = a | c_alive
+    return high, low, alive
 
 
 def rrd_normaliser(n: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -97,7 +133,11 @@ def rrd_normaliser(n: np.ndarray, p: np.ndarray) -> np.ndarray:
     the top ``i``; the sequences a ranking can give are exactly those with ``max(0, i -
     p) <= u_i <= min(i, n - p)`` and ``0 <= u_i - u_(i-10) <= 10``. A dynamic programme
     over the cut-offs keeps, for each ``u``, the best sum of a feasible sequence ending
-    there (all the ``(n, p)`` pairs at once, one step per cut-off).
+    there (all the ``(n, p)`` pairs at once, one step per cut-off). Each term is the
+    rankings' own (the plan's expression, evaluated by polars) and the sums are the
+    rankings' fixed-point sums (whole numbers of 2**-64, added exactly), so the
+    maximum is the exact largest of the rankings' sums: the ranking that reaches it
+    scores 1.0 exactly, and none scores above 1.
 
     Examples
     --------
@@ -126,27 +166,69 @@ def rrd_normaliser(n: np.ndarray, p: np.ndarray) -> np.ndarray:
     if not ok.any():
         return out
     n_ok, p_ok = n[ok], p[ok]
-    ratio = p_ok / (n_ok - p_ok)
     width = int((n_ok - p_ok).max()) + 1
     u = np.arange(width)[None, :]
-    best = np.where(u == 0, 0.0, -np.inf) * np.ones((len(n_ok), 1))
+    rows = (len(n_ok), width)
+    # each sum a whole number of 2**-64 (exact_sum's fixed point), held as high * 2**32
+    # + low with 0 <= low < 2**32 (int64 each; numpy has no 128-bit integer)
+    high = np.zeros(rows, dtype=np.int64)
+    low = np.zeros(rows, dtype=np.int64)
+    alive = np.broadcast_to(u == 0, rows).copy()  # a feasible sequence ends at u
+    table = pl.DataFrame(
+        {
+            _N: np.repeat(n_ok.astype(np.float64), width),
+            _P: np.repeat(p_ok.astype(np.float64), width),
+            _U: np.tile(np.arange(width, dtype=np.float64), len(n_ok)),
+        }
+    )
     steps = int(n_ok.max()) // CUT
     for step in range(1, steps + 1):
         i = step * CUT
-        # the best of the previous cut-off's u - 10 .. u (u never decreases)
-        reach = best.copy()
-        for shift in range(1, CUT + 1):
-            reach[:, shift:] = np.maximum(reach[:, shift:], best[:, :-shift])
-        lo = np.maximum(0, i - p_ok)[:, None]
-        hi = np.minimum(i, n_ok - p_ok)[:, None]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = np.where(u > 0, (i - u) / np.maximum(u, 1), 0.0)
-        term = np.abs(r - ratio[:, None]) / np.log2(i)
-        feasible = (u >= lo) & (u <= hi)
-        stepped = np.where(feasible, reach + term, -np.inf)
+        # the best of the previous cut-off's u - 10 .. u (u never decreases): windows
+        # of 1, 2, 4, 8, then 11 positions, each the larger of two shifted
+        reach = (high, low, alive)
+        for shift in (1, 2, 4, 3):
+            reach = _shifted_max(reach, shift)
+        r_high, r_low, r_alive = reach
+        feasible = (u >= np.maximum(0, i - p_ok)[:, None]) & (
+            u <= np.minimum(i, n_ok - p_ok)[:, None]
+        )
+        term = (
+            table.with_columns(  # a column of i, as the rankings' rows hold it
+                pl.Series(_I, np.full(table.height, float(i))),
+                pl.Series("__f", feasible.ravel()),
+            )
+            .select(
+                pl.when(pl.col("__f"))
+                .then(_weighted("rrd", pl.col(_I) - pl.col(_U)))
+                .otherwise(0.0)
+            )
+            .to_series()
+            .to_numpy()
+            .reshape(rows)
+        )
+        # the term in whole 2**-64 units, as fixed_sum floors it (exact: a power of two
+        # scales, and the low part is a whole number below 2**32)
+        t_high = np.floor(term * 2.0**32)
+        t_low = (np.floor(term * 2.0**64) - t_high * 2.0**32).astype(np.int64)
+        s_low = r_low + t_low
+        s_high = r_high + t_high.astype(np.int64) + (s_low >> 32)
         active = (i <= n_ok)[:, None]  # a ranking shorter than i keeps its last step
-        best = np.where(active, stepped, best)
-    out[ok] = best.max(axis=1)
+        high = np.where(active, s_high, high)
+        low = np.where(active, s_low & 0xFFFFFFFF, low)
+        alive = np.where(active, r_alive & feasible, alive)
+    # the largest sum per pair (high first, then low), as the plan's fixed_sum turns
+    # its 128-bit total into a float
+    top = np.where(alive, high, np.iinfo(np.int64).min).max(axis=1)
+    bottom = np.where(alive & (high == top[:, None]), low, -1).max(axis=1)
+    total = pl.select(
+        (
+            pl.lit(pl.Series(top, dtype=pl.Int128)) * pl.lit(2**32, dtype=pl.Int128)
+            + pl.lit(pl.Series(bottom, dtype=pl.Int128))
+        ).cast(pl.Float64)
+        / 2.0**64
+    ).to_series()
+    out[ok] = total.to_numpy()
     return out
 
 
@@ -164,12 +246,10 @@ def _segregated(pairs: pl.LazyFrame, names: list[str]) -> pl.LazyFrame:
     i, n, p = pl.col(_I), pl.col(_N), pl.col(_P)
     low = pl.max_horizontal(pl.lit(0.0), i - (n - p))
     high = pl.min_horizontal(i, p)
-    weight = 1.0 / i.log(2)
     return cuts.group_by(_N, _P).agg(
-        pl.max_horizontal(
-            exact_sum(weight * _TERMS[name](low, i, n, p)),
-            exact_sum(weight * _TERMS[name](high, i, n, p)),
-        ).alias(f"__z_{name}")
+        pl.max_horizontal(exact_sum(_weighted(name, low)), exact_sum(_weighted(name, high))).alias(
+            f"__z_{name}"
+        )
         for name in names
     )
 
@@ -303,20 +383,11 @@ def segregation_values(
                 _P,
             )
         )
-        i, n, p = pl.col(_I), pl.col(_N), pl.col(_P)
-        weight = 1.0 / i.log(2)
         asked = {r.metric.name for _, r in labels}
         bounded: list[str] = [name for name in ("rnd", "rkl") if name in asked]
         sums = marked.group_by(keys).agg(
-            *(
-                exact_sum(weight * _TERMS[name](pl.col(_K), i, n, p)).alias(name)
-                for name in bounded
-            ),
-            *(
-                [exact_sum(weight * _rd(pl.col(_K), i, n, p)).alias("rrd")]
-                if "rrd" in asked
-                else []
-            ),
+            *(exact_sum(_weighted(name, pl.col(_K))).alias(name) for name in bounded),
+            *([exact_sum(_weighted("rrd", pl.col(_K))).alias("rrd")] if "rrd" in asked else []),
         )
         # each measure's Z, the maximum over every ranking of N documents, P protected:
         # one per distinct (N, P), joined to the rankings (read apart from the sums
