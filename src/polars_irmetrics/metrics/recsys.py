@@ -198,7 +198,8 @@ N_ITEMS = Param(
     "n_items",
     None,
     doc="kind='kotkov': the catalogue size n (RecTools' len(catalog)); by default the "
-    "distinct items of interactions=",
+    "distinct items of interactions=, and at least those (a smaller n is refused when "
+    "the plan runs, naming both numbers)",
     check=lambda value: None if value is None else _CATALOGUE_SIZE(value),
 )
 

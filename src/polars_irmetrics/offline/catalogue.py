@@ -16,7 +16,7 @@ from typing import Any
 
 import polars as pl
 
-from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.debias import Debias, debiased
 from polars_irmetrics.ground.facts import (
     HIGH,
@@ -63,6 +63,7 @@ Requests = list[tuple[str, MetricRequest]]
 Gate = Callable[[pl.LazyFrame], pl.LazyFrame]
 
 _CATALOGUE = f"{INTERNAL}catalogue"
+_AT = f"{INTERNAL}catalogue_at"
 _LISTED = f"{INTERNAL}listed"
 _LEAST_TN = f"{INTERNAL}least_tn"
 _MAX_RANK = f"{INTERNAL}max_rank"
@@ -613,13 +614,13 @@ def _kotkov(
     rows = rows.join(hits, on=[*judged, doc], how="left", nulls_equal=True).join(
         popularity, on=[*ib, doc], how="left", nulls_equal=True
     )
+    catalogue = counts.group_by(ib).agg(size) if ib else counts.select(size)
     if ib:  # a group the interactions lack: a catalogue of none, as alone
-        catalogue = counts.group_by(ib).agg(size)
         rows = rows.join(catalogue, on=ib, how="left", nulls_equal=True).with_columns(
             pl.col(_CATALOGUE).fill_null(0.0)
         )
     else:
-        rows = rows.join(counts.select(size), how="cross")
+        rows = rows.join(catalogue, how="cross")
     values = []
     for (column, request), k in zip(wanted, cuts, strict=True):
         given = dict(request.options)["n_items"]
@@ -634,5 +635,70 @@ def _kotkov(
     scored = queries.join(per_query, on=on, how="left", nulls_equal=True).with_columns(
         pl.lit(True).alias(_LISTED)
     )
+    sized = [
+        (request.label, dict(request.options)["n_items"])
+        for _, request in wanted
+        if dict(request.options)["n_items"] is not None
+    ]
     # an empty history (or a group's): no popularity rank and a catalogue of 0, refused
-    return with_history_check(scored, queries, counts, ib)  # the shared counts: no pass
+    checked = with_history_check(scored, queries, counts, ib)  # the shared counts: no pass
+    if not sized:
+        return checked
+    # n_items below the interactions' items: refused, from the sizes joined above
+    return _with_catalogue_check(checked, catalogue, ib, sized)
+
+
+def _with_catalogue_check(
+    values: pl.LazyFrame,
+    catalogue: pl.LazyFrame,
+    keys: list[str],
+    given: list[tuple[str, Any]],
+) -> pl.LazyFrame:
+    """``values``, refused when the plan runs (:class:`MetricParameterError`) where a
+    ``serendipity(kind='kotkov', n_items=...)`` of ``given`` (its label, its
+    ``n_items``) names a catalogue smaller than the distinct items of the interactions
+    (of a ``by`` group of ``keys``, the largest: ``catalogue``, the sizes the gains
+    read): the catalogue holds at least every item the users interacted with, so
+    RecTools' chances ``(n + 1 - rank) / n`` would read a catalogue that cannot be and
+    the values mean nothing (RecTools does not check it: ``n_items=1`` with 4 items
+    gives 0.33 where the catalogue's 4 give 0.083).
+
+    >>> values = pl.LazyFrame({"q": ["u1"], "v": [0.5]})
+    >>> catalogue = pl.LazyFrame({"c": [4.0]}).select(pl.col("c").alias(_CATALOGUE))
+    >>> label = "serendipity(kind='kotkov', n_items=1)@3"
+    >>> _with_catalogue_check(values, catalogue, [], [(label, 1)]).collect()
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.MetricParameterError: metric "serendipity(kind='kotkov', n_items=1)@3": n_items=1 is ...
+    """  # noqa: E501
+    if keys:  # the largest group's (ties: the first in the keys' order)
+        order = [pl.col(_CATALOGUE), *(pl.col(k) for k in keys)]
+        tally = (
+            catalogue.sort(order, descending=[True, *(False for _ in keys)], nulls_last=True)
+            .head(1)
+            .select(
+                _CATALOGUE,
+                *(pl.col(k).cast(pl.String).alias(f"{_AT}{i}") for i, k in enumerate(keys)),
+            )
+        )
+    else:
+        tally = catalogue
+
+    def refuse(row: Mapping[str, Any]) -> None:
+        items = int(row[_CATALOGUE] or 0)
+        small = [(label, n) for label, n in given if n < items]
+        if not small:
+            return
+        label, n = small[0]
+        where = ", ".join(f"{k}={row[f'{_AT}{i}']}" for i, k in enumerate(keys))
+        raise MetricParameterError(
+            f"metric {label!r}: n_items={n!r} is below the {items} distinct items of "
+            f"interactions={f' (for {where})' if where else ''}, and the catalogue holds "
+            "at least every item the users interacted with: RecTools' chances (n + 1 - "
+            "rank) / n would read a catalogue that cannot be, and the value means nothing "
+            f"(RecTools does not check it); pass n_items={items} or more (RecTools' "
+            "len(catalog): every item that can be recommended), or leave n_items out to "
+            f"take the interactions' {items} items"
+        )
+
+    return with_tally(values, tally, refuse)
