@@ -26,10 +26,8 @@ REFERENCE = pl.DataFrame(
         "score": [2.0, 1.0] * 10,
     }
 )
-EMPTY = (
-    "each score as an empty ranking does (unretrieved='zero': 0, but RBO's upper bound "
-    "and residual 1 and the correlations null)"
-)
+#: What rbo (its default kind, ext) scores against an empty ranking.
+EMPTY = "each score as an empty ranking does (unretrieved='zero': 0)"
 ADVICE = (
     "Ids that do not line up are the likely cause: give the run and reference= the same "
     "'query_id' values (same spelling, same collection)."

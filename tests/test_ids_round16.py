@@ -342,7 +342,7 @@ _NO_SHARED = (
 )
 _LACKED = (
     "the 2 the reference lacks are left out (unjudged='drop'), and each query of the "
-    "reference the run lacks scores 0 (unretrieved='zero')"
+    "reference the run lacks scores as an empty ranking does (unretrieved='zero': 0)"
 )
 
 # (case, system B's run, options, the warnings, B's jaccard@2)
@@ -914,7 +914,8 @@ def test_reproducibility_names_the_reproduced_run_whose_ids_the_original_lacks()
     assert (
         "original= holds none of the 2 queries of the reproduced run 'advanced' (column "
         "'query_id'): the 2 the original run lacks are left out (unjudged='drop'), and each "
-        "query of the original run the reproduced run lacks scores 0 (unretrieved='zero'). "
+        "query of the original run the reproduced run lacks scores as an empty ranking does "
+        "(unretrieved='zero': 0, but null in ktu@1000). "
         "Ids that do not line up are the likely cause: give original= and the reproduced run "
         "'advanced' the same 'query_id' values (same spelling, same collection)."
     ) in said

@@ -58,8 +58,8 @@ def _fix(table: str, column: str, owner: str) -> str:
 
 
 REFERENCE_FATE = (
-    "are left out (unjudged='drop'), and each query of the reference the run lacks scores 0 "
-    "(unretrieved='zero')"
+    "are left out (unjudged='drop'), and each query of the reference the run lacks scores as an "
+    "empty ranking does (unretrieved='zero': 0)"
 )
 GROUPS_FATE = (
     "a document without a group counts in no group, so its exposure and relevance are left "

@@ -27,12 +27,16 @@ from polars_irmetrics.ground.validate import (
     warn_from_plan,
     warn_on_joint,
 )
+from polars_irmetrics.metrics.registry import MetricRequest
 
 __all__ = [
+    "CORRELATIONS",
     "HELD",
     "LISTED",
     "REF_QUERIES",
     "RUN_QUERIES",
+    "empty_fate",
+    "empty_value",
     "queries_hint",
     "queries_tally",
     "warn_on_queries",
@@ -46,6 +50,8 @@ RUN_DOCS, HELD_DOCS = f"{INTERNAL}run_docs", f"{INTERNAL}held_docs"
 #: them the run lists (:func:`~polars_irmetrics.ground.validate.systems_column`'s).
 REF_QUERIES, LISTED = f"{INTERNAL}ref_queries", f"{INTERNAL}listed"
 _RAN, _HELD = f"{INTERNAL}ran", f"{INTERNAL}in_reference"
+#: The metrics asked: ``(label, request)`` each.
+Requests = Sequence[tuple[str, MetricRequest]]
 
 
 def queries_tally(
@@ -102,7 +108,11 @@ def documents_tally(
 
 
 def warn_on_queries(
-    row: Mapping[str, Any], query_id: str, options: EvalOptions, hint: Hint | None = None
+    row: Mapping[str, Any],
+    query_id: str,
+    options: EvalOptions,
+    requests: Requests,
+    hint: Hint | None = None,
 ) -> None:
     """A run whose queries the reference mostly lacks (``row``: :func:`queries_tally`'s):
     warned about, with what the query-set policies then do (values of no meaning, or
@@ -110,24 +120,34 @@ def warn_on_queries(
     the reference's queries, or any whose id ``hint`` (:func:`queries_hint`) finds
     matching a query id of the run once its spelling is ignored, as the ranking metrics
     warn of the judged queries a run misses
-    (:func:`~polars_irmetrics.ground.validate.warn_on_counts`)."""
+    (:func:`~polars_irmetrics.ground.validate.warn_on_counts`). What a query one side
+    lacks scores is said of the metrics asked (``requests``: :func:`empty_fate`)."""
     total, held = row[RUN_QUERIES], row[HELD]
     if not total:  # no query of the run: every value is an empty ranking's, or none
         fate = (
             "no query is left to score (unretrieved='drop' leaves out the reference's "
             "queries the run lacks): every mean is over 0 queries (num_q 0)"
             if options.unretrieved == "drop"
-            else f"each query of the reference {_EMPTY}"
+            else "each query of the reference scores "
+            + empty_fate(requests, "unretrieved", options.unretrieved)
         )
         warn_from_plan(f"the run has no rows: {fate}; check the run's file or frame")
         return
-    fate = "are left out" if options.unjudged == "drop" else "each score 0"
+    fate = (
+        "are left out (unjudged='drop')"
+        if options.unjudged == "drop"
+        else "each score " + empty_fate(requests, "unjudged", options.unjudged)
+    )
+    missed = (
+        "is left out (unretrieved='drop')"
+        if options.unretrieved == "drop"
+        else "scores " + empty_fate(requests, "unretrieved", options.unretrieved)
+    )
 
     def effect(matched: int, total: int) -> str:
         return (
-            f"the {total - matched} the reference lacks {fate} (unjudged="
-            f"{options.unjudged!r}), and each query of the reference the run lacks "
-            + ("is left out" if options.unretrieved == "drop" else "scores 0 (unretrieved='zero')")
+            f"the {total - matched} the reference lacks {fate}, and each query of the "
+            f"reference the run lacks {missed}"
         )
 
     systems = options.system_keys
@@ -149,7 +169,7 @@ def warn_on_queries(
         if lacks_most(held, total)
         else {s["name"] for s in lacked if lacks_most(s["matched"], s["total"])}
     )
-    _warn_on_missed(row, query_id, options, said, hint)
+    _warn_on_missed(row, query_id, options, said, hint, requests)
     # the queries line up but no document does: every list shares nothing (a low
     # overlap is a finding; none at all, most likely ids of two spellings); a system
     # none of whose documents the reference lists, beside systems that line up, alike
@@ -174,11 +194,70 @@ def warn_on_queries(
         )
 
 
-#: What a query scores against an empty ranking (unretrieved='zero': empty_value).
-_EMPTY = (
-    "scores as an empty ranking (unretrieved='zero': 0, but RBO's upper bound and "
-    "residual 1 and the correlations null)"
-)
+#: The correlations: null below two shared documents (repro_eval's ``ktu``: two paired
+#: positions), so null against an empty ranking too (:func:`empty_value`).
+CORRELATIONS = ("kendall_tau", "tau_ap", "ktu")
+
+
+def empty_value(request: MetricRequest) -> float | None:
+    """A metric's value for a query one side has no ranking of (``unretrieved='zero'``,
+    ``unjudged='zero'``): the similarity to an empty ranking, 0, but for RBO's upper
+    bound and residual, and the correlations. Nothing of an empty ranking is seen (``s =
+    0``), so every depth's agreement is unknown: ``min = 0`` (no overlap assumed), ``max
+    = (1 - p) sum_{d >= 1} p^(d-1) = 1`` (the unseen ranking could be the other one),
+    ``res = max - min = 1`` (the whole weight uncertain; lower is better, so the worst,
+    as trec_eval's ``rbp_residual`` of an unretrieved query), and ``ext`` extrapolates
+    the agreement at depth ``s = 0``, of which there is none: 0. ``kendall_tau`` and
+    ``tau_ap`` are null, as for any ranking sharing fewer than two documents, and
+    repro_eval's ``ktu``, as for a ranking of one document (one pair of positions): a 0
+    there would read as "uncorrelated", above the -1 of a ranking that retrieved the
+    shared documents in reverse, so retrieving nothing would raise the mean.
+
+    >>> from polars_irmetrics.metrics.registry import parse_metric
+    >>> [empty_value(parse_metric(f"rbo(kind='{k}')")) for k in ("ext", "min", "max", "res")]
+    [0.0, 0.0, 1.0, 1.0]
+    >>> empty_value(parse_metric("jaccard@10")), empty_value(parse_metric("kendall_tau@10"))
+    (0.0, None)
+    >>> print(empty_value(parse_metric("ktu@10")))
+    None
+    """
+    if request.metric.name == "rbo" and request.params(1.0).choice("kind") in ("max", "res"):
+        return 1.0
+    if request.metric.name in CORRELATIONS:
+        return None
+    return 0.0
+
+
+def empty_fate(requests: Requests, policy: str, value: str) -> str:
+    """What a query one side lacks scores under ``policy`` (``"unretrieved"`` or
+    ``"unjudged"``, set to ``value``), as the warnings say it: each metric asked gives
+    its value against an empty ranking (:func:`empty_value`), the metrics of a value
+    other than 0 named (beside those of 0, or alone), so that the text holds for
+    ``rbo(kind='max')`` (1) and ``kendall_tau`` (null) as for ``jaccard`` (0).
+
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> print(empty_fate(parse_metric_list(["rbo", "jaccard@5"]), "unretrieved", "zero"))
+    as an empty ranking does (unretrieved='zero': 0)
+    >>> asked = parse_metric_list(["rbo", "rbo(kind='max')", "kendall_tau@5"])
+    >>> print(empty_fate(asked, "unretrieved", "zero"))
+    as an empty ranking does (unretrieved='zero': 0, but 1 in rbo(kind='max') and null in
+    kendall_tau@5)
+    >>> print(empty_fate(parse_metric_list(["rbo(kind='res')"]), "unjudged", "zero"))
+    as an empty ranking does (unjudged='zero': 1)
+    """
+    shown: dict[str, list[str]] = {}
+    for label, request in requests:
+        value_of = empty_value(request)
+        text = "null" if value_of is None else f"{value_of:g}"
+        shown.setdefault(text, []).append(label)
+    if len(shown) <= 1:
+        values = next(iter(shown), "0")
+    else:
+        others = " and ".join(
+            f"{text} in {', '.join(labels)}" for text, labels in shown.items() if text != "0"
+        )
+        values = f"0, but {others}" if "0" in shown else others
+    return f"as an empty ranking does ({policy}={value!r}: {values})"
 
 
 def _warn_on_missed(
@@ -187,6 +266,7 @@ def _warn_on_missed(
     options: EvalOptions,
     said: set[str | None],
     hint: Hint | None,
+    requests: Requests,
 ) -> None:
     """The reference's queries the run (each system of ``systems=``, by name) does not
     list (``row``: :func:`queries_tally`'s): warned of where it misses most of them, or
@@ -210,8 +290,7 @@ def _warn_on_missed(
     fate = (
         "are left out (unretrieved='drop')"
         if options.unretrieved == "drop"
-        else "each score as an empty ranking does (unretrieved='zero': 0, but RBO's upper "
-        "bound and residual 1 and the correlations null)"
+        else "each score " + empty_fate(requests, "unretrieved", options.unretrieved)
     )
     advice = spelt or (
         "Ids that do not line up are the likely cause: give the run and reference= the "

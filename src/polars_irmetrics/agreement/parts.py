@@ -130,7 +130,7 @@ def agreement_in_buckets(
         hint = queries_hint(run, held, query_id)
 
         def say(row: Mapping[str, Any]) -> None:
-            warn_on_queries(row, query_id, options, hint)
+            warn_on_queries(row, query_id, options, requests, hint)
 
         values = with_tally(values, tally, say)
         # the buckets' marks of the correlations null for their ties: counted once

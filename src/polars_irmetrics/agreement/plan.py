@@ -29,6 +29,7 @@ import polars as pl
 
 from polars_irmetrics.agreement.coverage import (
     documents_tally,
+    empty_value,
     queries_hint,
     queries_tally,
     warn_on_queries,
@@ -251,7 +252,7 @@ def build_agreement_plan(
         spelt = queries_hint(run, raw_ref, query_id)
 
         def say(row: Mapping[str, Any]) -> None:
-            warn_on_queries(row, query_id, options, spelt)
+            warn_on_queries(row, query_id, options, requests, spelt)
 
         checked = with_tally(checked, tally, say)
         checked = with_ties_warning(checked, requests, keys)
@@ -260,40 +261,6 @@ def build_agreement_plan(
     if options.per_query:
         return checked
     return agreement_means(checked, requests, by)
-
-
-#: The correlations: null below two shared documents (repro_eval's ``ktu``: two paired
-#: positions), so null against an empty ranking too (:func:`empty_value`).
-_CORRELATIONS = ("kendall_tau", "tau_ap", "ktu")
-
-
-def empty_value(request: MetricRequest) -> float | None:
-    """A metric's value for a query one side has no ranking of (``unretrieved='zero'``,
-    ``unjudged='zero'``): the similarity to an empty ranking, 0, but for RBO's upper
-    bound and residual, and the correlations. Nothing of an empty ranking is seen (``s =
-    0``), so every depth's agreement is unknown: ``min = 0`` (no overlap assumed), ``max
-    = (1 - p) sum_{d >= 1} p^(d-1) = 1`` (the unseen ranking could be the other one),
-    ``res = max - min = 1`` (the whole weight uncertain; lower is better, so the worst,
-    as trec_eval's ``rbp_residual`` of an unretrieved query), and ``ext`` extrapolates
-    the agreement at depth ``s = 0``, of which there is none: 0. ``kendall_tau`` and
-    ``tau_ap`` are null, as for any ranking sharing fewer than two documents, and
-    repro_eval's ``ktu``, as for a ranking of one document (one pair of positions): a 0
-    there would read as "uncorrelated", above the -1 of a ranking that retrieved the
-    shared documents in reverse, so retrieving nothing would raise the mean.
-
-    >>> from polars_irmetrics.metrics.registry import parse_metric
-    >>> [empty_value(parse_metric(f"rbo(kind='{k}')")) for k in ("ext", "min", "max", "res")]
-    [0.0, 0.0, 1.0, 1.0]
-    >>> empty_value(parse_metric("jaccard@10")), empty_value(parse_metric("kendall_tau@10"))
-    (0.0, None)
-    >>> print(empty_value(parse_metric("ktu@10")))
-    None
-    """
-    if request.metric.name == "rbo" and request.params(1.0).choice("kind") in ("max", "res"):
-        return 1.0
-    if request.metric.name in _CORRELATIONS:
-        return None
-    return 0.0
 
 
 def reference_queries(

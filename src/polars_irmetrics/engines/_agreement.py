@@ -318,7 +318,7 @@ def warn_on_reference(
                 .collect()
                 .row(0, named=True)
             )
-    warn_on_queries(row, job.options.query_id, job.options, hint)
+    warn_on_queries(row, job.options.query_id, job.options, job.requests, hint)
 
 
 def reference_counts(

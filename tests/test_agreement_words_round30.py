@@ -1,0 +1,126 @@
+"""Round 30: the rank-similarity metrics' (``reference=``) words that did not hold.
+
+* The warning of a reference that lacks most of the run's queries said each query of
+  the reference the run lacks "scores 0 (unretrieved='zero')": ``rbo(kind='max')`` and
+  ``rbo(kind='res')`` give 1 there and the correlations null. Both coverage warnings now
+  say what the metrics asked give (one clause, ``agreement.coverage.empty_fate``), and
+  so does ``unjudged='zero'``'s.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import CoverageWarning
+
+from .helpers import engine_io
+
+
+def _evaluate(
+    run: pl.DataFrame, metrics: list[str], reference: pl.DataFrame, lazy: bool, **kw: Any
+) -> pl.DataFrame:
+    given = (run.lazy(), reference.lazy()) if lazy else (run, reference)
+    out = irm.evaluate(given[0], metrics, reference=given[1], **kw)
+    assert isinstance(out, pl.LazyFrame if lazy else pl.DataFrame)
+    return out.collect() if isinstance(out, pl.LazyFrame) else out
+
+
+def _ranking(queries: list[str]) -> pl.DataFrame:
+    return pl.DataFrame(
+        {"query_id": queries, "doc_id": ["a"] * len(queries), "rank": [1] * len(queries)}
+    )
+
+
+#: Ten queries of the run; the reference holds q0 and q10 (which the run lacks).
+RUN = _ranking([f"q{i}" for i in range(10)])
+FEW = _ranking(["q0", "q10"])
+ASKED = ["rbo(kind='max')", "kendall_tau@5", "rbo"]
+FIX = (
+    "Ids that do not line up are the likely cause: give reference= and the run the same "
+    "'query_id' values (same spelling, same collection)."
+)
+MISSED_FIX = (
+    "Ids that do not line up are the likely cause: give the run and reference= the same "
+    "'query_id' values (same spelling, same collection)."
+)
+
+# (case, run, reference, metrics, options, the coverage warnings, per query: q10's row)
+WORDS: list[tuple[str, pl.DataFrame, pl.DataFrame, list[str], dict[str, Any], str, Any]] = [
+    (
+        "reference lacks most, kinds of three values",
+        RUN,
+        FEW,
+        ASKED,
+        {},
+        "reference= holds only 1 of the 10 queries of the run (column 'query_id'): the 9 the "
+        "reference lacks are left out (unjudged='drop'), and each query of the reference the "
+        "run lacks scores as an empty ranking does (unretrieved='zero': 0, but 1 in "
+        f"rbo(kind='max') and null in kendall_tau@5). {FIX}",
+        ("q10", 1.0, None, 0.0),
+    ),
+    (
+        "reference lacks most, unjudged='zero', the residual alone",
+        RUN,
+        FEW,
+        ["rbo(kind='res')"],
+        {"unjudged": "zero"},
+        "reference= holds only 1 of the 10 queries of the run (column 'query_id'): the 9 the "
+        "reference lacks each score as an empty ranking does (unjudged='zero': 1), and each "
+        "query of the reference the run lacks scores as an empty ranking does "
+        f"(unretrieved='zero': 1). {FIX}",
+        ("q10", 1.0),
+    ),
+    (
+        "run misses most, the correlations alone",
+        _ranking(["q0"]),
+        RUN,
+        ["kendall_tau@5", "tau_ap@5"],
+        {},
+        "the run misses most queries of reference= (it lists only 1 of the 10; column "
+        "'query_id'): the 9 it misses each score as an empty ranking does "
+        f"(unretrieved='zero': null). {MISSED_FIX}",
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "run", "reference", "metrics", "options", "text", "row"),
+    WORDS,
+    ids=[w[0] for w in WORDS],
+)
+def test_the_coverage_words_say_what_the_metrics_asked_give(
+    case: str,
+    run: pl.DataFrame,
+    reference: pl.DataFrame,
+    metrics: list[str],
+    options: dict[str, Any],
+    text: str,
+    row: Any,
+    frame_kind: str,
+) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = _evaluate(
+            run, metrics, reference, frame_kind == "LazyFrame", per_query=True, **options
+        )
+    said = [str(w.message) for w in caught if issubclass(w.category, CoverageWarning)]
+    assert said == [text], case
+    if row is not None:  # the words are the values
+        assert got.filter(pl.col("query_id") == "q10").row(0) == row, case
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_engines_give_one_machines_words(engine: str, request: pytest.FixtureRequest) -> None:
+    evaluate, frame, back = engine_io(engine, request)
+    case, run, reference, metrics, _, text, _ = WORDS[0]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        back(evaluate(frame(run), metrics, reference=frame(reference)))
+    said = [str(w.message) for w in caught if issubclass(w.category, CoverageWarning)]
+    assert said == [text], case
