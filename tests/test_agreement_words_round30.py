@@ -5,10 +5,14 @@
   ``rbo(kind='res')`` give 1 there and the correlations null. Both coverage warnings now
   say what the metrics asked give (one clause, ``agreement.coverage.empty_fate``), and
   so does ``unjudged='zero'``'s.
+* A UInt64 rank of 2**63 or more was read on this route (rbo 1.0), where every other
+  route refuses it (the ranking metrics' ``big_rank``): refused in the run and in
+  ``reference=`` alike.
 """
 
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Any
 
@@ -16,7 +20,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import CoverageWarning
+from polars_irmetrics.errors import CoverageWarning, InvalidValueError
 
 from .helpers import engine_io
 
@@ -113,6 +117,36 @@ def test_the_coverage_words_say_what_the_metrics_asked_give(
     assert said == [text], case
     if row is not None:  # the words are the values
         assert got.filter(pl.col("query_id") == "q10").row(0) == row, case
+
+
+def _big(rank: int) -> pl.DataFrame:
+    ranks = pl.Series("rank", [1, rank], dtype=pl.UInt64)
+    return pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"]}).with_columns(ranks)
+
+
+BIG = (
+    "column 'rank' of the {frame} has 1 rank(s) of 2**63 or more in query 'q'; a rank "
+    "counts positions in one list: renumber them 1, 2, 3, ..., e.g. "
+    "pl.col('rank').rank('ordinal').over(query_id)"
+)
+
+
+@pytest.mark.parametrize(
+    ("run", "reference", "frame"),
+    [(_big(2**63 + 5), _big(2), "run"), (_big(2), _big(2**64 - 1), "reference (reference=)")],
+    ids=["run", "reference"],
+)
+def test_a_rank_of_2_to_the_63_or_more_is_refused_as_every_route_refuses_it(
+    run: pl.DataFrame, reference: pl.DataFrame, frame: str, frame_kind: str
+) -> None:
+    message = BIG.format(frame=frame)
+    lazy = frame_kind == "LazyFrame"
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        _evaluate(run, ["rbo", "kendall_tau@5"], reference, lazy)
+    if frame == "run":  # the ranking metrics' words, which this route now shares
+        qrels = pl.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1]})
+        with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+            irm.evaluate(run, ["ndcg"], qrels=qrels)
 
 
 @pytest.mark.parametrize("engine", ["spark", "dask"])

@@ -43,7 +43,12 @@ from polars_irmetrics.errors import (
     MetricParameterError,
     QuerySetError,
 )
-from polars_irmetrics.ground.facts import against_value, disagreements, score_order
+from polars_irmetrics.ground.facts import (
+    WIDE_INTEGERS,
+    against_value,
+    disagreements,
+    score_order,
+)
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
@@ -764,9 +769,14 @@ def _checks(
             (pl.len() - pl.col(doc_id).n_unique()).alias("dup_doc"),
         ]
         if use_rank:
+            # ranks of 2**63 or more (UInt64, Int128...), refused as the ranking
+            # metrics refuse them (RUN_FLAGS' big_rank); 0 where the dtype holds none
+            wide = frame.collect_schema()[order] in WIDE_INTEGERS
+            big = (pl.col(order) > _INT64_MAX).sum() if wide else pl.lit(0, pl.UInt32)
             per_query += [
                 pl.col(order).null_count().alias("null_rank"),
                 (pl.col(order) < 1).sum().alias("bad rank"),
+                big.alias("big rank"),
                 (pl.len() - pl.col(order).n_unique()).alias("dup_rank"),
             ]
         else:
@@ -799,7 +809,7 @@ def _checks(
         ]
         flags.append(pl.col(query_id).is_null().any().alias(f"{_BAD}|{what}|null query"))
         counted = ["null_doc", "dup_doc"]
-        counted += ["null_rank", "bad rank", "dup_rank"] if use_rank else _SCORE_FLAGS
+        counted += ["null_rank", "bad rank", "big rank", "dup_rank"] if use_rank else _SCORE_FLAGS
         for kind in counted:  # the first query (in order) and its count
             column = doc_id if kind in ("null_doc", "dup_doc") else order
             flags.append(_first_counted(query_id, kind, f"{_BAD}|{what}|{kind}|{column}"))
@@ -817,7 +827,17 @@ def _checks(
 _SCORE_FLAGS = ["null_score", "nan_score"]
 #: The checks :func:`_checks` counts per query, raised by
 #: :func:`~polars_irmetrics.ground.validate.flag_error` in the ranking metrics' words.
-_COUNTED = ("null_doc", "dup_doc", "null_rank", "bad rank", "dup_rank", *_SCORE_FLAGS)
+_COUNTED = (
+    "null_doc",
+    "dup_doc",
+    "null_rank",
+    "bad rank",
+    "big rank",
+    "dup_rank",
+    *_SCORE_FLAGS,
+)
+#: The largest Int64, below a rank of 2**63 or more (``big rank``).
+_INT64_MAX = 2**63 - 1
 
 
 def _first_counted(query_id: str, count: str, name: str) -> pl.Expr:
@@ -888,12 +908,12 @@ def _flag_error(what: str, kind: str, column: list[str], value: Any, query_id: s
         keyed = [f"{key}={value[key]!r}" for key in value if key not in (query_id, "samples")]
         shown += f" ({', '.join(keyed)})" if keyed else ""
         return sampled_error(column[0], shown, value["samples"], frame=what)
-    if kind in _COUNTED and kind != "bad rank":  # RUN_FLAGS' checks of one column
+    if kind in _COUNTED and kind not in ("bad rank", "big rank"):  # RUN_FLAGS' of one column
         roles = {"doc_id": column[0], "rank": column[0], "score": column[0]}
         return flag_error(
             kind, {**roles, "query_id": query_id}, value["query"], value["n"], frame=_FRAMES[what]
         )
-    if kind in ("bad rank", "two orders"):  # RUN_FLAGS' bad_rank, two_orders
+    if kind in ("bad rank", "big rank", "two orders"):  # RUN_FLAGS' bad_rank, big_rank...
         lists = column[-1] == _LISTS  # a list-shaped run's positions (_checks)
         column = column[:-1] if lists else column
         rank = ListOrder(column[0]) if lists else column[0]
