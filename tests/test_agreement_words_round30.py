@@ -8,6 +8,10 @@
 * A UInt64 rank of 2**63 or more was read on this route (rbo 1.0), where every other
   route refuses it (the ranking metrics' ``big_rank``): refused in the run and in
   ``reference=`` alike.
+* A group of the run the reference lacks (``systems=`` beside a reference of that key)
+  was refused without the spelling hint ``system_agreement`` gives: systems 'x', 'y'
+  beside 'X', 'Y' now hear that they match once case is ignored, and the fix (one
+  machine, Spark and Dask).
 """
 
 from __future__ import annotations
@@ -149,9 +153,46 @@ def test_a_rank_of_2_to_the_63_or_more_is_refused_as_every_route_refuses_it(
             irm.evaluate(run, ["ndcg"], qrels=qrels)
 
 
+#: System x ranks queries q and r, y ranks r; the reference spells them X and Y. The
+#: hint is of the refused group's id, so a part of a split run gives one machine's.
+SYSTEMS = pl.DataFrame(
+    {
+        "system": ["x"] * 4 + ["y"] * 2,
+        "query_id": ["q", "q", "r", "r", "r", "r"],
+        "doc_id": ["a", "b"] * 3,
+        "rank": [1, 2] * 3,
+    }
+)
+SPELT = (
+    "the group system='x' of the run has no rows in reference=, which holds the by= key "
+    "column 'system' (a reference per group): give the reference that group's rankings, or "
+    "drop those columns from the reference to compare every group with one reference. 1 "
+    "system id(s) of column 'system' of the run match an id of reference= only when case is "
+    "ignored ('x' against 'X'): ids are compared exactly; give the run and reference= the "
+    "same spelling, e.g. pl.col('system').str.to_lowercase() on each."
+)
+
+
+@pytest.mark.parametrize("split", [None, 3])
+def test_a_group_the_reference_spells_apart_is_refused_with_the_hint(
+    frame_kind: str, split: int | None
+) -> None:
+    upper = SYSTEMS.with_columns(pl.col("system").str.to_uppercase())
+    lazy = frame_kind == "LazyFrame"
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(SPELT)}$"):
+        _evaluate(SYSTEMS, ["rbo"], upper, lazy, systems="system", buckets=split)
+
+
 @pytest.mark.parametrize("engine", ["spark", "dask"])
 def test_engines_give_one_machines_words(engine: str, request: pytest.FixtureRequest) -> None:
     evaluate, frame, back = engine_io(engine, request)
+    upper = SYSTEMS.with_columns(pl.col("system").str.to_uppercase())
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(SPELT)}$"):
+        back(
+            evaluate(
+                frame(SYSTEMS), ["rbo"], reference=frame(upper), systems="system", partitions=3
+            )
+        )
     case, run, reference, metrics, _, text, _ = WORDS[0]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

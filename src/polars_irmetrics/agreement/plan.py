@@ -22,7 +22,7 @@ unless ``unretrieved='drop'``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import polars as pl
@@ -50,6 +50,7 @@ from polars_irmetrics.ground.facts import (
     score_order,
 )
 from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.spelling import Sides, spelling_hint
 from polars_irmetrics.ground.validate import (
     INTERNAL,
     ListOrder,
@@ -57,6 +58,7 @@ from polars_irmetrics.ground.validate import (
     flag_error,
     id_kind,
     id_kinds_error,
+    is_text,
     key_dtype_error,
     kind_of,
     null_key_error,
@@ -244,10 +246,11 @@ def build_agreement_plan(
     # the checks' row read whatever rows the values hold: a part of a split run whose
     # queries the reference lacks (and a reference of no row) has none, and its bad rows
     # are refused all the same
+    groups_hint = _groups_hint(reference, shared, options)  # read on the error's path only
     checked = with_tally_and_values(
         result,
         checks,
-        lambda flags, values: _raise_on_bad(values, flags, query_id, keys, unplaced),
+        lambda flags, values: _raise_on_bad(values, flags, query_id, keys, unplaced, groups_hint),
     ).select(out_schema.names())
     if warn:
         systems = list(options.system_keys)
@@ -855,15 +858,47 @@ _IN_REFERENCE = f"{INTERNAL}in_reference"
 _LISTS = "lists"
 
 
+def _groups_hint(
+    reference: pl.LazyFrame, shared: list[str], options: EvalOptions
+) -> Callable[[Mapping[str, Any]], str | None]:
+    """The hint of the refusal of a group of the run that the reference lacks (its
+    values of the ``shared`` ``by``/``systems`` keys both sides have): the first text key
+    whose value the reference lacks and that matches one of the reference's ids once
+    its spelling is ignored (:func:`~polars_irmetrics.ground.spelling.spelling_hint`, as
+    ``system_agreement`` hints two results' systems), read on the error's path only
+    (the reference's distinct ids of the key); ``None`` where none does. The refused
+    group's own ids, so that a part of a split run (buckets, Spark, Dask) that refuses
+    it gives one machine's words."""
+    schema = reference.collect_schema()
+
+    def read(group: Mapping[str, Any]) -> str | None:
+        for key in shared:
+            if not is_text(schema[key]) or not isinstance(group.get(key), str):
+                continue
+            ran = pl.LazyFrame({key: [group[key]]}, schema={key: pl.String})
+            held = reference.select(pl.col(key).cast(pl.String)).unique()
+            sides = Sides(f"column {key!r} of the run", "reference=", "the run and reference=")
+            noun = "system" if key in options.system_keys else "group"
+            hint = spelling_hint(ran, held, key, within=None, noun=noun, sides=sides)
+            if hint is not None:
+                return hint
+        return None
+
+    return read
+
+
 def _raise_on_bad(
     frame: pl.DataFrame,
     checks: Mapping[str, Any],
     query_id: str,
     keys: list[str] | None = None,
     unplaced: tuple[str, ...] = (),
+    groups_hint: Callable[[Mapping[str, Any]], str | None] | None = None,
 ) -> None:
     """Raise the first of the ``checks`` (the one row of :func:`_checks`) that fails,
-    then the queries of ``frame`` (the per-query values) that the query set refuses."""
+    then the queries of ``frame`` (the per-query values) that the query set refuses.
+    ``groups_hint``: the spelling hint of a group of the run the reference lacks
+    (:func:`_groups_hint`), read where that group is refused."""
     flags = [name for name in checks if name.startswith(f"{_BAD}|")]
     first = [checks[name] for name in flags]
     for index, (name, value) in enumerate(zip(flags, first, strict=True)):
@@ -881,7 +916,11 @@ def _raise_on_bad(
             place = value["query"]
         elif value is True:
             place = ()
-        raise ordered(_flag_error(what, kind, column, value, query_id), 1, index, place)
+        error = _flag_error(what, kind, column, value, query_id)
+        spelt = groups_hint(value) if kind == "absent group" and groups_hint else None
+        if spelt is not None:  # ids spelt apart, the likely cause
+            error = InvalidValueError(f"{error}. {spelt}")
+        raise ordered(error, 1, index, place)
     if unplaced and keys:  # the reference's queries, each group's retrieved or not
         judged = frame.filter(pl.col(_IN_REFERENCE)).select(*keys, f"{INTERNAL}retrieved")
         raise_unplaced(judged, keys, unplaced, query_id, side="reference")
