@@ -14,7 +14,9 @@ without the run's ``by`` keys serves every group of the whole run (not only the 
 of a bucket), and the warnings of a reference that lacks most of the run's queries, or
 every one of its documents, count the whole run's (as the one plan's: given once), as
 does the warning of the correlations null for their ties (each bucket's per-query values
-carry their marks: :mod:`polars_irmetrics.agreement.ties`).
+carry their marks: :mod:`polars_irmetrics.agreement.ties`). A group of the run that
+the reference lacks is one the whole reference lacks: a bucket holds some of a group's
+queries, whose reference rows may sit in other buckets.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from polars_irmetrics.agreement.keys import check_result_keys
 from polars_irmetrics.agreement.plan import (
     agreement_means,
     build_agreement_plan,
+    reference_group_keys,
     reference_queries,
 )
 from polars_irmetrics.agreement.ties import with_ties_warning
@@ -97,11 +100,21 @@ def agreement_in_buckets(
     query_id, by = options.query_id, list(options.by_keys)
     keys = [*by, query_id]
 
+    # a bucket holds some of a group's queries, whose reference rows may sit in other
+    # buckets: the whole reference's groups, found once (when the first bucket runs),
+    # decide which group of the run it lacks, as the one plan decides
+    shared = reference_group_keys(options, reference.collect_schema().names())
+    found: list[EvalOptions] = []
+
     def evaluate_part(
         part: pl.LazyFrame, ref_part: pl.LazyFrame | None, groups: pl.LazyFrame | None
     ) -> pl.LazyFrame:
         side = reference.clear() if ref_part is None else ref_part
-        return build_agreement_plan(part, side, requests, per_query, warn=False, groups=groups)
+        if shared and not found:
+            rows = reference.select(shared).unique().collect().rows()
+            found.append(per_query.replace(reference_groups=tuple(rows)))
+        part_options = found[0] if found else per_query
+        return build_agreement_plan(part, side, requests, part_options, warn=False, groups=groups)
 
     schema = build_agreement_plan(run, reference, requests, per_query, warn=False)
     buckets = options.buckets

@@ -22,7 +22,7 @@ unless ``unretrieved='drop'``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import polars as pl
@@ -81,6 +81,7 @@ __all__ = [
     "agreement_means",
     "build_agreement_plan",
     "empty_value",
+    "reference_group_keys",
     "reference_queries",
 ]
 
@@ -201,12 +202,11 @@ def build_agreement_plan(
         againsts=againsts,
         reference_lists=options.reference_lists,
     )
+    # the reference's groups: the whole reference's where this is a part of a split run
+    # (its queries split, a group's reference rows may sit in other parts)
+    held = _held_groups(reference, shared, options)
     if shared:  # a reference per group: a group of the run it lacks is refused by name
-        absent = (
-            run.select(shared)
-            .unique()
-            .join(reference.select(shared).unique(), on=shared, how="anti", nulls_equal=True)
-        )
+        absent = run.select(shared).unique().join(held, on=shared, how="anti", nulls_equal=True)
         first = pl.struct(shared).sort().first().alias(f"{_BAD}|run|absent group")
         checks = pl.concat([checks, absent.select(first)], how="horizontal")
     labels = [label for label, _ in requests]
@@ -246,7 +246,7 @@ def build_agreement_plan(
     # the checks' row read whatever rows the values hold: a part of a split run whose
     # queries the reference lacks (and a reference of no row) has none, and its bad rows
     # are refused all the same
-    groups_hint = _groups_hint(reference, shared, options)  # read on the error's path only
+    groups_hint = _groups_hint(held, shared, options)  # read on the error's path only
     checked = with_tally_and_values(
         result,
         checks,
@@ -856,6 +856,31 @@ _IN_REFERENCE = f"{INTERNAL}in_reference"
 #: The last field of a ``two orders`` flag's name where the run's ranks are its lists'
 #: positions (:class:`~polars_irmetrics.ground.validate.ListOrder`: a name loses the mark).
 _LISTS = "lists"
+
+
+def reference_group_keys(options: EvalOptions, reference: Iterable[str]) -> list[str]:
+    """The ``by``/``systems`` keys of ``options`` that the reference (its column names)
+    holds too: a reference per group of them.
+
+    >>> reference_group_keys(EvalOptions(systems="s", by=["g"]), ["query_id", "s"])
+    ['s']
+    """
+    names = set(reference)
+    return [key for key in options.by_keys if key in names]
+
+
+def _held_groups(reference: pl.LazyFrame, shared: list[str], options: EvalOptions) -> pl.LazyFrame:
+    """The distinct values of the ``shared`` keys of the reference: those of
+    :attr:`~polars_irmetrics.ground.options.EvalOptions.reference_groups` (the whole
+    reference's, set for a part of a split run) in ``reference``'s dtypes, else
+    ``reference``'s own."""
+    given = options.reference_groups
+    if given is None or not shared:
+        return reference.select(shared).unique()
+    schema = reference.collect_schema()
+    return pl.LazyFrame(
+        [list(row) for row in given], schema={key: schema[key] for key in shared}, orient="row"
+    )
 
 
 def _groups_hint(

@@ -216,12 +216,19 @@ def prepare_agreement(
     )
 
 
-def agreement_part(job: AgreementJob, run: pa.Table, reference: pa.Table | None) -> pa.Table:
+def agreement_part(
+    job: AgreementJob,
+    run: pa.Table,
+    reference: pa.Table | None,
+    groups: tuple[tuple[object, ...], ...] | None = None,
+) -> pa.Table:
     """One part's per-query values (every row of its queries, from both tables; the
     reference without rows in this part is an empty frame of its schema), in
     :attr:`AgreementJob.part_schema`: with the ties' marks (:func:`split_marks`). The
     part gives no warning: the whole run's are the driver's (:func:`warn_on_reference`,
-    :func:`warn_on_tied`)."""
+    :func:`warn_on_tied`). ``groups``: the whole reference's distinct groups
+    (:attr:`~polars_irmetrics.ground.options.EvalOptions.reference_groups`), where the
+    job's options do not hold them."""
 
     def frame(table: pa.Table | None, schema: pl.Schema) -> pl.LazyFrame:
         if table is None:
@@ -232,7 +239,9 @@ def agreement_part(job: AgreementJob, run: pa.Table, reference: pa.Table | None)
         frame(run, job.run_schema),
         job.requests,
         {"reference": frame(reference, job.reference_schema)},
-        job.options.replace(per_query=True),
+        job.options.replace(per_query=True)
+        if groups is None
+        else job.options.replace(per_query=True, reference_groups=groups),
         warn=False,
     )
     with warnings.catch_warnings():

@@ -7,10 +7,12 @@ The run and the reference (their columns the plan reads) get each row's part num
 The whole run's query keys and those the reference holds are counted by a task of the
 graph, which warns (on the client, through ``distributed.warn`` from a worker) once
 every part has computed its values (a run a part refuses warns of nothing, as on one
-machine) and before the values are released: nothing is computed at the call. The queries where a
-correlation is null for its ties are marked in each part's values; the means' task
-(which holds every query) or, for per-query values, a task reading every partition's
-tally warns of them once, as one machine does.
+machine) and before the values are released: nothing is computed at the call. Each part
+is given the reference's distinct groups (the ``by``/``systems`` keys it shares with the
+run, a task of the graph), so that it refuses a group of the run only where the whole
+reference lacks it. The queries where a correlation is null for its ties are marked in
+each part's values; the means' task (which holds every query) or, for per-query values,
+a task reading every partition's tally warns of them once, as one machine does.
 :mod:`polars_irmetrics.engines.dask` passes its own part numbering (this module does
 not import it: it imports this one).
 """
@@ -26,6 +28,7 @@ import pyarrow as pa
 from dask.delayed import Delayed, delayed
 
 from polars_irmetrics.agreement.coverage import missed_hint
+from polars_irmetrics.agreement.plan import reference_group_keys
 from polars_irmetrics.engines._agreement import (
     AgreementJob,
     agreement_finish,
@@ -67,10 +70,14 @@ def agreement_frame(
     query_id = job.options.query_id
     runs = _shuffled(run[list(job.run_schema)], query_id, count, tag)
     others = _shuffled(reference[list(job.reference_schema)], query_id, count, tag)
+    # a part holds some of a group's queries: the whole reference's groups, a task
+    shared = reference_group_keys(job.options, list(job.reference_schema))
+    groups = delayed(_group_rows)(reference[shared].drop_duplicates()) if shared else None
     values = dd.map_partitions(
         _part,
         runs,
         others,
+        groups,
         job=job,
         meta=meta(job.part_schema),
         enforce_metadata=False,
@@ -92,8 +99,20 @@ def agreement_frame(
     return values
 
 
-def _part(run: pd.DataFrame, reference: pd.DataFrame, *, job: AgreementJob) -> pd.DataFrame:
-    return to_pandas(agreement_part(job, to_table(run), to_table(reference)))
+def _part(
+    run: pd.DataFrame,
+    reference: pd.DataFrame,
+    groups: tuple[tuple[object, ...], ...] | None,
+    *,
+    job: AgreementJob,
+) -> pd.DataFrame:
+    return to_pandas(agreement_part(job, to_table(run), to_table(reference), groups))
+
+
+def _group_rows(groups: pd.DataFrame) -> tuple[tuple[object, ...], ...]:
+    """The reference's distinct groups (:func:`agreement_frame`), as
+    :attr:`~polars_irmetrics.ground.options.EvalOptions.reference_groups` holds them."""
+    return tuple(as_polars_frame(to_table(groups)).rows())
 
 
 def _finish(values: pd.DataFrame, job: AgreementJob, _warned: bool) -> pd.DataFrame:

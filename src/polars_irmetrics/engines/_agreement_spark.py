@@ -7,13 +7,16 @@ queries' values; for the means they go to one partition, where one task averages
 The whole run's query keys and those the reference holds are counted on the driver for
 the warning, once the result is computed (a run a part refuses warns of nothing); the
 queries where a correlation is null for its ties are counted by each task, whose tally
-an accumulator brings to the driver, which warns after.
+an accumulator brings to the driver, which warns after. The reference's distinct
+groups (the ``by``/``systems`` keys it shares with the run) are gathered on the driver
+first: a part refuses a group of the run only where the whole reference lacks it.
 :mod:`polars_irmetrics.engines.spark` computes the result at the call and passes its
 own part number and schema functions (this module does not import it).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Iterator
 
 import polars as pl
@@ -23,6 +26,7 @@ from pyspark.sql import functions as F  # noqa: N812 (Spark's own spelling)
 from pyspark.sql.types import StructType
 
 from polars_irmetrics.agreement.coverage import missed_hint
+from polars_irmetrics.agreement.plan import reference_group_keys
 from polars_irmetrics.engines._agreement import (
     AgreementJob,
     agreement_finish,
@@ -63,6 +67,11 @@ def agreement_frame(
     A run a part refuses is refused before anything is warned about, as on one
     machine."""
     job = prepare_agreement(arrow_of(run), arrow_of(reference), metrics, options)
+    shared = reference_group_keys(job.options, list(job.reference_schema))
+    if shared:  # a part holds some of a group's queries: the whole reference's groups
+        found = as_polars_frame(reference.select(*shared).distinct().toArrow())
+        held = job.options.replace(reference_groups=tuple(found.rows()))
+        job = dataclasses.replace(job, options=held)
     query_id = job.options.query_id
     keys = tuple(job.keys)
     values_schema = spark_schema(job.per_query_schema, keys)

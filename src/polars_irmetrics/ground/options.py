@@ -857,6 +857,13 @@ class EvalOptions:
         scored against every label of ``labels=`` under ``unmatched='error'``: a part
         of the table may hold no prediction of a system whose labels it holds (one
         machine reads them from the predictions).
+    reference_groups
+        No keyword (:data:`INTERNAL_OPTIONS`): the rank-similarity metrics' whole
+        ``reference=``'s distinct values of the ``by``/``systems`` keys it shares with
+        the run (one tuple each, in the order of those keys), set by the buckets route
+        and the Spark and Dask doors: a part of the run may hold a group whose
+        reference rows sit in other parts (its queries are split), so it refuses a
+        group of the run only where the whole reference lacks it, as one machine does.
 
     Examples
     --------
@@ -925,6 +932,9 @@ class EvalOptions:
     offers_drop: bool = dataclasses.field(default=True, repr=False)
     reference_lists: bool = dataclasses.field(default=False, repr=False)
     prediction_systems: tuple[tuple[Any, ...], ...] | None = dataclasses.field(
+        default=None, repr=False
+    )
+    reference_groups: tuple[tuple[Any, ...], ...] | None = dataclasses.field(
         default=None, repr=False
     )
 
@@ -1082,7 +1092,9 @@ class EvalOptions:
 
 #: The fields of :class:`EvalOptions` no door takes as a keyword: set inside, where the
 #: whole call is known, for a plan that sees a part of it (never given, never listed).
-INTERNAL_OPTIONS = frozenset({"offers_drop", "reference_lists", "prediction_systems"})
+INTERNAL_OPTIONS = frozenset(
+    {"offers_drop", "reference_lists", "prediction_systems", "reference_groups"}
+)
 
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(EvalOptions)}
 
