@@ -32,11 +32,10 @@ from polars_irmetrics.agreement.coverage import (
     queries_tally,
     warn_on_queries,
 )
-from polars_irmetrics.agreement.keys import check_result_keys
+from polars_irmetrics.agreement.keys import check_result_keys, reference_group_keys
 from polars_irmetrics.agreement.plan import (
     agreement_means,
     build_agreement_plan,
-    reference_group_keys,
     reference_queries,
 )
 from polars_irmetrics.agreement.ties import with_ties_warning

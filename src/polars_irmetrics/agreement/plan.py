@@ -22,7 +22,7 @@ unless ``unretrieved='drop'``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import polars as pl
@@ -81,7 +81,6 @@ __all__ = [
     "agreement_means",
     "build_agreement_plan",
     "empty_value",
-    "reference_group_keys",
     "reference_queries",
 ]
 
@@ -856,17 +855,6 @@ _IN_REFERENCE = f"{INTERNAL}in_reference"
 #: The last field of a ``two orders`` flag's name where the run's ranks are its lists'
 #: positions (:class:`~polars_irmetrics.ground.validate.ListOrder`: a name loses the mark).
 _LISTS = "lists"
-
-
-def reference_group_keys(options: EvalOptions, reference: Iterable[str]) -> list[str]:
-    """The ``by``/``systems`` keys of ``options`` that the reference (its column names)
-    holds too: a reference per group of them.
-
-    >>> reference_group_keys(EvalOptions(systems="s", by=["g"]), ["query_id", "s"])
-    ['s']
-    """
-    names = set(reference)
-    return [key for key in options.by_keys if key in names]
 
 
 def _held_groups(reference: pl.LazyFrame, shared: list[str], options: EvalOptions) -> pl.LazyFrame:

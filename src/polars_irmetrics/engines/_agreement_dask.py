@@ -28,7 +28,7 @@ import pyarrow as pa
 from dask.delayed import Delayed, delayed
 
 from polars_irmetrics.agreement.coverage import missed_hint
-from polars_irmetrics.agreement.plan import reference_group_keys
+from polars_irmetrics.agreement.keys import reference_group_keys
 from polars_irmetrics.engines._agreement import (
     AgreementJob,
     agreement_finish,

@@ -26,7 +26,7 @@ from pyspark.sql import functions as F  # noqa: N812 (Spark's own spelling)
 from pyspark.sql.types import StructType
 
 from polars_irmetrics.agreement.coverage import missed_hint
-from polars_irmetrics.agreement.plan import reference_group_keys
+from polars_irmetrics.agreement.keys import reference_group_keys
 from polars_irmetrics.engines._agreement import (
     AgreementJob,
     agreement_finish,
