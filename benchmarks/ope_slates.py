@@ -17,15 +17,30 @@ import sys
 import time
 
 import numpy as np
+import polars as pl
 
 METRICS = ["slate_ips", "slate_iips", "slate_rips", "slate_snips", "slate_sniips", "slate_snrips"]
 COLUMNS = ("pscore", "pscore_item_position", "pscore_cascade")
 
 
+def _probabilities(frame: pl.DataFrame, rng: np.random.Generator) -> pl.DataFrame:
+    """``frame`` (slate rows: ``round_id``, ``position``) with the three propensity
+    columns as the checks require them: each slot's conditional probability drawn,
+    ``pscore_cascade`` their running product down the slate (non-increasing), ``pscore``
+    the whole slate's (its last: one value per round), ``pscore_item_position`` drawn on
+    its own."""
+    size = frame.height
+    step = frame.with_columns(__step=rng.uniform(0.3, 1.0, size))
+    cascade = pl.col("__step").cum_prod().over("round_id", order_by="position")
+    return step.with_columns(
+        cascade.alias("pscore_cascade"),
+        cascade.last().over("round_id").alias("pscore"),
+        pl.Series("pscore_item_position", rng.uniform(0.05, 1.0, size)),
+    ).drop("__step")
+
+
 def measure(rounds: int, slots: int, repeats: int) -> dict[str, float]:
     """Seconds, best of ``repeats``, of each call (in this process's polars_irmetrics)."""
-    import polars as pl
-
     import polars_irmetrics as irm
 
     rng = np.random.default_rng(0)
@@ -36,13 +51,11 @@ def measure(rounds: int, slots: int, repeats: int) -> dict[str, float]:
             "round_id": round_id,
             "position": np.tile(np.arange(1, slots + 1), rounds),
             "reward": rng.random(size),
-            **{c: rng.uniform(0.05, 1.0, size) for c in COLUMNS},
             "day": round_id % 4,
         }
     )
-    policy = log.select(
-        "round_id", "position", **{c: pl.Series(rng.uniform(0.05, 1.0, size)) for c in COLUMNS}
-    )
+    log = _probabilities(log, rng)
+    policy = _probabilities(log.select("round_id", "position"), rng)
     times = {}
     for name, options in (
         ("means", {}),
