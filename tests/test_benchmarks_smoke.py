@@ -197,3 +197,12 @@ def test_recsys42_benchmark_runs(tmp_path: Path) -> None:
     assert text.endswith(f"\n\n{hand}")  # once: its table is not read as the generated one's
     assert text.count("| 7 |") == 1
     assert "# old title" not in text
+
+
+def test_ope_slates_benchmark_runs() -> None:
+    """benchmarks/ope_slates.py on 200 rounds, this checkout's src: its synthetic log is
+    one the checks accept (the log it drew before 5a2a83b was refused, unseen: pscore
+    varied within a round)."""
+    done = _py(BENCH / "ope_slates.py", *("--rounds", 200, "--repeats", 1, "--src", ROOT / "src"))
+    times = json.loads(done.stdout)[str(ROOT / "src")]
+    assert set(times) == {"means", "bootstrap interval, 1,000 resamples", "per_query"}
