@@ -68,6 +68,7 @@ from polars_irmetrics.ground.validate import (
     RUN_COLUMNS_HINT,
     check_id_kinds,
     check_numeric,
+    doubled_group_error,
     flag_error,
     id_kind,
     id_kinds_error,
@@ -1362,11 +1363,7 @@ def _raise_on_bad(
                 "groups", int(str(value)), [doc], "each row puts one document in a group"
             )
         if kind == "duplicate group":
-            raise DuplicateError(
-                f"the groups table (groups=) lists document {value!r} twice in one group "
-                "(column 'group'); one row per (document, group): drop the duplicates, "
-                "e.g. .unique()"
-            )
+            raise doubled_group_error(value)
         raise InvalidValueError(
             f"column {column[0]!r} of the run has null or NaN values in query {value!r}; "
             "rankings are read from it: fill or drop those rows"

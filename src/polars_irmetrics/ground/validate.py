@@ -48,6 +48,7 @@ __all__ = [
     "common_id_dtype",
     "coverage_counts",
     "describe_query",
+    "doubled_group_error",
     "empty_table_text",
     "features_tally",
     "flag_error",
@@ -815,6 +816,21 @@ def null_key_error(column: str, frame: str = "run") -> InvalidValueError:
     return InvalidValueError(
         f"column {column!r} of the {frame} has null values; every row needs a {column}: "
         f"drop them, e.g. .drop_nulls({column!r})"
+    )
+
+
+def doubled_group_error(document: object) -> DuplicateError:
+    """The refusal of a groups table (``groups=``) that lists ``document`` twice in one
+    group, in the words of every measure that reads it (the exposure measures, Elliot's
+    item_mad@k).
+
+    >>> print(doubled_group_error("d1"))
+    the groups table (groups=) lists document 'd1' twice in one group (column 'group'); one row per (document, group): drop the duplicates, e.g. .unique()
+    """  # noqa: E501
+    return DuplicateError(
+        f"the groups table (groups=) lists document {document!r} twice in one group "
+        "(column 'group'); one row per (document, group): drop the duplicates, "
+        "e.g. .unique()"
     )
 
 

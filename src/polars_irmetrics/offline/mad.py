@@ -44,6 +44,7 @@ from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
     common_id_dtype,
+    doubled_group_error,
     id_kind,
     null_ids_count,
     null_ids_error,
@@ -153,11 +154,7 @@ def _raise_on_bad(frame: pl.DataFrame) -> pl.DataFrame:
             row = f"each row puts one {what} in a group"
             raise null_ids_error(keyword, int(value), [column], row)
         if kind == "doubled":  # in the exposure measures' words
-            raise DuplicateError(
-                f"the groups table (groups=) lists document {value!r} twice in one group "
-                "(column 'group'); one row per (document, group): drop the duplicates, "
-                "e.g. .unique()"
-            )
+            raise doubled_group_error(value)
         raise DuplicateError(  # kind "twice"
             f"{keyword}= gives {column} {value!r} more than one group; Elliot's MAD "
             f"metrics put each id in one cluster: keep one row per {column}, e.g. "
