@@ -12,15 +12,13 @@ apart (it retrieves a judged document: not detected, as the docs say).
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import CoverageWarning
-from tests.helpers import engine_io
+from tests.helpers import engine_io, warned
 from tests.test_engines_round13 import ENGINES
 
 QRELS = pl.DataFrame(
@@ -71,13 +69,6 @@ SAID_ZEROS = (
 NDCG = (1 + 0 + 2 / 1.5849625007211562) / 4
 
 
-def _said(call: Any) -> tuple[Any, list[str]]:
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        out = call()
-    return out, [str(w.message) for w in caught if issubclass(w.category, CoverageWarning)]
-
-
 @pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])
 @pytest.mark.parametrize(
     ("run", "options", "said", "value"),
@@ -97,7 +88,7 @@ def _said(call: Any) -> tuple[Any, list[str]]:
     ],
     ids=["spelt apart", "case and zeros", "shallow", "partly spelt apart", "systems"],
 )
-def test_a_query_whose_documents_are_spelt_apart_is_said(
+def test_a_query_whose_documents_are_spelt_apart_iswarned(
     run: pl.DataFrame, options: dict[str, Any], said: list[str], value: Any, lazy: bool
 ) -> None:
     def call() -> pl.DataFrame:
@@ -105,7 +96,7 @@ def test_a_query_whose_documents_are_spelt_apart_is_said(
             return irm.evaluate(run.lazy(), ["ndcg@2"], qrels=QRELS.lazy(), **options).collect()
         return irm.evaluate(run, ["ndcg@2"], qrels=QRELS, **options)
 
-    out, given = _said(call)
+    out, given = warned(call)
     assert given == said
     if isinstance(value, dict):
         rows = out.sort("system").select("system", "ndcg@2").iter_rows()
@@ -120,9 +111,9 @@ def test_engines_say_it_as_one_machine(
     engine: str, partitions: int, request: pytest.FixtureRequest
 ) -> None:
     evaluate, to_engine, back = engine_io(engine, request)
-    expected = _said(lambda: irm.evaluate(SYSTEMS, ["ndcg@2"], qrels=QRELS, systems="system"))
+    expected = warned(lambda: irm.evaluate(SYSTEMS, ["ndcg@2"], qrels=QRELS, systems="system"))
     assert expected[1] == [SAID.format(name="system 'a'")]
-    got = _said(
+    got = warned(
         lambda: back(
             evaluate(
                 to_engine(SYSTEMS),
