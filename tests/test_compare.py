@@ -468,7 +468,9 @@ def test_bad_inputs(frame_kind: str) -> None:
         irm.compare({"a": a_in, "b": b_in}, "P@1", qrels=qrels, query_set="common")
     assert str(info.value) == (
         "1 paired query: a paired test needs at least two queries that every system is "
-        "scored on (2 not common to every system)"
+        "scored on, and query_set='common' keeps 1 of the 3 queries the systems are scored "
+        "on (each system's count: 'a' 3, 'b' 1). Check that every run names the same "
+        "queries (same collection, same id spelling)."
     )
 
 

@@ -180,6 +180,12 @@ def compare(
         ``ee_disparity`` and ``ee_relevance`` too (which alone score it as an empty
         ranking). Beside the exposure measures, a query the ranking metrics do not score
         (an unjudged one, which ``rnd`` scores) is no value of the system either.
+        Queries that mostly do not line up are said (a ``CoverageWarning`` with each
+        system's count, and the fix where the runs' ids are spelt apart: ``'Q1'``
+        beside ``'q1'``): under ``"judged"``, where fewer than half of the judged
+        queries some system retrieved are retrieved by every system; under
+        ``"common"``, where it keeps fewer than half of the queries the systems are
+        scored on (fewer than two: refused, ``QuerySetError``).
     per_query
         ``True``: instead of the tests, the per-query values and deltas of every
         comparison, one row per metric, comparison and query (the queries each test

@@ -37,6 +37,7 @@ from polars_irmetrics.door.evaluate import Parsed, evaluate_plan
 from polars_irmetrics.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
+    CoverageWarning,
     InvalidValueError,
     IrmError,
     IrmWarning,
@@ -51,6 +52,7 @@ from polars_irmetrics.ground.options import (
     check_named_columns,
     refuse_working_name,
 )
+from polars_irmetrics.ground.spelling import Sides, spelling_hint
 from polars_irmetrics.ground.validate import ListOrder, is_text, kind_of
 from polars_irmetrics.metrics.fairness import EXPECTED_EXPOSURE
 from polars_irmetrics.metrics.mad import MAD
@@ -442,6 +444,7 @@ def _paired_values(
     check_named_columns(options, pl.Schema(held), "runs")
     names = stacked.names
     judgments = None
+    listed: pl.DataFrame | None = None
     if qrels is not None:  # (judgments listing each query's relevant documents: long)
         judgments = long_judgments(
             as_polars(qrels, "qrels").lazy(),
@@ -461,7 +464,13 @@ def _paired_values(
         frame = _defined(plan.collect(), labels, options)
     else:
         tables = {"qrels": judgments, **exposure}
-        frame = evaluate_runs(stacked, requests, tables, plan_options).collect()
+        plan = evaluate_runs(stacked, requests, tables, plan_options)
+        if judgments is not None and query_set == "judged":
+            # the queries each system listed, read in the same collect: whether the
+            # systems retrieved mostly different judged queries (_warn_apart)
+            frame, listed = pl.collect_all([plan, _listed(stacked, system, query_id)])
+        else:
+            frame = plan.collect()
     if frame.height == 0 and _holds_rows(stacked):  # not an empty run: no value at all
         _nothing_scored(frame, requests, options, given, calls)
     if names is not None and judgments is not None and query_set == "judged":
@@ -523,6 +532,12 @@ def _paired_values(
         values[m, q, s] = frame.get_column(label).cast(pl.Float64).to_numpy()
     complete = present.all(axis=1)
     dropped = int((~complete).sum())
+    if listed is not None:  # query_set='judged': each system's missed queries score 0
+        scored = _pairs(frame, system, query_id)
+        retrieved = scored.join(listed, on=[system, _QUERY_TEXT], how="semi")
+        _warn_apart(retrieved, systems, query_id, judged=n_q)
+    elif query_set == "common" and 2 * (n_q - dropped) < n_q:
+        _warn_apart(_pairs(frame, system, query_id), systems, query_id, common=True)
     if dropped and query_set != "common":
         qi, si = np.argwhere(~present)[0]
         hint = (
@@ -537,9 +552,12 @@ def _paired_values(
                 f"{_EXPOSURE_UNSCORED} score only the queries a system retrieved: pass "
                 "query_set='common' to keep the queries every system has"
             )
+        spelt = _spelt_apart(_pairs(frame, system, query_id), systems, query_id)
         raise QuerySetError(
             f"system {systems[si]!r} has no value for query {queries[int(qi)]!r} "
-            f"({dropped} of {n_q} queries are missing from some system); {hint}"
+            f"({dropped} of {n_q} queries are missing from some system); "
+            # ids spelt apart: query_set='common' would pair none of them
+            + (hint if spelt is None else spelt)
         )
     if dropped:
         values = values[:, complete, :]
@@ -572,6 +590,116 @@ def _retrieved_only(
 
 #: The query ids as text, :func:`_retrieved_only`'s key.
 _QUERY_TEXT = "__irm_query_text"
+
+
+def _listed(stacked: Stacked, system: str, query_id: str) -> pl.LazyFrame:
+    """The (system, query) pairs the runs list, the system as text and the query id as
+    text (``_QUERY_TEXT``), once each."""
+    text = pl.col(query_id).cast(pl.String).alias(_QUERY_TEXT)
+    return pl.concat(
+        # each part's distinct pairs first: the cast to text reads them, not every row
+        [part.select(system, query_id).unique().select(system, text) for part in stacked.parts],
+        how="vertical",
+    ).unique()
+
+
+def _pairs(frame: pl.DataFrame, system: str, query_id: str) -> pl.DataFrame:
+    """The (system, query) pairs of the per-query values, as :func:`_listed` gives
+    them."""
+    return frame.select(
+        pl.col(system).cast(pl.String), pl.col(query_id).cast(pl.String).alias(_QUERY_TEXT)
+    ).unique()
+
+
+def _warn_apart(
+    pairs: pl.DataFrame,
+    systems: list[str],
+    query_id: str,
+    *,
+    judged: int = 0,
+    common: bool = False,
+) -> None:
+    """A :class:`~polars_irmetrics.errors.CoverageWarning` where the queries every
+    system has are fewer than half of those some system has (``pairs``: the system and
+    query text of each), so the test sets systems that were scored on mostly different
+    queries side by side: under ``query_set='judged'`` (``pairs``: the judged queries
+    each system retrieved) a query a system missed scores as an empty ranking against
+    another's list of it; under ``'common'`` (``common``: the queries each system has a
+    value for) the others are left out of every test, the means included. A refusal
+    where fewer than two queries are common (``common``). The counts of each system,
+    and a hint where the systems' ids match once their spelling is ignored. Under
+    ``'judged'`` (``judged``: how many judged queries are paired), not where a system
+    misses most judged queries or retrieved none (its own CoverageWarning, or an empty
+    run's warning, says so)."""
+    system = pairs.columns[0]
+    held = set(pairs.get_column(system).to_list())
+    counted = [s for s in systems if s in held or common]
+    if len(counted) < 2:
+        return
+    shared = pairs.group_by(_QUERY_TEXT).agg(pl.col(system).n_unique().alias("n"))
+    union = shared.height
+    both = int((shared.get_column("n") == len(counted)).sum())
+    if union == 0 or 2 * both >= union:
+        return
+    sizes = dict(pairs.group_by(system).len().iter_rows())
+    if not common and any(2 * sizes[s] < judged for s in counted):
+        return  # a system that misses most judged queries: its CoverageWarning says so
+    each = ", ".join(f"{s!r} {sizes.get(s, 0)}" for s in counted)
+    spelt = _spelt_apart(pairs, counted, query_id)
+    check = (
+        spelt
+        if spelt is not None
+        else "Check that every run names the same queries (same collection, same id spelling)."
+    )
+    if common:
+        kept = (
+            f"query_set='common' keeps {both} of the {union} queries the systems are scored "
+            f"on (each system's count: {each})"
+        )
+        if both < 2:
+            raise QuerySetError(
+                f"{both} paired quer{'y' if both == 1 else 'ies'}: a paired test needs at "
+                f"least two queries that every system is scored on, and {kept}. {check}"
+            )
+        warn_at_caller(
+            f"the systems were scored on mostly different queries: {kept}, and leaves the "
+            f"{union - both} others out of every test, the means included. {check}",
+            CoverageWarning,
+        )
+        return
+    warn_at_caller(
+        f"the systems retrieved mostly different judged queries: {both} of the {union} "
+        f"judged queries some system retrieved are retrieved by every system (each "
+        f"system's count: {each}); query_set='judged' scores a query a system did not "
+        "retrieve as an empty ranking (0 in ndcg, map, precision, recall and the like), "
+        f"so {union - both} of the paired queries set one system's ranking against "
+        f"another's empty one. {check} Pass query_set='common' to pair only the queries "
+        "every system retrieved",
+        CoverageWarning,
+    )
+
+
+def _spelt_apart(pairs: pl.DataFrame, systems: list[str], query_id: str) -> str | None:
+    """The hint where the query ids of a system match those of the first system in
+    ``systems`` only once their spelling is ignored
+    (:func:`~polars_irmetrics.ground.spelling.spelling_hint`); ``None`` where no
+    system's do. ``pairs``: the system and query text of each value."""
+    system = pairs.columns[0]
+
+    def ids(name: str) -> pl.LazyFrame:
+        chosen = pairs.filter(pl.col(system) == name)
+        return chosen.lazy().select(pl.col(_QUERY_TEXT).alias(query_id))
+
+    first = systems[0]
+    for name in systems[1:]:
+        sides = Sides(f"run {name!r}", f"run {first!r}", "both runs")
+        hint = spelling_hint(
+            ids(name), ids(first), query_id, within=None, noun="query", sides=sides
+        )
+        if hint is not None:
+            return hint
+    return None
+
 
 #: The exposure measures that have no value for a query a system did not retrieve.
 _EXPOSURE_UNSCORED = "awrf, awrf_ndcg, rnd, rkl and rrd"
