@@ -130,3 +130,56 @@ def test_queries_spelt_apart_are_refused_with_the_fix(
     with pytest.raises(irm.QuerySetError) as info:
         warned(lambda: irm.compare(runs, metric, **kwargs))
     assert str(info.value) == message
+
+
+def _per_query() -> tuple[pl.DataFrame, pl.DataFrame]:
+    """compare's result of b against a on six queries (a finds the judged document of
+    three), and its per-query values."""
+    missing = _run(QUERIES).with_columns(doc_id=pl.Series(["d", "d", "d", "n", "n", "n"]))
+    runs = {"a": missing, "b": _run(QUERIES)}
+    qrels = QRELS.head(6)
+    result = irm.compare(runs, "P@1", qrels=qrels, baseline="a")
+    return result, irm.compare(runs, "P@1", qrels=qrels, baseline="a", per_query=True)
+
+
+PER_QUERY_FAULTS = [
+    (
+        "a query twice",
+        lambda pq: pl.concat([pq, pq.tail(1)]),
+        irm.DuplicateError,
+        "per_query holds metric 'P@1', system 'b', baseline 'a', query_id 'q5' in 2 rows: "
+        "each query is one delta of its comparison, and a repeated one would count twice "
+        "in the wins, ties, losses and spread; keep one row per query, or pass the "
+        "per_query=True result of irm.compare",
+    ),
+    (
+        "a null value",
+        lambda pq: pq.with_columns(
+            pl.when(pl.col("query_id") == "q4")
+            .then(None)
+            .otherwise(pl.col("delta"))
+            .alias("delta")
+        ),
+        irm.InvalidValueError,
+        "column 'delta' of per_query is null on 1 row(s) (first: metric 'P@1', system 'b', "
+        "baseline 'a', query_id 'q4'): a query without a value cannot be counted as a win, "
+        "tie or loss, nor in a spread; pass the per_query=True result of irm.compare "
+        "(whose every value is defined), or drop those rows",
+    ),
+]
+
+
+@pytest.mark.parametrize("entry", ["report", "with_std"])
+@pytest.mark.parametrize(
+    ("case", "spoil", "error", "message"), PER_QUERY_FAULTS, ids=[f[0] for f in PER_QUERY_FAULTS]
+)
+def test_per_query_tables_counted_wrong_are_refused(
+    case: str, spoil: Callable[[pl.DataFrame], pl.DataFrame], error: type, message: str, entry: str
+) -> None:
+    from polars_irmetrics.comparison.report import with_std
+
+    result, per_query = warned(_per_query)[0]
+    call = irm.report if entry == "report" else with_std
+    with pytest.raises(error) as info:
+        call(result, per_query=spoil(per_query))
+    assert str(info.value) == message

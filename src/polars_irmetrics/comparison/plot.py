@@ -48,7 +48,12 @@ from polars_irmetrics.comparison.agreement import (
     orientation,
     swapped_pairs,
 )
-from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, IrmError
+from polars_irmetrics.errors import (
+    ColumnNotFoundError,
+    DuplicateError,
+    InvalidValueError,
+    IrmError,
+)
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.ground.options import plain_number
@@ -71,6 +76,7 @@ __all__ = [
     "BLUE",
     "OKABE_ITO",
     "VERMILLION",
+    "check_per_query",
     "check_plot_path",
     "figure_bytes",
     "label_color",
@@ -193,6 +199,66 @@ def _need(frame: pl.DataFrame, columns: tuple[str, ...], source: str) -> None:
     for column in columns:
         if column not in frame.columns:
             raise ColumnNotFoundError(f"column {column!r} is not in the frame; pass {source}")
+
+
+#: The columns of ``compare(..., per_query=True)`` beside its query id.
+_PER_QUERY = ("metric", "system", "baseline", "value", "baseline_value", "delta",
+              "higher_is_better")  # fmt: skip
+
+
+def check_per_query(per_query: pl.DataFrame) -> None:
+    """Refuse a per-query table (``compare(..., per_query=True)``, or one built by hand)
+    whose rows would be counted wrong in silence: a null or NaN ``delta``, ``value`` or
+    ``baseline_value`` (a query left out of the wins, ties and losses and of the
+    spread), or a query held in two rows of one comparison (counted twice; the query
+    id: the columns beside :data:`_PER_QUERY`, where there are any).
+
+    Examples
+    --------
+    >>> pq = pl.DataFrame({"metric": ["m"] * 2, "system": ["b"] * 2, "baseline": ["a"] * 2,
+    ...                    "query_id": ["q1", "q1"], "delta": [0.1, 0.1]})
+    >>> check_per_query(pq)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.DuplicateError: per_query holds metric 'm', system 'b', ...
+    """
+    keys = [c for c in ("metric", "system", "baseline") if c in per_query.columns]
+    ids = [c for c in per_query.columns if c not in _PER_QUERY]
+
+    def named(row: dict[str, object]) -> str:
+        return ", ".join(f"{c} {row[c]!r}" for c in (*keys, *ids))
+
+    for column in ("delta", "value", "baseline_value"):
+        if column not in per_query.columns:
+            continue
+        values = pl.col(column)
+        undefined = values.is_null()
+        if per_query.schema[column].is_float():
+            undefined = undefined | values.is_nan()
+        bad = per_query.filter(undefined)
+        if bad.height:
+            first = bad.row(0, named=True)
+            raise InvalidValueError(
+                f"column {column!r} of per_query is "
+                f"{'null' if first[column] is None else 'NaN'} on {bad.height} row(s) "
+                f"(first: {named(first)}): a query without a value cannot be counted as a "
+                "win, tie or loss, nor in a spread; pass the per_query=True result of "
+                "irm.compare (whose every value is defined), or drop those rows"
+            )
+    if not ids:
+        return
+    repeated = per_query.filter(pl.struct(*keys, *ids).is_duplicated())
+    if repeated.height:
+        first = repeated.row(0, named=True)
+        count = repeated.filter(
+            pl.all_horizontal(pl.col(c).eq_missing(first[c]) for c in (*keys, *ids))
+        ).height
+        raise DuplicateError(
+            f"per_query holds {named(first)} in {count} rows: each query is one delta of "
+            "its comparison, and a repeated one would count twice in the wins, ties, "
+            "losses and spread; keep one row per query, or pass the per_query=True "
+            "result of irm.compare"
+        )
 
 
 def _direction(rows: pl.DataFrame, metric: str) -> bool | None:
@@ -360,6 +426,7 @@ def plot_deltas(
     per_query = _frame(per_query, "per_query")
     needed = ("metric", "system", "baseline", "delta", "higher_is_better")
     _need(per_query, needed, "compare(..., per_query=True)")
+    check_per_query(per_query)
     metric = _metric(per_query, metric)
     rows = per_query.filter(pl.col("metric") == metric)
     higher = _direction(rows, metric)

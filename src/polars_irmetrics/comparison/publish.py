@@ -391,7 +391,9 @@ def _check_arguments(per_query: object, system: object, result: pl.DataFrame) ->
     """The page's own arguments, refused by name before anything is drawn (the result,
     ``digits`` and ``options`` are :func:`~polars_irmetrics.comparison.report.check_report`'s):
     a per-query frame that is not the same comparison's (its metrics drawn beside another
-    metric's table), a system label that is not text."""
+    metric's table) or whose rows would be counted wrong (a null value, a query twice:
+    :func:`~polars_irmetrics.comparison.plot.check_per_query`), a system label that is
+    not text."""
     if not isinstance(system, str):
         raise InvalidValueError(f"system= names the first column's header, text; got {system!r}")
     if per_query is None:
@@ -422,6 +424,7 @@ def _check_arguments(per_query: object, system: object, result: pl.DataFrame) ->
                 "would stand beside another metric's table; pass the per_query=True result "
                 "of the same irm.compare call"
             )
+    plot.check_per_query(per_query)  # a null value or a query twice: counted wrong
 
 
 def report(
@@ -483,7 +486,11 @@ def report(
         ``result`` is not a comparison result.
     InvalidValueError
         Bad ``markers``, ``digits`` or ``options``, a null mean, daggers without a
-        single baseline, a ``save`` suffix other than .html/.tex/.md/.txt.
+        single baseline, a ``save`` suffix other than .html/.tex/.md/.txt, a
+        ``per_query`` with a null or NaN ``delta``, ``value`` or ``baseline_value``.
+    DuplicateError
+        A ``per_query`` holding a query in two rows of one comparison (its plots would
+        count it twice).
     MissingDependencyError
         great_tables (the ``report`` extra) for HTML, matplotlib (``plot``) for plots.
 

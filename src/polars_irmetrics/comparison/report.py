@@ -28,6 +28,7 @@ from typing import Literal
 import polars as pl
 
 from polars_irmetrics.comparison.options import CompareOptions
+from polars_irmetrics.comparison.plot import check_per_query
 from polars_irmetrics.comparison.record import describe, recall, remember
 from polars_irmetrics.errors import ColumnNotFoundError, ColumnTypeError, InvalidValueError
 from polars_irmetrics.io.output import (
@@ -257,7 +258,9 @@ def with_std(result: pl.DataFrame, per_query: pl.DataFrame) -> pl.DataFrame:
     ``evaluate(..., return_std=True)``), from the ``per_query=True`` result of the same
     :func:`~polars_irmetrics.compare` call. The reports show them as ``mean ± std``;
     the new frame keeps what ``compare`` recorded for ``result`` (the footnote still
-    names the test).
+    names the test). A ``per_query`` with a null or NaN value (``InvalidValueError``)
+    or a query in two rows of one comparison (``DuplicateError``) is refused: its
+    spread would be of other rows.
 
     Examples
     --------
@@ -277,6 +280,7 @@ def with_std(result: pl.DataFrame, per_query: pl.DataFrame) -> pl.DataFrame:
             f"column {missing[0]!r} is not in per_query; pass the per_query=True result of "
             "irm.compare"
         )
+    check_per_query(per_query)  # a null value or a query twice: a spread of other rows
     spread = per_query.group_by(keys).agg(
         pl.col("value").std(ddof=0).alias("std"),
         pl.col("baseline_value").std(ddof=0).alias("baseline_std"),
