@@ -195,8 +195,8 @@ VALUES: list[tuple[str, str, str, str, bool | None, str]] = [
     ("rbo", "kind", "ext", "rbo(kind='ext')@5", True, "the overlap, extrapolated"),
     ("rbo", "kind", "min", "rbo(kind='min')@5", True, "its lower bound"),
     ("rbo", "kind", "max", "rbo(kind='max')@5", True, "its upper bound"),
-    ("rbo", "kind", "res", "rbo(kind='res')@5", False,
-     "max - min: the uncertainty the unseen depths leave"),
+    ("rbo", "kind", "res", "rbo(kind='res')@5", None,
+     "max - min: the uncertainty the unseen depths leave, no overlap (round 31)"),
     ("rbo", "ties", "a", "rbo(ties='a')@5", True, ""),
     ("rbo", "ties", "w", "rbo(ties='w')@5", True, ""),
     ("rbo", "ties", "b", "rbo(ties='b')@5", True, ""),
@@ -257,7 +257,7 @@ def test_every_parameter_value_is_audited() -> None:
 #: (name, the direction of each agg=): a summary keeps the direction, a spread has none
 AGGS: list[tuple[str, bool | None]] = [
     ("unjudged(agg='{}')@5", None),  # the judgments' completeness, no direction
-    ("rbo(kind='res', agg='{}')@5", False),
+    ("rbo(kind='res', agg='{}')@5", None),  # the uncertainty, no direction (round 31)
     ("P(agg='{}')@5", True),
     ("num_ret(agg='{}')", None),
 ]

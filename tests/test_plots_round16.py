@@ -31,7 +31,7 @@ def _result(metric: str) -> pl.DataFrame:
     [
         ("rmse", "delta of rmse (lower is better)"),
         ("ee_loss", "delta of ee_loss (lower is better)"),
-        ("rbo(kind='res')@4", "delta of rbo(kind='res')@4 (lower is better)"),
+        ("rbo(kind='res')@4", "delta of rbo(kind='res')@4 (no better direction)"),
         ("num_ret", "delta of num_ret (no better direction)"),
         ("map", "delta of map"),
     ],
@@ -39,7 +39,7 @@ def _result(metric: str) -> pl.DataFrame:
 def test_the_declared_direction_labels_the_axis(metric: str, label: str) -> None:
     assert plot_ci(_result(metric)).axes[0].get_xlabel() == label
     # the same as the frame with the column compare gives
-    higher = {"rmse": False, "ee_loss": False, "num_ret": None, "map": True}.get(metric, False)
+    higher = {"rmse": False, "ee_loss": False, "num_ret": None, "map": True}.get(metric)
     given = _result(metric).with_columns(pl.lit(higher).alias("higher_is_better"))
     assert plot_ci(given).axes[0].get_xlabel() == label
 

@@ -205,8 +205,8 @@ def empty_value(request: MetricRequest) -> float | None:
     bound and residual, and the correlations. Nothing of an empty ranking is seen (``s =
     0``), so every depth's agreement is unknown: ``min = 0`` (no overlap assumed), ``max
     = (1 - p) sum_{d >= 1} p^(d-1) = 1`` (the unseen ranking could be the other one),
-    ``res = max - min = 1`` (the whole weight uncertain; lower is better, so the worst,
-    as trec_eval's ``rbp_residual`` of an unretrieved query), and ``ext`` extrapolates
+    ``res = max - min = 1`` (the whole weight uncertain, its largest, as trec_eval's
+    ``rbp_residual`` of an unretrieved query), and ``ext`` extrapolates
     the agreement at depth ``s = 0``, of which there is none: 0. ``kendall_tau`` and
     ``tau_ap`` are null, as for any ranking sharing fewer than two documents, and
     repro_eval's ``ktu``, as for a ranking of one document (one pair of positions): a 0

@@ -100,10 +100,10 @@ def system_agreement(
         ``system`` and ``query_id``; ``metric_b`` defaults to ``metric``).
     higher_is_better, higher_is_better_b
         Which way each result's value is better: by default the declared direction of
-        the metric its column names (``logloss``, ``ee_disparity``, ``rnd``,
-        ``rbo(kind='res')@10``, the residual: lower). A column that names no metric
-        (``value``; ``rnd@10``, which does not parse: ``rnd`` takes no cutoff), or a
-        metric with no better direction (``num_ret``), has no direction to read: where
+        the metric its column names (``logloss``, ``ee_disparity``, ``rnd``: lower). A
+        column that names no metric (``value``; ``rnd@10``, which does not parse:
+        ``rnd`` takes no cutoff), or a metric with no better direction (``num_ret``;
+        ``rbo(kind='res')@10``, RBO's uncertainty), has no direction to read: where
         the result depends on it, it is refused (``InvalidValueError``) unless given
         here; that is against a column of a direction or of another name, and for
         ``tau_ap``, which weighs the top. One such column on both sides (the same name)
@@ -501,7 +501,7 @@ def direction(
     --------
     >>> direction("logloss", None), direction("ndcg@10", None), direction("rnd", None)
     (False, True, False)
-    >>> direction("rbo@10", None), direction("rbo(kind='res')@10", None)
+    >>> direction("rbo@10", None), direction("rbo(kind='res')@10", False)
     (True, False)
     >>> direction("logloss", True), direction("value", False)
     (True, False)

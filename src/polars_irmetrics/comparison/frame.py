@@ -88,8 +88,8 @@ class PerQuery:
 
     ``higher_is_better[m]`` is metric m's declared direction
     (:attr:`~polars_irmetrics.metrics.requests.MetricRequest.higher_is_better`, from
-    the requests parsed once at the door, a parameter's own included:
-    ``rbo(kind='res')``; ``None`` for a metric with no better direction). Required,
+    the requests parsed once at the door, a parameter's own included; ``None`` for a
+    metric with no better direction). Required,
     one per metric: no direction is assumed (higher-is-better by default would count a
     lower-is-better metric's losses as wins).
     """

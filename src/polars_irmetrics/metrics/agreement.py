@@ -54,10 +54,14 @@ other measure reads the positions.
 
 Directions. The similarities (``rbo``, ``jaccard``, ``overlap``, ``kendall_tau``,
 ``tau_ap``, ``ktu``, ``rbo_repro_eval``) read the reference as the truth (the exact
-search, the original run of a reproduction): higher is better (``rbo(kind='res')``, the
-residual, lower). ``intersection`` and ``unexpectedness`` read it as another model to
-compare with (RecTools, RePlay): how far the run strays from it is no quality, and
-``unexpectedness@k`` is ``1 - overlap@k``, so neither has a better direction.
+search, the original run of a reproduction): higher is better. ``rbo(kind='res')``, the
+residual ``max - min``, is how much the unseen depths could still change the overlap
+(RBO's uncertainty, as ``rbp_residual`` is RBP's), not how near the run is: a run
+disjoint from the reference to depth 20 has a smaller residual than one equal to it to
+depth 3, so it has no better direction. ``intersection`` and ``unexpectedness`` read the
+reference as another model to compare with (RecTools, RePlay): how far the run strays
+from it is no quality, and ``unexpectedness@k`` is ``1 - overlap@k``, so neither has a
+better direction.
 
 Queries: the reference plays the judgments' part: a query of the run that the reference
 lacks follows ``unjudged`` (``"drop"`` by default, ``"zero"``, ``"error"``), a query
@@ -164,9 +168,12 @@ AGREEMENT_METRICS: tuple[Metric, ...] = (
                 "ext",
                 ("ext", "min", "max", "res"),
                 "extrapolated (Webber et al. eq. 32), lower bound, upper bound, or residual "
-                "max - min (the uncertainty: lower is better)",
-                # the residual is the overlap's uncertainty, as rbp_residual is rbp's
-                directions={"res": False},
+                "max - min (the uncertainty: no better direction)",
+                # the residual is the overlap's uncertainty, as rbp_residual is rbp's: how
+                # much of the rankings is unseen, not how near the run is to the reference
+                # (a run disjoint from it to depth 20 has a smaller one than a run equal
+                # to it to depth 3), so neither way is better, as for rbp_residual
+                directions={"res": None},
             ),
             Param(
                 "ties",
@@ -191,7 +198,8 @@ AGREEMENT_METRICS: tuple[Metric, ...] = (
         "depth d up to the longer ranking's length l (S is the shorter ranking, L the "
         "longer), then a tail for the depths beyond l: extrapolated (kind='ext'), none "
         "(kind='min'), or as much as possible (kind='max'); kind='res' is max - min, the "
-        "uncertainty left by the unseen depths (lower is better). With "
+        "uncertainty left by the unseen depths (no better direction: a deeper run has less of "
+        "it, however far from the reference). With "
         "ties, each document of a tie group spanning positions t..b contributes (d - t + "
         "1) / (b - t + 1) at depth d (ties='a', 'b') or 1 from depth t (ties='w'), and A_d "
         "is normalised by d (a), by the two contribution norms (b) or by the mean of the "

@@ -198,13 +198,13 @@ class MetricRequest:
 
         Examples
         --------
-        The residual of RBO is its uncertainty, lower is better:
+        The residual of RBO is its uncertainty, not an overlap: no better direction.
 
         >>> import polars_irmetrics as irm
         >>> irm.parse_metric("rbo@4").higher_is_better
         True
-        >>> irm.parse_metric("rbo(kind='res')@4").higher_is_better
-        False
+        >>> irm.parse_metric("rbo(kind='res')@4").higher_is_better is None
+        True
 
         A spread of the per-query values has no better direction; a median keeps it:
 
