@@ -141,7 +141,7 @@ AUDIT: list[tuple[str, bool | None, str]] = [
     ("neighbor_recall_rel", True, "ann-benchmarks: epsilon recall"),
     # a run against a reference taken as the truth (the exact search, the original
     # run of a reproduction: the agreement guide): closer is better
-    ("rbo", True, "rank-biased overlap with the reference (kind='res': neither)"),
+    ("rbo", True, "rank-biased overlap with the reference (kind='max', 'res': neither)"),
     ("rbo_repro_eval", True, "repro_eval: the reproduced run's overlap with the original"),
     ("jaccard", True, "the top-k sets' overlap with the reference's"),
     ("overlap", True, "the top k's share the reference's top k holds"),
@@ -272,7 +272,7 @@ BETTER = [
     ("intersection", "neither: system_agreement and plot_swaps order by it only as told"),
     ("unexpectedness", "neither: system_agreement and plot_swaps order by it only as told"),
     ("overlap", "higher"),
-    ("rbo", "higher (neither for `kind='res'`)"),
+    ("rbo", "higher (neither for `kind='max'`; neither for `kind='res'`)"),
     ("logloss", "lower"),
 ]
 

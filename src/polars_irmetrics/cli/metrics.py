@@ -110,11 +110,12 @@ def _direction(higher_is_better: bool | None) -> str:
 
 def _better(metric: Metric) -> str:
     """The metric's direction, with each parameter value that turns it (as compare and
-    report read it: ``rbo``'s ``kind='res'``, its uncertainty, has none).
+    report read it: ``rbo``'s upper bound ``kind='max'`` and its uncertainty
+    ``kind='res'`` have none).
 
     >>> from polars_irmetrics.metrics.registry import get_metric
     >>> _better(get_metric("rbo"))
-    "higher (kind='res': -)"
+    "higher (kind='max': -; kind='res': -)"
     """
     turned = [
         f"{param.name}={value!r}: {_direction(direction)}"

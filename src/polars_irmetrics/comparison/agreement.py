@@ -103,7 +103,8 @@ def system_agreement(
         the metric its column names (``logloss``, ``ee_disparity``, ``rnd``: lower). A
         column that names no metric (``value``; ``rnd@10``, which does not parse:
         ``rnd`` takes no cutoff), or a metric with no better direction (``num_ret``;
-        ``rbo(kind='res')@10``, RBO's uncertainty), has no direction to read: where
+        ``rbo(kind='res')@10``, RBO's uncertainty, and ``rbo(kind='max')@10``), has no
+        direction to read: where
         the result depends on it, it is refused (``InvalidValueError``) unless given
         here; that is against a column of a direction or of another name, and for
         ``tau_ap``, which weighs the top. One such column on both sides (the same name)

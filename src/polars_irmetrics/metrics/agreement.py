@@ -58,7 +58,10 @@ search, the original run of a reproduction): higher is better. ``rbo(kind='res')
 residual ``max - min``, is how much the unseen depths could still change the overlap
 (RBO's uncertainty, as ``rbp_residual`` is RBP's), not how near the run is: a run
 disjoint from the reference to depth 20 has a smaller residual than one equal to it to
-depth 3, so it has no better direction. ``intersection`` and ``unexpectedness`` read the
+depth 3, so it has no better direction; nor has ``rbo(kind='max')``, the overlap were
+every unseen depth to agree, which grows with what is unseen (an empty run's is 1, the
+reference's own). The lower bound ``rbo(kind='min')`` assumes nothing unseen agrees:
+higher is better. ``intersection`` and ``unexpectedness`` read the
 reference as another model to compare with (RecTools, RePlay): how far the run strays
 from it is no quality, and ``unexpectedness@k`` is ``1 - overlap@k``, so neither has a
 better direction.
@@ -167,13 +170,18 @@ AGREEMENT_METRICS: tuple[Metric, ...] = (
                 "kind",
                 "ext",
                 ("ext", "min", "max", "res"),
-                "extrapolated (Webber et al. eq. 32), lower bound, upper bound, or residual "
-                "max - min (the uncertainty: no better direction)",
+                "extrapolated (Webber et al. eq. 32), lower bound, upper bound (the unseen "
+                "depths all agreeing: no better direction), or residual max - min (the "
+                "uncertainty: no better direction)",
                 # the residual is the overlap's uncertainty, as rbp_residual is rbp's: how
                 # much of the rankings is unseen, not how near the run is to the reference
                 # (a run disjoint from it to depth 20 has a smaller one than a run equal
-                # to it to depth 3), so neither way is better, as for rbp_residual
-                directions={"res": None},
+                # to it to depth 3), so neither way is better, as for rbp_residual; the
+                # upper bound grows with what is unseen: an empty run's is 1, the
+                # reference's own, and against a reference of 3 documents a disjoint run
+                # of 1 document's is 0.828, above a disjoint run of 3's 0.679, so higher
+                # is no better either
+                directions={"max": None, "res": None},
             ),
             Param(
                 "ties",
@@ -197,7 +205,8 @@ AGREEMENT_METRICS: tuple[Metric, ...] = (
         "rankings of a query, as Corsi & Urbano compute it: the agreement A_d at every "
         "depth d up to the longer ranking's length l (S is the shorter ranking, L the "
         "longer), then a tail for the depths beyond l: extrapolated (kind='ext'), none "
-        "(kind='min'), or as much as possible (kind='max'); kind='res' is max - min, the "
+        "(kind='min'), or as much as possible (kind='max', no better direction: it grows with "
+        "the unseen depths); kind='res' is max - min, the "
         "uncertainty left by the unseen depths (no better direction: a deeper run has less of "
         "it, however far from the reference). With "
         "ties, each document of a tie group spanning positions t..b contributes (d - t + "

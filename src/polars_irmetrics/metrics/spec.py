@@ -229,9 +229,11 @@ class Param:
         The values of a string parameter that turn the metric's direction
         (:attr:`Metric.higher_is_better`), each to the direction it has instead:
         ``rbo(kind='res')`` is the residual ``max - min``, the uncertainty of the
-        overlap, so neither way is better (``{"res": None}``: a deeper run has less of
-        it, however far from the reference) where every other ``kind`` is an overlap,
-        higher is better. The one place a direction depends on a parameter;
+        overlap, and ``rbo(kind='max')`` the overlap were every unseen depth to agree,
+        so neither way is better for either (``{"max": None, "res": None}``: each
+        grows with the unseen depths, however far the run is from the reference) where
+        the estimate and the lower bound are overlaps, higher is better. The one place
+        a direction depends on a parameter;
         :attr:`MetricRequest.higher_is_better
         <polars_irmetrics.metrics.requests.MetricRequest.higher_is_better>` reads it.
     with_cutoff
