@@ -112,16 +112,19 @@ def test_text_label_of_one_kind_is_all_negative() -> None:
     assert out["logloss"].item() == pytest.approx(expected, rel=1e-15)
 
 
-def test_expression_positive_label_is_not_checked_and_says_so() -> None:
-    # an expression computes, it does not check (it cannot raise inside a plan): a
-    # positive_label that no label is makes every row negative, as its docstring says
-    value = ONE.select(irm.logloss(positive_label="Yes")).item()
+def test_expression_positive_label_found_in_no_label_gives_nan_and_says_so() -> None:
+    # an expression cannot raise inside a plan: two text labels, neither of which is
+    # positive_label ('Yes' for 'yes'), give NaN (evaluate refuses them), as its
+    # docstring says; a group of one label only is a group of negatives
+    assert math.isnan(ONE.select(irm.logloss(positive_label="Yes")).item())
+    negatives = ONE.with_columns(pl.lit("no").alias("label"))
+    value = negatives.select(irm.logloss(positive_label="yes")).item()
     expected = -(math.log(0.1) + math.log(0.9) + math.log(0.2) + math.log(0.7)) / 4
     assert value == pytest.approx(expected, rel=1e-15)
     for function in (irm.auc, irm.pr_auc, irm.gauc, irm.logloss, irm.ne, irm.brier):
-        assert "means every row is negative" in " ".join((function.__doc__ or "").split())
+        assert "gives NaN" in " ".join((function.__doc__ or "").split())
     for function in (irm.calibration, irm.ece):
-        assert "means every row is negative" in " ".join((function.__doc__ or "").split())
+        assert "gives NaN" in " ".join((function.__doc__ or "").split())
 
 
 # --- online metrics: NaN or infinite dwell and timestamps --------------------------------

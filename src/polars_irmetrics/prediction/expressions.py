@@ -14,16 +14,21 @@ The columns are checked when the plan knows the frame
 (:mod:`polars_irmetrics.ground.deferred`): a missing label, prediction, weight or
 ``gauc`` group column raises :class:`~polars_irmetrics.errors.ColumnNotFoundError`, a
 prediction or weight (or a label, unless the positive label is a string) that is not
-numeric :class:`~polars_irmetrics.errors.ColumnTypeError`. The values are not checked:
-a NaN prediction gives NaN (for ``auc``,
-``pr_auc`` and ``gauc`` too: any NaN prediction in the group, whatever its label or
-weight, though NaN orders above every number), a null is
-skipped by some sums and not others, an infinite rating gives NaN or an infinite value,
-and a value beyond float64's range is infinite without a warning.
+numeric :class:`~polars_irmetrics.errors.ColumnTypeError`. An expression cannot raise
+on a value inside a plan without a Python call per group, so the values that
+:func:`polars_irmetrics.evaluate` refuses give NaN instead, never a number that reads
+as valid (:func:`_invalid`): in every metric, a null label, prediction or weight (or
+``gauc``'s query id), a NaN label, prediction or weight, and a weight that is negative,
+2**32 or more, or positive below 2**-30; in the metrics that read a probability
+(``logloss``, ``ne``, ``brier``, ``calibration``, ``ece``), a prediction outside
+``[0, 1]``; in the binary metrics (those and ``auc``, ``pr_auc``, ``gauc``), a numeric
+label that is neither 0 nor the positive label, or text labels of more than two values
+in the group, or of two neither of which is the positive label; in the rating metrics
+(``rmse``, ``mae``, ``mse``, ``r2``, ``explained_variance``), an infinite label or
+prediction. A value beyond float64's range is infinite without a warning.
 :func:`polars_irmetrics.evaluate` with ``label=`` and ``prediction=`` checks the table
-first (NaN, nulls, probabilities outside ``[0, 1]``, labels that are not binary,
-infinite ratings) and raises an error that names the column (and warns of a value
-beyond float64's range).
+first and raises an error that names the column, the value and the fix (and warns of a
+value beyond float64's range): call it to learn why a value is NaN.
 """
 
 from __future__ import annotations
@@ -38,10 +43,15 @@ from polars_irmetrics.ground.options import (
     checked_positive_label,
     refuse_zero_positive,
 )
-from polars_irmetrics.metrics.prediction import PredictionScope
+from polars_irmetrics.metrics.prediction import (
+    BINARY_METRICS,
+    PROBABILITY_METRICS,
+    PredictionScope,
+)
 from polars_irmetrics.metrics.registry import request
+from polars_irmetrics.metrics.scope import FIXED_FLOOR, FIXED_LIMIT
 from polars_irmetrics.metrics.spec import ParamValue
-from polars_irmetrics.prediction.statistics import group_values
+from polars_irmetrics.prediction.statistics import RATING_METRICS, group_values
 
 __all__ = [
     "auc",
@@ -61,11 +71,48 @@ __all__ = [
 
 Label = int | float | str
 
-#: The metrics whose statistics would pass over a NaN prediction: those that read the
-#: predictions only through their order (NaN orders above every number: the value of a
-#: top score) and ``ece`` (a NaN falls in no bin, yet counts in the denominator). A NaN
-#: among them gives NaN (:func:`_expr`), as the module says, as it does for the sums.
-_NAN_GIVES_NAN = frozenset({"auc", "pr_auc", "gauc", "ece"})
+
+def _invalid(name: str, scope: PredictionScope) -> pl.Expr:
+    """True where the group holds a value :func:`polars_irmetrics.evaluate` refuses for
+    metric ``name`` (the module's list): the expression gives NaN there.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_irmetrics.metrics.prediction import PredictionScope
+    >>> scope = PredictionScope("label", "prediction")
+    >>> df = pl.DataFrame({"label": [1, 0], "prediction": [1.5, 0.2]})
+    >>> df.select(_invalid("logloss", scope), _invalid("auc", scope).alias("a")).row(0)
+    (True, False)
+    """
+    pred = pl.col(scope.prediction).cast(pl.Float64)
+    text = isinstance(scope.positive, str)
+    label = pl.col(scope.label)
+    bad = pred.is_null() | pred.is_nan() | label.is_null()
+    if not text:
+        bad = bad | label.cast(pl.Float64).is_nan()
+    if scope.sample_weight is not None:
+        w = pl.col(scope.sample_weight).cast(pl.Float64)
+        bad = bad | (
+            w.is_null() | w.is_nan() | (w < 0) | (w >= FIXED_LIMIT) | ((w > 0) & (w < FIXED_FLOOR))
+        )
+    if name == "gauc":
+        bad = bad | pl.col(scope.query_id).is_null()
+    if name in PROBABILITY_METRICS:
+        bad = bad | (pred < 0) | (pred > 1)
+    if name in RATING_METRICS:
+        bad = bad | pred.is_infinite() | label.cast(pl.Float64).is_infinite()
+    flag = bad.any()
+    if name in BINARY_METRICS:
+        if text:
+            labels = label.cast(pl.String).drop_nulls()
+            n = labels.n_unique()
+            flag = flag | (n > 2) | ((n == 2) & ~(labels == scope.positive).any())
+        else:
+            value = label.cast(pl.Float64)
+            positive = float(scope.positive)  # type: ignore[arg-type]
+            flag = flag | ~((value == 0.0) | (value == positive)).all()
+    return flag
 
 
 def _expr(
@@ -90,11 +137,10 @@ def _expr(
         check_column_name("query_id", query_id)
     scope = PredictionScope(label, prediction, sample_weight, positive, query_id)
     value = group_values(scope, [(req.name, req)])[req.name]
-    if name in _NAN_GIVES_NAN:
-        # NaN orders above every number, so the ranks alone would read a NaN score as
-        # the highest one, and ece's bins leave it out; the documented NaN is given.
-        nan = pl.col(prediction).cast(pl.Float64).is_nan().any()
-        value = pl.when(nan).then(pl.lit(float("nan"), pl.Float64)).otherwise(value)
+    # a value evaluate refuses gives NaN (the module's list), never a number read as
+    # valid (a label 2 was a negative, a probability 1.5 a loss, a null score skipped)
+    nan = pl.lit(float("nan"), pl.Float64)
+    value = pl.when(_invalid(name, scope)).then(nan).otherwise(value)
     # the columns it reads, checked when the plan knows the frame (ground.deferred): a
     # missing one was polars' own error at collect(), a String prediction was cast
     needs = [
@@ -137,10 +183,10 @@ def auc(
         A column of non-negative row weights, or ``None``.
     positive_label
         The label value of a positive row (default 1; ``True`` for a boolean label).
-        Not checked (an expression cannot raise inside a plan): a value that no
-        label equals (``'Yes'`` for ``'yes'``) means every row is negative.
-        :func:`polars_irmetrics.evaluate` refuses a text one that neither of two
-        labels is.
+        A group whose labels are not 0 and the positive one (for text labels: two
+        labels neither of which is ``positive_label``, ``'Yes'`` for ``'yes'``, or
+        more than two) gives NaN, as :func:`polars_irmetrics.evaluate` refuses them;
+        one text label only, not the positive one, is a group of negatives.
 
     Returns
     -------
@@ -200,10 +246,10 @@ def pr_auc(
         A column of non-negative row weights, or ``None``.
     positive_label
         The label value of a positive row.
-        Not checked (an expression cannot raise inside a plan): a value that no
-        label equals (``'Yes'`` for ``'yes'``) means every row is negative.
-        :func:`polars_irmetrics.evaluate` refuses a text one that neither of two
-        labels is.
+        A group whose labels are not 0 and the positive one (for text labels: two
+        labels neither of which is ``positive_label``, ``'Yes'`` for ``'yes'``, or
+        more than two) gives NaN, as :func:`polars_irmetrics.evaluate` refuses them;
+        one text label only, not the positive one, is a group of negatives.
 
     Returns
     -------
@@ -260,10 +306,10 @@ def gauc(
         A column of non-negative row weights, or ``None``.
     positive_label
         The label value of a positive row.
-        Not checked (an expression cannot raise inside a plan): a value that no
-        label equals (``'Yes'`` for ``'yes'``) means every row is negative.
-        :func:`polars_irmetrics.evaluate` refuses a text one that neither of two
-        labels is.
+        A group whose labels are not 0 and the positive one (for text labels: two
+        labels neither of which is ``positive_label``, ``'Yes'`` for ``'yes'``, or
+        more than two) gives NaN, as :func:`polars_irmetrics.evaluate` refuses them;
+        one text label only, not the positive one, is a group of negatives.
 
     Returns
     -------
@@ -336,10 +382,10 @@ def logloss(
         A column of non-negative row weights, or ``None``.
     positive_label
         The label value of a positive row.
-        Not checked (an expression cannot raise inside a plan): a value that no
-        label equals (``'Yes'`` for ``'yes'``) means every row is negative.
-        :func:`polars_irmetrics.evaluate` refuses a text one that neither of two
-        labels is.
+        A group whose labels are not 0 and the positive one (for text labels: two
+        labels neither of which is ``positive_label``, ``'Yes'`` for ``'yes'``, or
+        more than two) gives NaN, as :func:`polars_irmetrics.evaluate` refuses them;
+        one text label only, not the positive one, is a group of negatives.
 
     Returns
     -------
@@ -390,10 +436,10 @@ def ne(
         A column of non-negative row weights, or ``None``.
     positive_label
         The label value of a positive row.
-        Not checked (an expression cannot raise inside a plan): a value that no
-        label equals (``'Yes'`` for ``'yes'``) means every row is negative.
-        :func:`polars_irmetrics.evaluate` refuses a text one that neither of two
-        labels is.
+        A group whose labels are not 0 and the positive one (for text labels: two
+        labels neither of which is ``positive_label``, ``'Yes'`` for ``'yes'``, or
+        more than two) gives NaN, as :func:`polars_irmetrics.evaluate` refuses them;
+        one text label only, not the positive one, is a group of negatives.
 
     Returns
     -------
@@ -438,10 +484,10 @@ def brier(
         A column of non-negative row weights, or ``None``.
     positive_label
         The label value of a positive row.
-        Not checked (an expression cannot raise inside a plan): a value that no
-        label equals (``'Yes'`` for ``'yes'``) means every row is negative.
-        :func:`polars_irmetrics.evaluate` refuses a text one that neither of two
-        labels is.
+        A group whose labels are not 0 and the positive one (for text labels: two
+        labels neither of which is ``positive_label``, ``'Yes'`` for ``'yes'``, or
+        more than two) gives NaN, as :func:`polars_irmetrics.evaluate` refuses them;
+        one text label only, not the positive one, is a group of negatives.
 
     Returns
     -------
@@ -485,10 +531,10 @@ def calibration(
         A column of non-negative row weights, or ``None``.
     positive_label
         The label value of a positive row.
-        Not checked (an expression cannot raise inside a plan): a value that no
-        label equals (``'Yes'`` for ``'yes'``) means every row is negative.
-        :func:`polars_irmetrics.evaluate` refuses a text one that neither of two
-        labels is.
+        A group whose labels are not 0 and the positive one (for text labels: two
+        labels neither of which is ``positive_label``, ``'Yes'`` for ``'yes'``, or
+        more than two) gives NaN, as :func:`polars_irmetrics.evaluate` refuses them;
+        one text label only, not the positive one, is a group of negatives.
 
     Returns
     -------
@@ -542,10 +588,10 @@ def ece(
         A column of non-negative row weights, or ``None``.
     positive_label
         The label value of a positive row.
-        Not checked (an expression cannot raise inside a plan): a value that no
-        label equals (``'Yes'`` for ``'yes'``) means every row is negative.
-        :func:`polars_irmetrics.evaluate` refuses a text one that neither of two
-        labels is.
+        A group whose labels are not 0 and the positive one (for text labels: two
+        labels neither of which is ``positive_label``, ``'Yes'`` for ``'yes'``, or
+        more than two) gives NaN, as :func:`polars_irmetrics.evaluate` refuses them;
+        one text label only, not the positive one, is a group of negatives.
 
     Returns
     -------
