@@ -12,6 +12,7 @@ import pytest
 from sklearn.metrics import log_loss, roc_auc_score
 
 import polars_irmetrics as irm
+from tests.helpers import warned
 
 FRAMES = [pl.DataFrame, pl.LazyFrame]
 
@@ -72,3 +73,44 @@ def test_prediction_expression_valid_groups_keep_their_values() -> None:
     assert out["auc"][0] == roc_auc_score([1, 0, 1, 0], [3.0, 0.5, 0.5, -1.0])
     assert math.isnan(out["brier"][0])
     assert math.isnan(out["auc"][1])
+
+
+# faiss' padding of a short list: id -1, distance 3.4028235e38 (a finite score)
+PAD = -3.4028234663852886e38
+PADDED = (
+    "1 row(s) of {table} have doc_id -1 and a score of magnitude 3.4028235e+38 (float32's "
+    "largest) or infinite (e.g. query 'q'): faiss' padding of a list shorter than k, no "
+    "document; they are left out: {fate}. Drop them first to silence this, e.g. "
+    ".filter(pl.col('doc_id') != -1)"
+)
+RUN_FATE = "each is a neighbour the index did not return, a miss (as a score of -inf)"
+TRUTH_FATE = (
+    "the query's n < k true neighbours stand for k (the n-th distance for the k-th), as "
+    "for a corpus of fewer than k documents; read as documents, their distance was the "
+    "k-th true one and every document of the run counted as found"
+)
+
+
+@pytest.mark.parametrize("frame", FRAMES)
+def test_faiss_padding_is_left_out_and_said(frame: type) -> None:
+    # exact search of a corpus of 2 vectors with k=3: faiss pads the third neighbour;
+    # the approximate index found d0 and padded the rest. The true recall@3 is 1 of 2
+    # (was 0.667: the padding's 3.4e38 read as the 3rd true distance, the run's own
+    # padding within it)
+    exact = frame({"query_id": ["q"] * 3, "doc_id": [0, 1, -1], "score": [0.0, -2.0, PAD]})
+    approx = frame({"query_id": ["q", "q"], "doc_id": [0, -1], "score": [0.0, PAD]})
+    metrics = ["neighbor_recall@3", "neighbor_recall_rel@3"]
+    out, said = warned(lambda: irm.evaluate(approx, metrics, neighbors=exact))
+    assert out.row(0) == (1, 0.5, 0.5)
+    assert said == [
+        PADDED.format(table="the run", fate=RUN_FATE),
+        PADDED.format(table="neighbors=", fate=TRUTH_FATE),
+    ]
+    # the same lists without the padding: the same values, nothing said
+    clean, quiet = warned(
+        lambda: irm.evaluate(
+            approx.filter(pl.col("doc_id") != -1), metrics, neighbors=exact.head(2)
+        )
+    )
+    assert clean.row(0) == out.row(0)
+    assert quiet == []

@@ -12,6 +12,15 @@ only in the approximate run has no truth and is left out). ``by`` keys the exact
 also has are matched; otherwise its neighbours serve every ``by`` group of the
 approximate run (an index per shard or per setting against one exact run).
 
+Padding: faiss fills a list shorter than ``k`` (fewer vectors than ``k``, or an index
+that found fewer) with the id -1 and the distance ``±3.4028235e38`` (float32's largest),
+a finite score. Such rows (document id -1, score of that magnitude or infinite), in the
+run or in ``neighbors=``, are left out with an :class:`~polars_irmetrics.errors.IrmWarning`
+that counts them (:func:`_without_padding`): a missed neighbour in the run, as its -inf;
+in ``neighbors=``, a query with ``n < k`` true neighbours. Read as documents, a padding
+row of ``neighbors=`` made its distance the ``k``-th true one (every document of the run
+found) and counted in ``min(k, n)``.
+
 Scores: where every score of the exact run is at most 0 (negated distances) or at most
 1 (cosine similarities), an approximate score above that bound beyond rounding cannot be
 of that kind (no document scores above a query's best) and is refused
@@ -21,6 +30,7 @@ distances below 0, every document found.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -153,6 +163,9 @@ def build_neighbors_plan(
     run, neighbors = _common_ids(
         run, neighbors, run_schema, truth_schema, [query_id, *by], options.doc_id
     )
+    # faiss' padding (id -1, distance 3.4e38) is no document: counted, left out, said
+    padding = _padding_tally(run, neighbors, query_id, options.doc_id, score)
+    run, neighbors = (_without_padding(frame, options.doc_id, score) for frame in (run, neighbors))
     cutoffs = [_cutoff(label, request) for label, request in requests]
     deepest = max(cutoffs)
     use_rank = options.order == "rank" or (options.order == "auto" and options.rank in run_schema)
@@ -303,9 +316,10 @@ def build_neighbors_plan(
         tally = pl.concat([tally, per_system.select(systems_column(_BOTH))], how="horizontal")
     # and how its documents line up with those of neighbors= (the values read distances
     # only: ids of another id space would go unnoticed)
-    tally = tally.join(_doc_tally(run, neighbors, doc), how="cross")
+    tally = tally.join(_doc_tally(run, neighbors, doc), how="cross").join(padding, how="cross")
 
     def say(row: Mapping[str, Any]) -> None:
+        _warn_on_padding(row, doc, score)
         _warn_on_queries(row, query_id, options)
         _warn_on_documents(row, doc)
 
@@ -394,6 +408,74 @@ def _warn_on_empty(run: int, truth: int, fate: str, lacked: str, options: EvalOp
 
 _RUN_DOCS, _TRUTH_DOCS = f"{INTERNAL}run_docs", f"{INTERNAL}truth_docs"
 _BOTH_DOCS = f"{INTERNAL}both_docs"
+
+
+#: float32's largest value, as float64: faiss' distance of a missing neighbour (with
+#: the id -1), ``+`` for l2, ``-`` for the inner product.
+FAISS_PAD = 3.4028234663852886e38
+_PADS = f"{INTERNAL}pads_"
+_PAD_QUERY = f"{INTERNAL}pad_query_"
+
+
+def _is_padding(doc: str, score: str) -> pl.Expr:
+    """A row of faiss' padding: document id -1 and a score of float32's largest
+    magnitude (or an infinite one)."""
+    return (pl.col(doc).cast(pl.String) == "-1") & (
+        pl.col(score).cast(pl.Float64).abs() >= FAISS_PAD
+    )
+
+
+def _without_padding(frame: pl.LazyFrame, doc: str, score: str) -> pl.LazyFrame:
+    """``frame`` without faiss' padding rows (:func:`_is_padding`).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> faiss = pl.LazyFrame({"doc_id": [4, -1], "score": [-0.5, -3.4028234663852886e38]})
+    >>> _without_padding(faiss, "doc_id", "score").collect()["doc_id"].to_list()
+    [4]
+    """
+    pad = _is_padding(doc, score)
+    return frame.filter(~pad | pad.is_null())
+
+
+def _padding_tally(
+    run: pl.LazyFrame, neighbors: pl.LazyFrame, query_id: str, doc: str, score: str
+) -> pl.LazyFrame:
+    """One row: each table's count of faiss' padding rows and its first query with one."""
+    pad = _is_padding(doc, score).fill_null(False)
+
+    def count(frame: pl.LazyFrame, what: str) -> pl.LazyFrame:
+        return frame.select(
+            pad.sum().cast(pl.Int64).alias(_PADS + what),
+            pl.col(query_id).filter(pad).cast(pl.String).min().alias(_PAD_QUERY + what),
+        )
+
+    return count(run, "the run").join(count(neighbors, "neighbors="), how="cross")
+
+
+def _warn_on_padding(row: Mapping[str, Any], doc: str, score: str) -> None:
+    """The padding rows :func:`_without_padding` left out (``row``: the tally of
+    :func:`_padding_tally`), warned about per table."""
+    fate = {
+        "the run": "each is a neighbour the index did not return, a miss (as a score of -inf)",
+        "neighbors=": "the query's n < k true neighbours stand for k (the n-th distance for "
+        "the k-th), as for a corpus of fewer than k documents; read as documents, their "
+        "distance was the k-th true one and every document of the run counted as found",
+    }
+    for what, said in fate.items():
+        n = row[_PADS + what]
+        if not n:
+            continue
+        warnings.warn(
+            f"{n} row(s) of {what} have {doc} -1 and a {score} of magnitude "
+            f"3.4028235e+38 (float32's largest) or infinite (e.g. query "
+            f"{row[_PAD_QUERY + what]!r}): faiss' padding of a list shorter than k, no "
+            f"document; they are left out: {said}. Drop them first to silence this, e.g. "
+            f".filter(pl.col({doc!r}) != -1)",
+            IrmWarning,
+            stacklevel=2,
+        )
 
 
 def _doc_tally(run: pl.LazyFrame, neighbors: pl.LazyFrame, doc: str) -> pl.LazyFrame:
