@@ -114,3 +114,50 @@ def test_faiss_padding_is_left_out_and_said(frame: type) -> None:
     )
     assert clean.row(0) == out.row(0)
     assert quiet == []
+
+
+def _ab_log(arms: list[str]) -> pl.DataFrame:
+    # 8 users, one session of one impression each: clicks 1, 0, 1, 1 in each half
+    return pl.DataFrame(
+        {
+            "user_id": list(range(8)),
+            "arm": arms,
+            "session_id": list(range(8)),
+            "position": [1] * 8,
+            "clicked": [1, 0, 1, 1, 1, 0, 0, 1],
+        }
+    )
+
+
+@pytest.mark.parametrize("frame", FRAMES)
+@pytest.mark.parametrize(
+    ("arms", "said"),
+    [
+        # a treatment spelt two ways: 'b' was compared with control 'A' as a third arm
+        (
+            ["A"] * 4 + ["B", "B", "b", "b"],
+            "column 'arm' of the log holds arms 'B' and 'b', which are one arm once case "
+            "is ignored: an arm spelt two ways is compared as two (its units split, one "
+            "part tested against the other or against control 'A'); give each arm one "
+            "spelling, e.g. pl.col('arm').str.to_lowercase() (and control= in that "
+            "spelling), or, if they are two arms, name them apart",
+        ),
+        # the control spelt two ways: 'A ' was tested against 'A' as a treatment
+        (
+            ["A", "A", "A ", "A "] + ["B"] * 4,
+            "column 'arm' of the log holds arms 'A' and 'A ', which are one arm once the "
+            "spaces around the ids are ignored: an arm spelt two ways is compared as two "
+            "(its units split, one part tested against the other or against control "
+            "'A'); give each arm one spelling, e.g. pl.col('arm').str.strip_chars() (and "
+            "control= in that spelling), or, if they are two arms, name them apart",
+        ),
+    ],
+)
+def test_ab_arms_spelt_apart_are_refused(frame: type, arms: list[str], said: str) -> None:
+    log = frame(_ab_log(arms).to_dict())
+    with pytest.raises(irm.InvalidValueError) as error:
+        irm.ab_test(log, ["ctr@1"])
+    assert str(error.value) == said
+    # spelt as one: one comparison, B against A
+    fixed = frame(_ab_log(["A"] * 4 + ["B"] * 4).to_dict())
+    assert irm.ab_test(fixed, ["ctr@1"])["arm"].to_list() == ["B"]

@@ -12,6 +12,7 @@ are then vectorised in numpy over the (segment, metric, arm) rows.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -28,6 +29,7 @@ from polars_irmetrics.ground.options import (
     refuse_result_keys,
     refuse_working_name,
 )
+from polars_irmetrics.ground.spelling import spelling_change
 from polars_irmetrics.ground.validate import INTERNAL, require_columns
 from polars_irmetrics.metrics.online import ClickMetric
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list, repeated_metric
@@ -116,6 +118,9 @@ def ab_test(
         Click metric names, e.g. ``["ctr@10", "abandonment"]``.
     arm, unit, control
         The arm column, the randomization unit column, and the control arm's value.
+        Two arms that are one once case, the spaces around them and separators are
+        ignored (``'A'`` and ``'a'``) are refused: compared as two, one arm's units
+        were split and one part tested against the other.
     split
         The intended share of units per arm, e.g. ``{"A": 0.5, "B": 0.5}`` (any
         positive weights); default: equal shares over the arms in the log. Every arm
@@ -307,6 +312,7 @@ def ab_test(
         )
     warnings = _mixed_units(mixed, arm, unit, strict)
     arms = sorted({*counts[_ARM].to_list(), *mixed[arm].to_list()})
+    _refuse_spelt_arms(arms, arm, control)
     if control not in arms:
         shown = ", ".join(repr(a) for a in arms) or "none"
         raise InvalidValueError(
@@ -589,6 +595,36 @@ def _shares(
         )
     total = float(sum(split.values()))
     return {str(name): float(weight) / total for name, weight in split.items()}
+
+
+def _refuse_spelt_arms(arms: Sequence[str], arm: str, control: str) -> None:
+    """Refuse two arms that are one once case, the spaces around them and separators
+    are ignored (``'A'`` and ``'a'``, ``'B '`` and ``'B'``): compared as two arms, one
+    arm's units were split in two and one part tested against the other as control.
+
+    Examples
+    --------
+    >>> _refuse_spelt_arms(["A", "B", "C"], "arm", "A")
+    >>> _refuse_spelt_arms(["A", "B", "a"], "arm", "A")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: column 'arm' of the log holds arms 'A' and 'a', ...
+    """
+    seen: dict[str, str] = {}
+    for name in arms:  # a handful of arms, already collected
+        key = re.sub(r"[-_.: ]", "", name.strip().lower())
+        if key not in seen:
+            seen[key] = name
+            continue
+        first = seen[key]
+        what, fix = spelling_change(first, name)
+        raise InvalidValueError(
+            f"column {arm!r} of the log holds arms {first!r} and {name!r}, which are one "
+            f"arm once {what}: an arm spelt two ways is compared as two (its units split, one "
+            f"part tested against the other or against control {control!r}); give each arm "
+            f"one spelling, e.g. pl.col({arm!r}){fix} (and control= in that spelling), or, "
+            "if they are two arms, name them apart"
+        )
 
 
 def _refuse_absent_arms(
