@@ -161,3 +161,68 @@ def test_ab_arms_spelt_apart_are_refused(frame: type, arms: list[str], said: str
     # spelt as one: one comparison, B against A
     fixed = frame(_ab_log(["A"] * 4 + ["B"] * 4).to_dict())
     assert irm.ab_test(fixed, ["ctr@1"])["arm"].to_list() == ["B"]
+
+
+# a session value irm.click_metric gave for a log evaluate_online refuses
+CLICK_LOGS = [
+    # a click of 2: counted twice (ctr@3 0.667 of 3 impressions, 2 clicked rows)
+    (
+        "ctr@3",
+        {"clicked": [2, 0, 1]},
+        "column 'clicked' of the log has 1 value(s) other than 0 and 1 in session 's'; a "
+        "click is a flag: use True/False or 0/1",
+    ),
+    # a 0-based position: click_mrr inf
+    (
+        "click_mrr",
+        {"position": [0, 1, 2]},
+        "column 'position' of the log has 1 position(s) below 1 in session 's'; positions "
+        "start at 1 for the top: add 1 to 0-based positions, e.g. pl.col('position') + 1",
+    ),
+    # a clicked impression without a position: skipped, the mean of the rest (3.0)
+    (
+        "mean_click_position",
+        {"position": [None, 2, 3]},
+        "session 's' has 1 click(s) on an impression that was not shown (a null "
+        "'position'); a click needs the position it was shown at: fix the join of clicks "
+        "to impressions, or drop those rows",
+    ),
+    # two impressions at one position
+    (
+        "clicks_per_session",
+        {"position": [1, 1, 3]},
+        "column 'position' of the log: session 's' shows 1 impression(s) at a position "
+        "another impression holds; each position shows one item: keep one row per "
+        "position, e.g. .unique(['session_id', 'position'])",
+    ),
+    # a negative dwell: a satisfied click rate of 1 click in 2
+    (
+        "sat_click_rate",
+        {"dwell": [-5.0, 0.0, 40.0]},
+        "column 'dwell' of the log has 1 negative value(s) in session 's'; a dwell is a "
+        "duration in seconds, >= 0: fix or drop them",
+    ),
+]
+
+
+@pytest.mark.parametrize("frame", FRAMES)
+@pytest.mark.parametrize(("metric", "columns", "said"), CLICK_LOGS)
+def test_click_metric_gives_nan_where_evaluate_online_refuses(
+    frame: type, metric: str, columns: dict, said: str
+) -> None:
+    data = {
+        "session_id": ["s"] * 3,
+        "position": [1, 2, 3],
+        "clicked": [1, 0, 1],
+        "dwell": [40.0, 0.0, 10.0],
+        **columns,
+    }
+    got = _collected(frame(data).group_by("session_id").agg(irm.click_metric(metric)))
+    assert math.isnan(got[metric].item())
+    with pytest.raises(irm.IrmError) as error:
+        _collected(irm.evaluate_online(frame(data), [metric]))
+    assert str(error.value) == said
+    # the valid log keeps its value
+    valid = {**data, "position": [1, 2, 3], "clicked": [1, 0, 1], "dwell": [40.0, 0.0, 10.0]}
+    value = _collected(frame(valid).group_by("session_id").agg(irm.click_metric(metric)))
+    assert not math.isnan(value[metric].item())

@@ -18,6 +18,43 @@ def _expr(column: str | pl.Expr) -> pl.Expr:
     return pl.col(column) if isinstance(column, str) else column
 
 
+def _invalid(
+    position: str, clicked: str, optional: dict[str, str | pl.Expr], used: set[str]
+) -> pl.Expr:
+    """True where the session holds a value :func:`polars_irmetrics.evaluate_online`
+    refuses (its checks, :mod:`polars_irmetrics.online.sessions`): the session's value
+    is NaN there (:func:`click_metric`).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> log = pl.DataFrame({"position": [1, 2], "clicked": [2, 0]})
+    >>> log.select(_invalid("position", "clicked", {}, set())).item()
+    True
+    """
+    pos = pl.col(position)
+    click = pl.col(clicked).cast(pl.Float64)
+    bad = (
+        click.is_null() | ~((click == 0.0) | (click == 1.0)) | pos.is_null() | (pos < 1)
+    ).any() | (pos.count() != pos.drop_nulls().n_unique())
+    is_click = click == 1.0
+    if "dwell" in used:
+        dwell = _expr(optional["dwell"]).cast(pl.Float64)
+        bad = (
+            bad
+            | (
+                (dwell < 0) | (is_click & (dwell.is_null() | dwell.is_nan())) | dwell.is_infinite()
+            ).any()
+        )
+    if "converted" in used:
+        converted = _expr(optional["converted"]).cast(pl.Float64)
+        bad = bad | (converted.is_null() | ~((converted == 0.0) | (converted == 1.0))).any()
+    if "timestamp" in used:
+        time = _expr(optional["timestamp"]).cast(pl.Float64)
+        bad = bad | (time.is_null() | time.is_nan() | time.is_infinite()).any()
+    return bad
+
+
 def click_metric(
     name: str,
     *,
@@ -30,9 +67,14 @@ def click_metric(
     """A click metric over the impressions of one session, as a polars aggregation.
 
     For ``log.group_by("session_id").agg(irm.click_metric("ctr@10"))``: the value of
-    each session, without :func:`polars_irmetrics.evaluate_online`'s data checks (a
-    null position or click is not refused here) and without its aggregation over
-    sessions (a ratio metric's session value is the session's own ratio). The columns
+    each session, without :func:`polars_irmetrics.evaluate_online`'s aggregation over
+    sessions (a ratio metric's session value is the session's own ratio). An
+    expression cannot raise on a value inside a plan: a session holding a value
+    ``evaluate_online`` refuses (a null or non-0/1 click, a null, repeated or non-positive
+    position; a negative or infinite dwell, or a null or NaN one of a click; a null or
+    non-0/1 conversion; a null or non-finite time; the last three where the metric
+    reads them) gives NaN, never a number that reads as valid; ``evaluate_online`` on
+    the same log names the column, the session and the fix. The columns
     it reads are checked when the plan knows the frame: a missing one raises
     :class:`~polars_irmetrics.errors.ColumnNotFoundError`, a position that is not an
     integer or a click (dwell, conversion, time) that is not numeric or Boolean
@@ -104,7 +146,12 @@ def click_metric(
         converted=_expr(converted).cast(pl.Boolean),
         timestamp=_expr(timestamp).cast(pl.Float64),
     )
-    expr = request.expr(scope, 1.0).alias(request.name)
+    expr = request.expr(scope, 1.0)
+    # a value evaluate_online refuses gives NaN, never a number read as valid (a click
+    # of 2 counted twice, a position 0 gave click_mrr inf, a null position was skipped)
+    optional = {"dwell": dwell, "converted": converted, "timestamp": timestamp}
+    invalid = _invalid(position, clicked, optional, scope.used)
+    expr = pl.when(invalid).then(pl.lit(float("nan"))).otherwise(expr).alias(request.name)
     # a column named that the metric does not read is refused, never ignored
     for role, value in (("dwell", dwell), ("converted", converted), ("timestamp", timestamp)):
         if role not in scope.used and not (isinstance(value, str) and value == role):
