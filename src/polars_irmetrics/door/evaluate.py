@@ -86,6 +86,7 @@ from polars_irmetrics.offline.catalogue import build_offline_plan, reads_run_fac
 from polars_irmetrics.offline.coverage import (
     CoverageSink,
     judged_coverage,
+    judged_docs,
     judged_hints,
     with_groups,
 )
@@ -1651,6 +1652,14 @@ _EXPOSED = (
 )
 
 
+#: What the exposure measures score on a judged query where the run retrieves no judged
+#: document (its documents there spelt apart from the judged ones: _judged_coverage).
+_BLIND_EXPOSED = (
+    "as a ranking that exposes no relevant document does (ee_relevance 0, awrf_ndcg 0; "
+    "not 0 for ee_loss)"
+)
+
+
 #: What the exposure measures score on a judged query of a group the run lacks.
 _GROUP_EXPOSED = (
     "is a ranking of no document: the expected-exposure measures score it as one that "
@@ -1697,23 +1706,46 @@ def _judged_coverage(
         )
     if systems:  # each system's tally, in one row; the ranking metrics' hints
         hints = judged_hints(run, qrels, query_id, doc_id)
+        docs = judged_docs(run, qrels, query_id, doc_id, systems)
         counts = system_tallies(judged_tally(run, qrels, query_id, doc_id, by=systems))
 
         def say(row: Mapping[str, Any]) -> None:
-            warn_on_judged(row, unretrieved, hints, systems=systems, scores=_EXPOSED)
+            warn_on_judged(
+                row,
+                unretrieved,
+                hints,
+                systems=systems,
+                scores=_EXPOSED,
+                docs=docs,
+                blind_scores=_BLIND_EXPOSED,
+            )
 
         return with_tally(plan, counts, say)
     counts = judged_tally(run, qrels, query_id, doc_id, found=found)
     if warn is True:  # with the ranking metrics' hints (case, a prefix), on its path only
         hints = judged_hints(run, qrels, query_id, doc_id)
-        return with_tally(
-            plan, counts, lambda row: warn_on_judged(row, unretrieved, hints, scores=_EXPOSED)
-        )
+        # and the judged queries where it retrieves no judged document, their documents
+        # spelt apart: read only where such a query is
+        docs = judged_docs(run, qrels, query_id, doc_id)
+
+        def tell(row: Mapping[str, Any]) -> None:
+            warn_on_judged(
+                row, unretrieved, hints, scores=_EXPOSED, docs=docs, blind_scores=_BLIND_EXPOSED
+            )
+
+        return with_tally(plan, counts, tell)
     sink = warn
 
     def hand(row: Mapping[str, Any]) -> None:
         part = judged_coverage(
-            tally_counts(row), run, qrels, query_id, doc_id, unretrieved, _EXPOSED
+            tally_counts(row),
+            run,
+            qrels,
+            query_id,
+            doc_id,
+            unretrieved,
+            _EXPOSED,
+            _BLIND_EXPOSED,
         )
         # judgments per group: the part's groups, gathered by the engine (as one machine)
         sink(with_groups(part, run, qrels, grouped, options.unjudged, _GROUP_EXPOSED))

@@ -1425,6 +1425,7 @@ def warn_on_counts(
     emit: Callable[[str], None] | None = None,
     scores: str | None = None,
     docs: DocsHint | None = None,
+    blind_scores: str | None = None,
 ) -> None:
     """The coverage warnings of a tally (:func:`coverage_counts`, :func:`merge_counts`):
     once per system that retrieves no judged document or lists fewer than half of the
@@ -1445,9 +1446,11 @@ def warn_on_counts(
     retrieves no judged document in some judged query it lists where the
     :data:`DocsHint` finds its documents there spelt apart from the judged ones (read
     only where such a query is; not for a system warned above with every hint: the
-    document hint there counts those pairs too). Not detected: a query where only some
-    of the run's documents are spelt apart (it retrieves a judged document; the others
-    are read as unjudged)."""
+    document hint there counts those pairs too); ``blind_scores``: what such a query
+    scores, for measures that do not score it as the ranking metrics do (default: "as a
+    ranking of no judged document does (0 in ndcg, ...)"). Not detected: a query where
+    only some of the run's documents are spelt apart (it retrieves a judged document;
+    the others are read as unjudged)."""
     emit = emit or warn_from_plan
     if not counts.height:
         where = " (with systems=: or the run has no rows)" if systems else ""
@@ -1551,7 +1554,7 @@ def warn_on_counts(
         emit(
             f"{name} retrieves no judged document in {count} judged {which} where its "
             f"documents match judged ones once their spelling is ignored ({tally}): "
-            f"{fate} {_AS_UNJUDGED}. {hint}"
+            f"{fate} {blind_scores or _AS_UNJUDGED}. {hint}"
         )
 
 
@@ -1656,24 +1659,33 @@ def warn_on_judged(
     *,
     systems: Sequence[str] = (),
     scores: str | None = None,
+    docs: DocsHint | None = None,
+    blind_scores: str | None = None,
 ) -> None:
     """The coverage warning of the judged queries' counts ``row`` (the :data:`TALLY`
     columns: no judged document retrieved, no judged query), in the words of the
     ranking metrics', with their ``hints``. ``systems``: the row holds, in column
     :data:`SYSTEM_TALLIES`, one tally per system (:func:`judged_tally` by the system
-    keys), each warned about by name; ``scores``: as :func:`warn_on_counts` reads it."""
+    keys), each warned about by name; ``scores``, ``docs`` (the judged queries where a
+    system retrieves no judged document, its documents there spelt apart from the
+    judged ones) and ``blind_scores``: as :func:`warn_on_counts` reads them."""
     if systems:
         counts = pl.DataFrame(row[SYSTEM_TALLIES])
         if counts.height:
             counts = counts.with_columns(pl.col(c).cast(pl.Int64) for c in TALLY).filter(
                 pl.col("queries") > 0
             )
-        warn_on_counts(
-            counts, systems=systems, unretrieved=unretrieved, hints=hints, scores=scores
-        )
-        return
+        counted = counts
+    else:
+        counted = tally_counts(row)
     warn_on_counts(
-        tally_counts(row), systems=(), unretrieved=unretrieved, hints=hints, scores=scores
+        counted,
+        systems=systems,
+        unretrieved=unretrieved,
+        hints=hints,
+        scores=scores,
+        docs=docs,
+        blind_scores=blind_scores,
     )
 
 

@@ -30,6 +30,7 @@ from polars_irmetrics.ground.spelling import spelling_change, spelling_digits, s
 from polars_irmetrics.ground.validate import (
     INTERNAL,
     LISTED,
+    DocsHint,
     Hint,
     Policy,
     QueryHint,
@@ -51,6 +52,7 @@ __all__ = [
     "docs_hint",
     "id_hints",
     "judged_coverage",
+    "judged_docs",
     "judged_hints",
     "part_coverage",
     "with_groups",
@@ -84,6 +86,9 @@ class Coverage:
     #: What the metrics score where a run retrieves no judged document, where not 0
     #: (:func:`~polars_irmetrics.ground.validate.warn_on_counts`' ``scores``).
     scores: str | None = None
+    #: What they score on a judged query where it retrieves none, where not 0
+    #: (:func:`~polars_irmetrics.ground.validate.warn_on_counts`' ``blind_scores``).
+    blind_scores: str | None = None
     #: Where the judgments carry ``by=``/``systems=`` keys (judgments per group): the
     #: keys, the distinct groups of the part's run and of its judgments, and what the
     #: warning of a group one side lacks reads
@@ -119,6 +124,7 @@ class Coverage:
             doc_id=first.doc_id,
             query_id=first.query_id,
             scores=first.scores,
+            blind_scores=first.blind_scores,
             group_keys=next((p.group_keys for p in parts if p.group_keys), ()),
             ran_groups=_gathered([p.ran_groups for p in parts]),
             judged_groups=_gathered([p.judged_groups for p in parts]),
@@ -149,6 +155,7 @@ class Coverage:
             emit=emit,
             scores=self.scores,
             docs=None if blind is None else lambda: _blind_texts(blind, systems, query_id, doc_id),
+            blind_scores=self.blind_scores,
         )
         if self.group_keys and self.ran_groups is not None and self.judged_groups is not None:
             keys = list(self.group_keys)
@@ -193,7 +200,8 @@ def part_coverage(
     part = _part(counts, run, qrels, query_id, doc_id, setup.check.unretrieved, texts)
     blind = blind_queries(frame, LISTED) if setup.doc_is_string else None
     if blind is not None and blind.height:  # whole queries per part: exact
-        part = replace(part, blind=_blind_cases(run, qrels, blind, setup, options.system_keys))
+        systems = options.system_keys
+        part = replace(part, blind=_blind_cases(run, qrels, blind, _blind_keys(setup), systems))
     return with_groups(part, run, qrels, setup.check.judged_keys, setup.check.unjudged)
 
 
@@ -251,7 +259,7 @@ def docs_hint(
     query_id, doc_id = setup.check.query_id, setup.doc_id
 
     def read(blind: pl.DataFrame) -> Mapping[tuple[Any, ...], tuple[int, str]]:
-        cases = _blind_cases(run, qrels, blind, setup, systems)
+        cases = _blind_cases(run, qrels, blind, _blind_keys(setup), systems)
         return _blind_texts(cases, systems, query_id, doc_id)
 
     return read
@@ -269,6 +277,32 @@ def judged_hints(
     return _hints(run, qrels, query_id, doc_id, texts)
 
 
+def judged_docs(
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame,
+    query_id: str,
+    doc_id: str,
+    systems: Sequence[str] = (),
+) -> DocsHint | None:
+    """:func:`docs_hint` for such a route (:func:`judged_hints`), which counts nothing
+    per query itself: the judged queries where a system (each value of the ``systems``
+    keys) lists documents and retrieves no judged one are found here, then the run's
+    documents there that match a judged one of the same query once their spelling is
+    ignored. Read by :func:`~polars_irmetrics.ground.validate.warn_on_counts` only
+    where a system retrieves no judged document in some judged query (the warning's
+    path: a run without such a query reads nothing more); ``None`` where the documents
+    are not text."""
+    run, qrels, texts = _common_ids(run, qrels, query_id, doc_id, keep=systems)
+    if not texts[0]:
+        return None
+
+    def read() -> Mapping[tuple[Any, ...], tuple[int, str]]:
+        cases = _judged_blind(run, qrels, query_id, doc_id, systems)
+        return {} if cases is None else _blind_texts(cases, systems, query_id, doc_id)
+
+    return read
+
+
 def judged_coverage(
     counts: pl.DataFrame,
     run: pl.LazyFrame,
@@ -277,14 +311,22 @@ def judged_coverage(
     doc_id: str,
     unretrieved: Policy,
     scores: str | None = None,
+    blind_scores: str | None = None,
 ) -> Coverage:
     """The :class:`Coverage` of one engine part of such a route (:func:`judged_hints`):
     ``counts`` its tally, the hints' data computed on its rows where the tally is
-    suspect, as :func:`part_coverage` computes them for the ranking metrics; ``scores``:
-    what its measures score on a run that retrieves no judged document, where not 0."""
+    suspect, as :func:`part_coverage` computes them for the ranking metrics, and the
+    document hint's (:func:`judged_docs`; each part holds whole queries) where it
+    retrieves a judged document in fewer of its judged queries than it has; ``scores``
+    and ``blind_scores``: what its measures score on a run that retrieves no judged
+    document, and on such a query, where not 0."""
     run, qrels, texts = _common_ids(run, qrels, query_id, doc_id)
     part = _part(counts, run, qrels, query_id, doc_id, unretrieved, texts)
-    return replace(part, scores=scores)
+    part = replace(part, scores=scores, blind_scores=blind_scores)
+    blind = (pl.col("found") > 0) & (pl.col("found_queries") < pl.col("queries"))
+    if not texts[0] or not counts.select(blind.any()).item():
+        return part
+    return replace(part, blind=_judged_blind(run, qrels, query_id, doc_id, ()))
 
 
 def _hints(
@@ -347,16 +389,46 @@ def _part(
 
 
 def _common_ids(
-    run: pl.LazyFrame, qrels: pl.LazyFrame, query_id: str, doc_id: str
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame,
+    query_id: str,
+    doc_id: str,
+    keep: Sequence[str] = (),
 ) -> tuple[pl.LazyFrame, pl.LazyFrame, tuple[bool, bool]]:
     """The ids of ``run`` and ``qrels`` in one dtype each (the tally's), and whether
-    the documents and the queries are text."""
+    the documents and the queries are text (``keep``: the run's columns kept too)."""
     ran, held = run.collect_schema(), qrels.collect_schema()
     keys = (query_id, doc_id)
     dtypes = {k: common_id_dtype([ran[k], held[k]]) for k in keys}
     cast = [pl.col(k).cast(dtypes[k]) for k in keys]
     texts = (is_text(dtypes[doc_id]), is_text(dtypes[query_id]))
-    return run.select(cast), qrels.select(cast), texts
+    return run.select(*keep, *cast), qrels.select(cast), texts
+
+
+def _judged_blind(
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame,
+    query_id: str,
+    doc_id: str,
+    systems: Sequence[str],
+) -> pl.DataFrame | None:
+    """:func:`_blind_cases` of the judged queries where a system retrieves no judged
+    document (``None`` where its documents match none once their spelling is ignored),
+    from ``run`` and ``qrels`` (ids of one dtype: :func:`_common_ids`): the (system,
+    query) pairs that hold a judged document (one semi-join of the run), each judged
+    query of each system but those; :func:`_blind_cases` reads the run's rows of
+    those queries only (a query the run does not list holds none)."""
+    keys = [*systems, query_id]
+    judged = qrels.select(query_id, doc_id).unique()
+    found = run.join(judged, on=[query_id, doc_id], how="semi").select(keys).unique()
+    every = judged.select(query_id).unique()
+    if systems:
+        every = run.select(systems).unique().join(every, how="cross")
+    blind = every.join(found, on=keys, how="anti", nulls_equal=True).collect()
+    if not blind.height:
+        return None
+    cases = _blind_cases(run, qrels, blind, (keys, [query_id], query_id, doc_id), systems)
+    return cases if cases.height else None
 
 
 def _case_pairs(
@@ -398,11 +470,17 @@ _QUERIES, _PAIRS = f"{INTERNAL}spelt_queries", f"{INTERNAL}spelt_pairs"
 _DIGITS = f"{INTERNAL}spelt_digits"
 
 
+def _blind_keys(setup: Setup) -> tuple[list[str], list[str], str, str]:
+    """What :func:`_blind_cases` reads of the plan's ``setup``: the keys of a ranking,
+    those of the judgments, the query and the document columns."""
+    return list(setup.keys), list(setup.qrels_keys), setup.check.query_id, setup.doc_id
+
+
 def _blind_cases(
     run: pl.LazyFrame,
     qrels: pl.LazyFrame,
     blind: pl.DataFrame,
-    setup: Setup,
+    names: tuple[list[str], list[str], str, str],
     systems: Sequence[str],
 ) -> pl.DataFrame:
     """The document hint's data of the per-query rows ``blind`` (judged queries where
@@ -410,9 +488,8 @@ def _blind_cases(
     queries hold a document of the run that matches a judged one of the same query once
     its spelling is ignored (:func:`~polars_irmetrics.ground.spelling.spelling_matches`),
     how many (query, document) pairs do, and the first (query, run document, judged
-    document)."""
-    keys, shared = list(setup.keys), list(setup.qrels_keys)
-    query_id, doc_id = setup.check.query_id, setup.doc_id
+    document). ``names``: :func:`_blind_keys`."""
+    keys, shared, query_id, doc_id = names
     # the rows of those queries: a filter on the query id first (a scan of a file
     # reads the other columns of those rows only), then on every key
     among = pl.col(query_id).is_in(blind.get_column(query_id).unique().implode())
