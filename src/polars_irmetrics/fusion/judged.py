@@ -29,14 +29,16 @@ from polars_irmetrics.fusion.methods import RUN
 from polars_irmetrics.ground.spelling import Sides, spelling_hint
 from polars_irmetrics.ground.validate import (
     TALLY,
+    DocsHint,
     Hint,
     is_text,
     judged_tally,
     warn_from_plan,
     warn_on_counts,
 )
+from polars_irmetrics.offline.coverage import judged_docs
 
-__all__ = ["judged_counts", "judged_hints", "quiet", "warn_on_training"]
+__all__ = ["judged_counts", "judged_hints", "quiet", "spelt_docs", "warn_on_training"]
 
 #: The run's name in the counts (null on the row of the runs together).
 NAME = "run"
@@ -121,6 +123,26 @@ def judged_hints(
     return tuple(hints)
 
 
+def spelt_docs(
+    runs: pl.LazyFrame, judged: pl.LazyFrame, names: Sequence[str], query_id: str, doc_id: str
+) -> DocsHint | None:
+    """The ranking metrics' document hint of the judged queries where a run retrieves no
+    judged document (:func:`~polars_irmetrics.offline.coverage.judged_docs`), per run
+    (``RUN``), keyed by its name (``names``, in the runs' order): its documents there
+    that match a judged one of the same query once their spelling is ignored. Read only
+    where a run retrieves a judged document in fewer judged queries than there are;
+    ``None`` where the documents are not text."""
+    docs = judged_docs(runs, judged, query_id, doc_id, systems=[RUN])
+    if docs is None:
+        return None
+    read = docs
+
+    def named() -> dict[tuple[str], tuple[int, str]]:
+        return {(names[key[0]],): text for key, text in read().items()}
+
+    return named
+
+
 #: What empty judgments mean to each caller.
 _NOTHING = {
     "fit_fusion": "fit_fusion has nothing to learn from (its table is empty)",
@@ -134,6 +156,15 @@ _NO_HIT = {
     "is learnt from no hit.",
     "optimize_fusion": "optimize_fusion tunes the fusion on these judgments: no grid point "
     "can score such a run's documents.",
+}
+
+#: What a judged query where a run retrieves no judged document means to each caller,
+#: its documents there spelt apart from the judged ones.
+_SPELT = {
+    "fit_fusion": "fit_fusion learns each run's table from these judgments: such a query "
+    "of that run's is learnt as one of no hit.",
+    "optimize_fusion": "optimize_fusion tunes the fusion on these judgments: no grid point "
+    "can score that run's documents in such a query.",
 }
 
 #: What judged queries the runs miss mean to each caller that scores them 0.
@@ -151,6 +182,7 @@ def warn_on_training(
     caller: str,
     missed: bool,
     hints: Sequence[Hint] = (),
+    docs: DocsHint | None = None,
 ) -> None:
     """The coverage warnings of :func:`judged_counts`' rows for ``caller``
     (``"fit_fusion"`` or ``"optimize_fusion"``): in the ranking metrics' words
@@ -160,7 +192,9 @@ def warn_on_training(
     with ``missed`` (the caller scores the judged queries the runs miss as empty
     rankings: ``mapfuse`` per run, the grid for the runs together), once per run
     (``mapfuse``) or once for the runs together (the grid) that list fewer than half of
-    the judged queries.
+    the judged queries. ``docs``: once per run that retrieves a judged document, but
+    none in some judged query where its documents match judged ones once their spelling
+    is ignored (:func:`spelt_docs`; read only where such a query may be).
     """
     runs = counts.filter(pl.col(NAME).is_not_null())
     together = counts.filter(pl.col(NAME).is_null()).drop(NAME)
@@ -179,9 +213,17 @@ def warn_on_training(
         hints=hints,
         emit=_renamed("system ", "run ", _NO_HIT[caller]),
     )
+    found = runs.filter(pl.col("found") > 0)  # those that retrieve none are warned of
+    if docs is not None and found.height:  # the ranking metrics' check of such queries
+        warn_on_counts(
+            found.with_columns(no_listed),
+            systems=[NAME],
+            unretrieved="zero",
+            emit=_renamed("system ", "run ", _SPELT[caller]),
+            docs=docs,
+        )
     if not missed:
         return
-    found = runs.filter(pl.col("found") > 0)  # those that retrieve none are warned of
     if caller == "fit_fusion" and found.height:  # mapfuse: each MAP over every judged query
         warn_on_counts(
             found,

@@ -43,7 +43,13 @@ from polars_irmetrics.fusion.fuse import (
     prepare,
     rank_key,
 )
-from polars_irmetrics.fusion.judged import judged_counts, judged_hints, quiet, warn_on_training
+from polars_irmetrics.fusion.judged import (
+    judged_counts,
+    judged_hints,
+    quiet,
+    spelt_docs,
+    warn_on_training,
+)
 from polars_irmetrics.fusion.methods import POS, RUN, VALUE, get_fusion_method
 from polars_irmetrics.fusion.norms import resolve_norm
 from polars_irmetrics.fusion.options import FusionOptions
@@ -633,6 +639,7 @@ def optimize_fusion(
         caller="optimize_fusion",
         missed=True,
         hints=judged_hints(gathered.frame, judged, q, d),
+        docs=spelt_docs(gathered.frame, judged, names, q, d),
     )
     queries = judged_queries[q].to_list()
     matrix = _matrix(per_query, label, len(points), q, queries)

@@ -40,7 +40,13 @@ from polars_irmetrics.errors import (
 from polars_irmetrics.fusion.fitted import BAYES_CUTOFFS, SEGFUSE_BOUNDS, segment
 from polars_irmetrics.fusion.frame import Runs, check_rows, gather
 from polars_irmetrics.fusion.fuse import check_positions_norm, check_system, prepare
-from polars_irmetrics.fusion.judged import judged_counts, judged_hints, quiet, warn_on_training
+from polars_irmetrics.fusion.judged import (
+    judged_counts,
+    judged_hints,
+    quiet,
+    spelt_docs,
+    warn_on_training,
+)
 from polars_irmetrics.fusion.methods import (
     FIT_PARAMS,
     LEN,
@@ -264,6 +270,7 @@ def fit_fusion(
         caller="fit_fusion",
         missed=name == "mapfuse",
         hints=judged_hints(gathered.frame, judged, q, d),
+        docs=spelt_docs(gathered.frame, judged, gathered.names, q, d),
     )
     # a run with no judged query has no table: fuse would refuse the fitted table for
     # these very runs ("fit them on the same runs"), so the cause is named here

@@ -23,7 +23,8 @@ plan, and the per-group values are averaged per query. trec_eval's names are acc
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -38,7 +39,7 @@ from polars_irmetrics.ground.validate import (
 )
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric
 from polars_irmetrics.metrics.scope import exact_mean
-from polars_irmetrics.offline.coverage import judged_hints
+from polars_irmetrics.offline.coverage import judged_docs, judged_hints
 from polars_irmetrics.offline.plan import build_plan
 
 if TYPE_CHECKING:
@@ -166,5 +167,12 @@ def build_jg_plan(
     judged = qrels_jg.select(query_id, doc_id).unique()
     counts = judged_tally(run, judged, query_id, doc_id, listed=True)
     hints = judged_hints(run, judged, query_id, doc_id)
+    # and the judged queries where it retrieves no judged document, its documents there
+    # spelt apart from the judged ones: read only where such a query is
+    docs = judged_docs(run, judged, query_id, doc_id)
     unretrieved = options.unretrieved
-    return with_tally(values, counts, lambda row: warn_on_judged(row, unretrieved, hints))
+
+    def say(row: Mapping[str, Any]) -> None:
+        warn_on_judged(row, unretrieved, hints, docs=docs)
+
+    return with_tally(values, counts, say)

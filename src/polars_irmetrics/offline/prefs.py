@@ -74,6 +74,7 @@ from polars_irmetrics.ground.validate import (
     INTERNAL,
     RUN_COLUMNS_HINT,
     TALLY,
+    DocsHint,
     Hint,
     Policy,
     check_id_kinds,
@@ -97,7 +98,7 @@ from polars_irmetrics.offline.checks import (
     sampled_rows,
 )
 from polars_irmetrics.offline.columns import CHECK, JUDGED, RETRIEVED
-from polars_irmetrics.offline.coverage import id_hints
+from polars_irmetrics.offline.coverage import id_hints, judged_docs
 from polars_irmetrics.offline.setup import resolve
 
 __all__ = [
@@ -409,10 +410,17 @@ def build_prefs_plan(
     measures = (pl.col(column[r.metric.name]).alias(label) for label, r in requests)
     result = values.lazy().select(key, *measures).sort(q)
     hints = id_hints(run, judgments, setup)
+    # the queries where the run retrieves none of the preferences' documents, its
+    # documents there spelt apart from theirs: read only where such a query is
+    docs = judged_docs(run, judgments, q, d)
     unretrieved = options.unretrieved
     # the coverage counts are read when the plan runs, and warned about then
     tally = _tally(ranked, p, depth)
-    return with_tally(result, tally, lambda row: _warn_on_coverage(row, unretrieved, hints))
+
+    def say(row: Mapping[str, Any]) -> None:
+        _warn_on_coverage(row, unretrieved, hints, docs)
+
+    return with_tally(result, tally, say)
 
 
 #: The relevance column :func:`build_prefs_plan` names for the run's setup (never read).
@@ -474,15 +482,31 @@ def _tally(ranked: pl.LazyFrame, prefs: pl.LazyFrame, depth: int | None) -> pl.L
     )
 
 
-def _warn_on_coverage(row: Mapping[str, Any], unretrieved: Policy, hints: Sequence[Hint]) -> None:
+#: What a query where the run retrieves none of the preferences' documents scores.
+_BLIND = (
+    "as a ranking of none of the preferences' documents does (0 in every prefs_* measure "
+    "but prefs_num_prefs_poss)"
+)
+
+
+def _warn_on_coverage(
+    row: Mapping[str, Any],
+    unretrieved: Policy,
+    hints: Sequence[Hint],
+    docs: DocsHint | None = None,
+) -> None:
     """The ranking metrics' coverage warning (:func:`warn_on_counts`) of :func:`_tally`'s
-    row, naming the preferences (``prefs=``) where theirs names the judgments."""
+    row, naming the preferences (``prefs=``) where theirs names the judgments; ``docs``:
+    the queries where the run retrieves none of their documents, its documents there
+    spelt apart from theirs (:func:`~polars_irmetrics.offline.coverage.judged_docs`)."""
     warn_on_counts(
         tally_counts(row, _COUNTS),
         systems=(),
         unretrieved=unretrieved,
         hints=hints,
         emit=lambda text: warn_from_plan(_in_prefs_words(text)),
+        docs=docs,
+        blind_scores=_BLIND,
     )
 
 

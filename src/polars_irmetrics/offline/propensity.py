@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 
@@ -71,6 +72,7 @@ from polars_irmetrics.ground.validate import (
 from polars_irmetrics.metrics._common import divide
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum, judgment_flags
+from polars_irmetrics.offline.coverage import judged_docs
 
 __all__ = [
     "PsPlan",
@@ -240,7 +242,7 @@ def build_propensity_plan(
     """The lazy plan of ``ps_precision@k`` and ``ps_ndcg@k`` (module docstring): the
     whole run as one part (:meth:`PsPlan.part`), finished (:meth:`PsPlan.finish`)."""
     plan = prepare_propensity(run, requests, qrels, propensities, options)
-    return plan.finish(plan.part(run, plan.qrels))
+    return plan.finish(plan.part(run, plan.qrels), run)
 
 
 @dataclass(frozen=True)
@@ -348,8 +350,11 @@ class PsPlan:
             }
         )
 
-    def finish(self, parts: pl.LazyFrame) -> pl.LazyFrame:
-        """The result from every part's rows (:meth:`part`), the checks raised."""
+    def finish(self, parts: pl.LazyFrame, run: pl.LazyFrame | None = None) -> pl.LazyFrame:
+        """The result from every part's rows (:meth:`part`), the checks raised. ``run``:
+        the whole run, where the plan warns of the judged queries whose documents are
+        spelt apart from the judged ones (read on the warning's path only); an engine
+        warns of its tally itself."""
         q = self.options.query_id
         labels = [label for label, _ in self.requests]
         per_query = parts.filter(pl.col(_PROBLEM).is_null()).sort(q)
@@ -396,7 +401,15 @@ class PsPlan:
             pl.lit(None, pl.Int64).alias("listed"),
         )
         unretrieved = self.options.unretrieved
-        return with_tally(raised, tally, lambda row: warn_on_judged(row, unretrieved))
+        # the ranking metrics' check of the judged queries where the run retrieves no
+        # judged document, its documents there spelt apart: read only where such a query
+        # is (an engine's tally, counted on its driver, has no run here: not checked)
+        docs = None if run is None else judged_docs(run.select(q, d), self.qrels, q, d)
+
+        def say(row: Mapping[str, Any]) -> None:
+            warn_on_judged(row, unretrieved, docs=docs)
+
+        return with_tally(raised, tally, say)
 
     @property
     def _position(self) -> str:

@@ -86,4 +86,4 @@ def propensity_plan(
         schema=plan.part_schema,
         progress=options.progress,
     )
-    return plan.finish(parts)
+    return plan.finish(parts, run)
