@@ -85,7 +85,7 @@ from polars_irmetrics.ground.validate import (
     with_tally,
     with_tally_and_values,
 )
-from polars_irmetrics.metrics.fairness import AWRF_LENGTH, UTILITY
+from polars_irmetrics.metrics.fairness import AWRF_LENGTH, SEGREGATION_LENGTH, UTILITY
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import judgment_flags
 
@@ -325,6 +325,7 @@ def build_exposure_plan(
         order,
         sampled,
         longest=bool(fair),
+        segregation=[r.metric.name for _, r in segregation],
         query=shown,
         native=native,
         dimensions=dimensions,
@@ -1117,6 +1118,7 @@ def _checks(
     sampled: bool,
     *,
     longest: bool = False,
+    segregation: Sequence[str] = (),
     query: pl.Expr | None = None,
     native: pl.Expr | None = None,
     dimensions: list[str] | None = None,
@@ -1133,7 +1135,8 @@ def _checks(
     a run of one ranking per query in their words (``order_is_rank``: ordered by
     rank; ``doubles_checked``: whether the accuracy metrics beside check its duplicate
     documents; ``per_doc``: :func:`_per_document` of the groups, where the caller has
-    it)."""
+    it). ``segregation``: the rND measures asked (``rnd``, ``rkl``, ``rrd``), a ranking
+    longer than one scores exactly (:data:`SEGREGATION_LENGTH`) refused."""
     if query is None:
         query = pl.col(query_id).cast(pl.String)
     if native is None:
@@ -1173,6 +1176,12 @@ def _checks(
         flags.append(query.filter(pl.col("bad")).min().alias(f"{_BAD}|bad value|{order}"))
     if longest:
         flags.append(query.filter(pl.col("long")).min().alias(f"{_BAD}|long ranking"))
+    # the shortest limit first: the measure a ranking exceeds first is named
+    for name, limit in sorted(SEGREGATION_LENGTH.items(), key=lambda item: item[1]):
+        if name in segregation:
+            where = pl.concat_str(query, pl.lit(SEP), pl.col(_LENGTH).cast(pl.String))
+            over = pl.col(_LENGTH) > limit
+            flags.append(where.filter(over).min().alias(f"{_BAD}|too long|{name}"))
     if not flags:  # every check made by the routes beside: still one row, of no offender
         # (a frame of no column has no row, and the values' cross join with it none)
         flags.append(pl.lit(None, pl.String).alias(f"{_BAD}|none"))
@@ -1267,6 +1276,30 @@ def _split_query(value: object) -> tuple[str, object]:
     return "", value
 
 
+#: Why each measure of :data:`SEGREGATION_LENGTH` scores no longer ranking exactly.
+_TOO_LONG = {
+    "rnd": "its terms |k N - P i| / (i N) hold whole numbers up to N**2, exact in Float64 "
+    "only up to 2**53",
+    "rrd": "its normaliser's dynamic programme adds its sums in 64-bit parts, which a "
+    "longer ranking could overflow",
+}
+
+
+def too_long_error(name: str, query: str, length: str) -> InvalidValueError:
+    """The refusal of a ranking (of query ``query``, ``length`` documents) longer than
+    the measure ``name`` scores exactly (:data:`SEGREGATION_LENGTH`).
+
+    >>> print(str(too_long_error("rrd", "q1", "500001"))[:72])
+    a ranking of query 'q1' holds 500,001 documents, more than the 500,000 r
+    """
+    limit = SEGREGATION_LENGTH[name]
+    return InvalidValueError(
+        f"a ranking of query {query!r} holds {int(length):,} documents, more than the "
+        f"{limit:,} {name} scores exactly ({_TOO_LONG[name]}): cut the run, e.g. keep the "
+        f"top {limit:,} of each query (a cutoff), or leave {name} out"
+    )
+
+
 def _raise_on_bad(
     row: Mapping[str, Any],
     sample: str,
@@ -1306,6 +1339,8 @@ def _raise_on_bad(
             )
         if kind == "null key":
             raise null_key_error(column[0])
+        if kind == "too long":
+            raise too_long_error(column[0], *str(value).split(SEP, 1))
         if kind == "unknown protected":
             name, held = str(value).split(SEP, 1)
             raise InvalidValueError(

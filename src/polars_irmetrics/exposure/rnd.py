@@ -28,11 +28,16 @@ from collections.abc import Callable
 import numpy as np
 import polars as pl
 
-from polars_irmetrics.errors import IrmWarning
+from polars_irmetrics.errors import InvalidValueError, IrmWarning
 from polars_irmetrics.exposure.awrf import exact_mean, exact_sum
 from polars_irmetrics.ground.validate import warn_from_plan
 from polars_irmetrics.metrics._common import divide
-from polars_irmetrics.metrics.fairness import AWRF, EXPECTED_EXPOSURE, SEGREGATION
+from polars_irmetrics.metrics.fairness import (
+    AWRF,
+    EXPECTED_EXPOSURE,
+    SEGREGATION,
+    SEGREGATION_LENGTH,
+)
 from polars_irmetrics.metrics.registry import MetricRequest
 
 __all__ = [
@@ -137,7 +142,10 @@ def rrd_normaliser(n: np.ndarray, p: np.ndarray) -> np.ndarray:
     rankings' own (the plan's expression, evaluated by polars) and the sums are the
     rankings' fixed-point sums (whole numbers of 2**-64, added exactly), so the
     maximum is the exact largest of the rankings' sums: the ranking that reaches it
-    scores 1.0 exactly, and none scores above 1.
+    scores 1.0 exactly, and none scores above 1. Its int64 parts hold sums below
+    2**31, which every ``n`` up to ``SEGREGATION_LENGTH['rrd']`` (500,000) keeps: a
+    longer ranking is refused (:class:`~polars_irmetrics.errors.InvalidValueError`),
+    as the plan's checks refuse it.
 
     Examples
     --------
@@ -161,6 +169,13 @@ def rrd_normaliser(n: np.ndarray, p: np.ndarray) -> np.ndarray:
     """
     n = np.asarray(n, dtype=np.int64)
     p = np.asarray(p, dtype=np.int64)
+    limit = SEGREGATION_LENGTH["rrd"]
+    if n.size and int(n.max()) > limit:
+        raise InvalidValueError(
+            f"rrd_normaliser scores rankings of at most {limit:,} documents exactly (its "
+            f"sums' 64-bit parts could overflow beyond), got n={int(n.max()):,}: cut the "
+            "ranking, e.g. keep its top 500,000"
+        )
     out = np.full(n.shape, np.nan)
     ok = (p > 0) & (p < n) & (n >= CUT)
     if not ok.any():
@@ -255,7 +270,12 @@ def _segregated(pairs: pl.LazyFrame, names: list[str]) -> pl.LazyFrame:
 
 
 def _with_rrd_normaliser(frame: pl.DataFrame) -> pl.DataFrame:
-    z = rrd_normaliser(frame[_N].to_numpy(), frame[_P].to_numpy())
+    # a ranking longer than rrd scores exactly: NaN here, refused by the plan's checks
+    # (read in the same collect), never run through the programme
+    n = frame[_N].to_numpy()
+    fits = n <= SEGREGATION_LENGTH["rrd"]
+    z = np.full(n.shape, np.nan)
+    z[fits] = rrd_normaliser(n[fits], frame[_P].to_numpy()[fits])
     return frame.with_columns(pl.Series("__z", z, dtype=pl.Float64))
 
 

@@ -49,6 +49,7 @@ __all__ = [
     "EXPECTED_EXPOSURE",
     "FAIRNESS_METRICS",
     "SEGREGATION",
+    "SEGREGATION_LENGTH",
     "UTILITY",
 ]
 
@@ -62,6 +63,14 @@ _AWRF_READS: tuple[Input, ...] = ("run", "judgments", "groups", "target")
 _SEGREGATION_READS: tuple[Input, ...] = ("run", "groups")
 #: wptrec's ``target_len``: the longest ranking AWRFMetric scores (it refuses longer ones).
 AWRF_LENGTH = 500
+#: The longest ranking rND and rRD score exactly; a longer one is refused, naming it.
+#: ``rnd``'s terms ``|k N - P i| / (i N)`` are whole numbers up to ``N**2``, exact in
+#: Float64 while ``N**2 <= 2**53`` (``N <= 94,906,265``); ``rrd``'s normaliser adds
+#: its dynamic programme's sums as whole 2**-64 units in two int64 parts (sums below
+#: 2**31), and every ranking of up to 500,000 documents keeps its sums below that
+#: (each term is at most ``N - 1``, weighted ``1/log2(i)``: under 1.5e9 in all),
+#: where one of about 900,000 could overflow them. ``rkl`` forms no such product.
+SEGREGATION_LENGTH: dict[str, int] = {"rrd": 500_000, "rnd": 94_906_265}
 
 
 def _needs_door(s: Scope, p: Params) -> pl.Expr:

@@ -1,0 +1,95 @@
+"""Round 31: a number past the exact range of its arithmetic is refused, never wrong.
+
+rND's terms ``|k N - P i| / (i N)`` are whole numbers up to ``N**2``, exact in Float64
+only while ``N**2 <= 2**53``; rRD's normaliser adds its dynamic programme's sums in
+int64 parts that a ranking of about 900,000 documents could overflow. A ranking longer
+than the measure scores exactly is refused, naming the measure, the query, its length,
+the limit and the fix.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.exposure.rnd import rrd_normaliser
+from polars_irmetrics.metrics import fairness
+
+
+def _collect(out: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+    return out.collect() if isinstance(out, pl.LazyFrame) else out
+
+
+def _too_long(name: str, query: str, length: int, limit: int, why: str) -> str:
+    return re.escape(
+        f"a ranking of query {query!r} holds {length:,} documents, more than the {limit:,} "
+        f"{name} scores exactly ({why}): cut the run, e.g. keep the top {limit:,} of each "
+        f"query (a cutoff), or leave {name} out"
+    )
+
+
+_WHY = {
+    "rnd": "its terms |k N - P i| / (i N) hold whole numbers up to N**2, exact in Float64 "
+    "only up to 2**53",
+    "rrd": "its normaliser's dynamic programme adds its sums in 64-bit parts, which a "
+    "longer ranking could overflow",
+}
+
+
+def test_the_limits_are_the_exact_ranges() -> None:
+    # rnd: N**2 <= 2**53, the next length past it; rrd: every term at most N - 1,
+    # weighted 1/log2(i), in units of 2**-32 within int64 (a carry beside)
+    rnd, rrd = fairness.SEGREGATION_LENGTH["rnd"], fairness.SEGREGATION_LENGTH["rrd"]
+    assert rnd**2 <= 2**53 < (rnd + 1) ** 2
+    bound = (rrd - 1) * math.fsum(1 / math.log2(i) for i in range(10, rrd + 1, 10))
+    assert bound * 2**32 + 2**33 < 2**63
+
+
+def test_a_ranking_longer_than_rrd_scores_exactly_is_refused() -> None:
+    # 500,001 documents, all but one protected: on main the programme ran (about a
+    # minute here) and gave a value; a longer one could overflow its int64 sums
+    n = 500_001
+    run = pl.DataFrame(
+        {
+            "query_id": "q",
+            "doc_id": pl.int_range(n, eager=True),
+            "rank": pl.int_range(1, n + 1, eager=True),
+        }
+    )
+    groups = pl.DataFrame(
+        {"doc_id": pl.int_range(n, eager=True), "group": ["b"] + ["a"] * (n - 1)}
+    )
+    message = _too_long("rrd", "q", n, 500_000, _WHY["rrd"])
+    with pytest.raises(InvalidValueError, match=message):
+        _collect(irm.evaluate(run, ["rnd", "rrd(protected='a')"], groups=groups))
+    with pytest.raises(InvalidValueError, match="at most 500,000 documents exactly"):
+        rrd_normaliser(np.array([n]), np.array([n - 1]))
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize("name", ["rnd", "rrd"])
+def test_each_limit_names_its_measure(
+    monkeypatch: pytest.MonkeyPatch, lazy: bool, name: str
+) -> None:
+    # the limit lowered to 15: query 'r' of 20 documents is refused, 'q' of 12 is not
+    monkeypatch.setitem(fairness.SEGREGATION_LENGTH, name, 15)
+    run = pl.DataFrame(
+        {
+            "query_id": ["q"] * 12 + ["r"] * 20,
+            "doc_id": [*range(12), *range(20)],
+            "rank": [*range(1, 13), *range(1, 21)],
+        }
+    )
+    groups = pl.DataFrame({"doc_id": range(20), "group": ["a", "b"] * 10})
+    if lazy:
+        run, groups = run.lazy(), groups.lazy()  # type: ignore[assignment]
+    with pytest.raises(InvalidValueError, match=_too_long(name, "r", 20, 15, _WHY[name])):
+        _collect(irm.evaluate(run, ["rkl", name], groups=groups))
+    # rkl forms no such product: no limit
+    assert _collect(irm.evaluate(run, ["rkl"], groups=groups)).height == 1
