@@ -34,7 +34,12 @@ from polars_irmetrics.errors import (
     InvalidValueError,
     MetricParameterError,
 )
-from polars_irmetrics.ground.validate import INTERNAL, numeric_cast_fix, require_columns
+from polars_irmetrics.ground.validate import (
+    FLOAT64_EXACT,
+    INTERNAL,
+    numeric_cast_fix,
+    require_columns,
+)
 from polars_irmetrics.metrics.online import ClickMetric, ClickScope
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.requests import INPUTS
@@ -172,6 +177,15 @@ _CHECKS: tuple[tuple[str, type[Exception], str, str], ...] = (
         "column {col!r} of the log has {n} NaN or infinite value(s) in session {session}; "
         "every impression needs its time for time_to_first_click: fix or drop them, e.g. "
         ".filter(pl.col({col!r}).is_finite())",
+    ),
+    (
+        "wide_timestamp",
+        InvalidValueError,
+        "timestamp",
+        "column {col!r} of the log has {n} integer(s) of magnitude 2**53 or more in session "
+        "{session}; a numeric timestamp is read as seconds, in Float64, where integers beyond "
+        "2**53 merge with their neighbours (nanoseconds since the epoch?): convert it to a "
+        "Datetime, read exactly, e.g. pl.from_epoch({col!r}, time_unit='ns')",
     ),
 )
 
@@ -543,6 +557,9 @@ def _checks(
         checks["null_timestamp"] = timestamp.is_null().sum()
         as_float = timestamp.cast(pl.Float64)  # a whole count is finite
         checks["nonfinite_timestamp"] = (as_float.is_nan() | as_float.is_infinite()).sum()
+        if schema[columns.timestamp].is_integer():  # as seconds, in Float64 (_seconds)
+            whole = pl.col(columns.timestamp).cast(pl.Float64).abs()
+            checks["wide_timestamp"] = (whole >= FLOAT64_EXACT).sum()
     return [expr.cast(pl.Int64).alias(_flag(name)) for name, expr in checks.items()]
 
 
