@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal
 
 import numpy as np
 import polars as pl
@@ -119,3 +120,33 @@ def test_an_integer_timestamp_beyond_2_53_is_refused(lazy: bool) -> None:
     fixed = frame.with_columns(pl.from_epoch("timestamp", time_unit="ns"))
     out = _collect(irm.evaluate_online(fixed, ["time_to_first_click"], per_session=True))
     assert out.sort("session_id")["time_to_first_click"].to_list() == [2e-9, 0.0]
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_a_decimal_float64_rounds_is_refused_by_system_agreement(lazy: bool) -> None:
+    # x above y above z on both queries, by 1e-20: as Float64 the three means tied and
+    # every correlation came back null; an integer beyond 2**53 was refused already
+    values = [Decimal("0.30000000000000000002"), Decimal("0.30000000000000000001"), Decimal("0.3")]
+    a = pl.DataFrame(
+        {
+            "system": ["x", "y", "z"] * 2,
+            "query_id": ["q"] * 3 + ["r"] * 3,
+            "v": pl.Series(values * 2, dtype=pl.Decimal(30, 20)),
+        }
+    )
+    b = a.with_columns(pl.Series("v", [3.0, 2.0, 1.0] * 2))
+    first = a.lazy() if lazy else a
+    message = re.escape(
+        "a has 'v' 0.30000000000000000002 for system 'x' on query 'q', a decimal that "
+        "float64 (the means and tests) rounds: decimals that differ by less than float64's "
+        "spacing there would read as equal, their systems as tied; subtract a common "
+        "offset, or cast the column to accept the rounding, e.g. pl.col('v').cast(pl.Float64)"
+    )
+    with pytest.raises(InvalidValueError, match=message):
+        irm.system_agreement(first, b, higher_is_better=True, higher_is_better_b=True)
+    # a decimal float64 gives back is read as before: the offset subtracted
+    shifted = a.with_columns(pl.col("v") - Decimal("0.3"))
+    out = irm.system_agreement(
+        shifted.lazy() if lazy else shifted, b, higher_is_better=True, higher_is_better_b=True
+    )
+    assert out["correlation"].to_list() == [1.0]

@@ -647,6 +647,19 @@ def _matrix(
                 "as equal, their systems as tied; subtract a common offset, or cast the "
                 f"column to accept the rounding, e.g. pl.col({metric!r}).cast(pl.Float64)"
             )
+    if isinstance(dtype, pl.Decimal):  # read as float64 too: a decimal it rounds
+        value = pl.col(metric)
+        back = value.cast(pl.Float64).cast(dtype, strict=False)
+        rounded = data.filter(value.is_not_null() & (back != value).fill_null(True))
+        if rounded.height:
+            raise InvalidValueError(
+                f"{side} has {metric!r} {rounded[metric][0]} for system "
+                f"{rounded[system][0]!r} on query {rounded[query_id][0]!r}, a decimal that "
+                "float64 (the means and tests) rounds: decimals that differ by less than "
+                "float64's spacing there would read as equal, their systems as tied; "
+                "subtract a common offset, or cast the column to accept the rounding, e.g. "
+                f"pl.col({metric!r}).cast(pl.Float64)"
+            )
     # the system column keeps its dtype (integer systems 2 and 10 sort as numbers, and
     # come back as integers); the pivot below reads their text
     data = data.select(system, query_id, pl.col(metric).cast(pl.Float64))
