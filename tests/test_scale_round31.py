@@ -150,3 +150,19 @@ def test_a_decimal_float64_rounds_is_refused_by_system_agreement(lazy: bool) -> 
         shifted.lazy() if lazy else shifted, b, higher_is_better=True, higher_is_better_b=True
     )
     assert out["correlation"].to_list() == [1.0]
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_a_decimal_label_is_compared_with_the_level_exactly(lazy: bool) -> None:
+    # 'a' (0.99999999999999999999) is below the level 1, 'b' (1) at it: as Float64
+    # 'a' read as 1.0 and counted relevant (P@1, AP and bpref 1.0)
+    labels = pl.Series([Decimal("0.99999999999999999999"), Decimal("1")], dtype=pl.Decimal(30, 20))
+    run = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [2.0, 1.0]})
+    qrels = run.select("query_id", "doc_id", labels.alias("relevance"))
+    judged = qrels.with_columns(rank=pl.Series([1, 2]))
+    if lazy:
+        run, qrels, judged = run.lazy(), qrels.lazy(), judged.lazy()  # type: ignore[assignment]
+    out = _collect(irm.evaluate(run, ["P@1", "map", "bpref"], qrels=qrels))
+    assert out.select("P@1", "map", "bpref").row(0) == (0.0, 0.5, 0.0)
+    table = _collect(judged.group_by("query_id").agg(irm.precision(k=1), irm.map()))
+    assert table.select("precision@1", "map").row(0) == (0.0, 0.5)

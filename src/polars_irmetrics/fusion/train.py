@@ -63,6 +63,7 @@ from polars_irmetrics.ground.validate import (
     flag_error,
     null_key_error,
 )
+from polars_irmetrics.metrics._common import exact_level
 from polars_irmetrics.metrics.scope import JUDGMENT_FLAGS, fixed_sum, judgment_flags
 
 __all__ = ["fit_fusion"]
@@ -199,7 +200,10 @@ def fit_fusion(
     judged = _judgments(qrels, q, d, relevance, gathered.id_dtypes)
     training = long.join(judged.select(q).unique(), on=q, how="semi")
     hits = training.join(judged, on=[q, d], how="left").with_columns(
-        (pl.col(relevance) >= relevance_level).fill_null(False).cast(pl.Float64).alias(_HIT)
+        (pl.col(relevance) >= exact_level(relevance_level))
+        .fill_null(False)
+        .cast(pl.Float64)
+        .alias(_HIT)
     )
     queries = training.group_by(RUN).agg(pl.col(q).n_unique().cast(pl.Float64).alias("__irmf_nq"))
     name = fusion.name

@@ -115,8 +115,26 @@ def list_cutoff(p: Params) -> int | None:
     return threshold
 
 
+def exact_level(level: float) -> float | int:
+    """The relevance level as a label column is compared with it: a whole level (below
+    2**53) as a Python int, which polars compares with a Decimal label exactly (a float
+    compares it as Float64, where 0.99999999999999999999 reads as 1.0: relevant at
+    level 1), and with every other dtype as the float was (a Float32 label in Float32,
+    an integer label as an integer).
+
+    >>> import decimal
+    >>> label = pl.Series("rel", [decimal.Decimal("0.99999999999999999999")])
+    >>> rel = pl.col("rel")
+    >>> pl.select(label).select(rel >= 1.0, (rel >= exact_level(1.0)).alias("exact")).row(0)
+    (True, False)
+    """
+    if isinstance(level, float) and level.is_integer() and abs(level) < 2**53:
+        return int(level)
+    return level
+
+
 def relevant(s: Scope, p: Params) -> pl.Expr:
-    return (s.rel >= p.level) & (s.rel >= 0)
+    return (s.rel >= exact_level(p.level)) & (s.rel >= 0)
 
 
 def ranked(s: Scope, k: int | None) -> pl.Expr:

@@ -33,6 +33,7 @@ from polars_irmetrics.metrics._common import (
     check_relevancy,
     dcg,
     divide,
+    exact_level,
     fsum_ranked,
     gain,
     idcg,
@@ -125,7 +126,7 @@ def _cg(s: Scope, p: Params) -> pl.Expr:
 def _bpref(s: Scope, p: Params) -> pl.Expr:
     # sum over the retrieved relevant d of 1 - min(n_d, R) / cap, added in rank order
     # as trec_eval adds it (m_bpref.c)
-    nonrel = (s.rel >= 0) & (s.rel < p.level)
+    nonrel = (s.rel >= 0) & (s.rel < exact_level(p.level))
     r = relevant(s, p).sum().cast(pl.Int64)
     n = nonrel.sum().cast(pl.Int64)
     found = relevant(s, p) & s.rank.is_not_null()

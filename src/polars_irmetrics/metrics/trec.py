@@ -34,6 +34,7 @@ from polars_irmetrics.metrics._common import (
     check_number,
     check_real,
     divide,
+    exact_level,
     num_rel,
     power,
     ranked,
@@ -186,7 +187,7 @@ def _judged(s: Scope) -> pl.Expr:
 
 
 def _nonrelevant(s: Scope, p: Params) -> pl.Expr:
-    return _judged(s) & (s.rel < p.level)
+    return _judged(s) & (s.rel < exact_level(p.level))
 
 
 def _retrieved(s: Scope) -> pl.Expr:

@@ -41,6 +41,7 @@ from polars_irmetrics.ground.validate import (
     with_null_id_check,
     with_tally,
 )
+from polars_irmetrics.metrics._common import exact_level
 from polars_irmetrics.metrics.elliot import ELLIOT
 from polars_irmetrics.metrics.mad import MAD
 from polars_irmetrics.metrics.rectools import (
@@ -192,7 +193,7 @@ def _debiased(qrels: pl.LazyFrame, debias: Debias, options: EvalOptions) -> pl.L
     are drawn; a judged non-relevant row is kept as it is."""
     relevant = None
     if options.relevance in qrels.collect_schema():  # else refused by the judgments' check
-        relevant = pl.col(options.relevance) >= float(options.relevance_level)
+        relevant = pl.col(options.relevance) >= exact_level(float(options.relevance_level))
     return debiased(qrels, debias, options.query_id, options.doc_id, relevant)
 
 
@@ -595,7 +596,7 @@ def _kotkov(
     level = options.relevance_level
     judged = [c for c in on if c in qrels.collect_schema().names()]
     hits = (
-        qrels.filter(pl.col(options.relevance) >= level)
+        qrels.filter(pl.col(options.relevance) >= exact_level(level))
         .select(*judged, pl.col(doc).cast(doc_type), pl.lit(True).alias(_RELEVANT))
         .with_columns(pl.col(c).cast(schema[c]) for c in judged)
         .unique()

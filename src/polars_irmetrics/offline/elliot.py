@@ -55,6 +55,7 @@ from polars_irmetrics.ground.validate import (
     with_history_check,
     with_null_id_check,
 )
+from polars_irmetrics.metrics._common import exact_level
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import fixed_sum
 
@@ -262,7 +263,7 @@ def build_elliot_plan(
     q_keys = [k for k in keys if k in qrels_names]
     judged = qrels.with_columns(pl.col(c).cast(t) for c, t in target.items())
     relevant = (
-        judged.filter(pl.col(options.relevance) >= float(options.relevance_level))
+        judged.filter(pl.col(options.relevance) >= exact_level(float(options.relevance_level)))
         .select(*q_keys, item)
         .unique()
         .cache()  # read by the rows, the users with a test item and the fresh heads

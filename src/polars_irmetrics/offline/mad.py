@@ -55,6 +55,7 @@ from polars_irmetrics.ground.validate import (
     warn_on_joint,
     with_tally,
 )
+from polars_irmetrics.metrics._common import exact_level
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import fixed_sum
 from polars_irmetrics.offline.elliot import (
@@ -296,7 +297,7 @@ def build_mad_plan(
     rel = pl.col(options.relevance).cast(pl.Float64)
     relevant = (
         qrels.with_columns(pl.col(c).cast(t) for c, t in target.items())
-        .filter(rel >= level)
+        .filter(pl.col(options.relevance) >= exact_level(level))
         .select(*q_keys, item, (2.0 ** (rel - level + 1.0) - 1.0).alias(_GAIN))
         .cache()  # read by the rows, the users with a test item and the ideal lists
     )

@@ -69,7 +69,7 @@ from polars_irmetrics.ground.validate import (
     warn_on_judged,
     with_tally,
 )
-from polars_irmetrics.metrics._common import divide
+from polars_irmetrics.metrics._common import divide, exact_level
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum, judgment_flags
 from polars_irmetrics.offline.coverage import judged_docs
@@ -198,7 +198,12 @@ def label_propensity(
     c = (n.log() - 1.0) * power
     freq = (
         lazy.group_by(doc_id)
-        .agg((pl.col(relevance) >= relevance_level).sum().cast(pl.Float64).alias("freq"))
+        .agg(
+            (pl.col(relevance) >= exact_level(relevance_level))
+            .sum()
+            .cast(pl.Float64)
+            .alias("freq")
+        )
         .join(lazy.select(n.alias("n"), c.alias("c")), how="cross")
     )
     inv = 1.0 + pl.col("c") * (pl.col("freq") + float(b)) ** (-float(a))
@@ -547,7 +552,7 @@ def _per_query(
         params = request.params(options.relevance_level)
         k = params.k if params.k is not None else 0
         # the ideal propensity-scored ranking: the query's relevant weights, sorted
-        rel = pl.col("rel") >= params.level
+        rel = pl.col("rel") >= exact_level(params.level)
         ideal = f"{_IDEAL}{i}"
         rows = rows.with_columns(
             pl.when(rel)
