@@ -10,6 +10,7 @@ import polars_irmetrics as irm
 PUBLIC = [
     "DEFAULT_METRICS",
     "Debias",
+    "ArgumentError",
     "ColumnNotFoundError",
     "ColumnTypeError",
     "DuplicateError",

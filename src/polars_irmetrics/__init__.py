@@ -22,6 +22,9 @@ shape: (2, 3)
 
 from __future__ import annotations
 
+import inspect as _inspect
+import sys as _sys
+
 from polars_irmetrics import namespace as _namespace  # registers df.irm and lf.irm
 from polars_irmetrics.comparison import compare, reproducibility, system_agreement, tukey_hsd
 from polars_irmetrics.comparison.publish import Report, report
@@ -31,6 +34,7 @@ from polars_irmetrics.door.online import evaluate_online
 from polars_irmetrics.door.prefs import evaluate_prefs
 from polars_irmetrics.door.recsys import beyond_accuracy
 from polars_irmetrics.errors import (
+    ArgumentError,
     ColumnNotFoundError,
     ColumnTypeError,
     CoverageWarning,
@@ -85,6 +89,7 @@ from polars_irmetrics.expressions import (
 from polars_irmetrics.fusion.fuse import fuse
 from polars_irmetrics.fusion.optimize import optimize_fusion
 from polars_irmetrics.fusion.train import fit_fusion
+from polars_irmetrics.ground.calls import checked_call as _checked_call
 from polars_irmetrics.ground.debias import Debias
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.progress import set_progress
@@ -132,6 +137,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DEFAULT_METRICS",
+    "ArgumentError",
     "ColumnNotFoundError",
     "ColumnTypeError",
     "CoverageWarning",
@@ -232,4 +238,17 @@ __all__ = [
     "write_trec_run",
 ]
 
-del _namespace
+# every exported function, its arguments checked against its declaration: an unknown
+# keyword, an argument too many or missing, or a value of another kind than declared
+# is an ArgumentError naming it (ground.calls), never Python's or polars' own words. The
+# defining module holds the checked function too: pickle finds it by its name there, a
+# doctest runs once (in that module), and an import from there is checked alike
+for _name in __all__:
+    _original = globals()[_name]
+    if _inspect.isfunction(_original):
+        globals()[_name] = _checked_call(_original, f"irm.{_name}")
+        _home, _where = _sys.modules[_original.__module__], _original.__qualname__
+        if getattr(_home, _where, None) is _original:
+            setattr(_home, _where, globals()[_name])
+
+del _namespace, _name, _original, _home, _where

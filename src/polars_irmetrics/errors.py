@@ -14,6 +14,7 @@ into errors with ``"error"``.
 from __future__ import annotations
 
 __all__ = [
+    "ArgumentError",
     "ColumnNotFoundError",
     "ColumnTypeError",
     "CoverageWarning",
@@ -68,6 +69,13 @@ class ColumnTypeError(IrmError, TypeError):
 
 class InvalidValueError(IrmError, ValueError):
     """A column holds a value the evaluation cannot use (null, NaN, rank < 1, ...)."""
+
+
+class ArgumentError(InvalidValueError, TypeError):
+    """A call's arguments do not fit the function: an option it does not take, an
+    argument too many or one missing, or a value of another kind than the one declared
+    (a list where a column name goes). Also a ``TypeError``, as Python's own refusal of
+    such a call is."""
 
 
 class DuplicateError(IrmError, ValueError):

@@ -40,6 +40,7 @@ from polars_irmetrics.door.evaluate import Parsed, evaluate, evaluate_tables
 from polars_irmetrics.errors import IrmError
 from polars_irmetrics.expressions import _gains_text
 from polars_irmetrics.fusion.fuse import fuse
+from polars_irmetrics.ground.calls import checked_call
 from polars_irmetrics.ground.inputs import FrameInput
 from polars_irmetrics.ground.options import EvalKwargs
 from polars_irmetrics.metrics.registry import MetricRequest, request
@@ -753,3 +754,15 @@ class _Once:
         except IrmError as error:
             self.failed.append(error)
             return pl.Schema()
+
+
+# every public method, its arguments checked against its declaration as the exported
+# functions' are (polars_irmetrics/__init__.py, ground.calls): df.irm.ndcg(10, 20) is an
+# ArgumentError naming the method, never Python's own TypeError
+for _space, _shown in ((IrmFrameNamespace, "df.irm"), (IrmLazyFrameNamespace, "lf.irm")):
+    for _name, _method in inspect.getmembers(_space, inspect.isfunction):
+        if not _name.startswith("_"):
+            _checked = checked_call(_method, f"{_shown}.{_name}")
+            _checked.__qualname__ = f"{_space.__qualname__}.{_name}"  # pickle finds it
+            setattr(_space, _name, _checked)
+del _space, _shown, _name, _method, _checked

@@ -267,7 +267,7 @@ def _warn_unbounded(
             + (", so its nrmse is" if len(said) == 1 else ", so their nrmse are")
             + " no share of a largest error: read the rmse",
             IrmWarning,
-            stacklevel=3,
+            stacklevel=4,  # the user's call: ground.calls' check is a frame
         )
 
 
@@ -306,7 +306,7 @@ def _warn_nan_tests(
             f"{measure} of {metric!r} (run {run!r}) is NaN: {why} (scipy and repro_eval "
             "give NaN too; nothing tells the reproduction from the original there)",
             IrmWarning,
-            stacklevel=3,
+            stacklevel=4,  # the user's call: ground.calls' check is a frame
         )
 
 
@@ -433,7 +433,7 @@ def _per_topic(
         text = str(said.message)
         if issubclass(said.category, CoverageWarning):
             text = _in_side_words(text, sides, *words)
-        warnings.warn(text, said.category, stacklevel=3)
+        warnings.warn(text, said.category, stacklevel=4)  # a frame: ground.calls
     query_id = str(options.get("query_id", "query_id"))
     return values.unpivot(on=metrics, index=[_RUN, query_id], variable_name="metric")
 
@@ -478,7 +478,7 @@ def _document_order(
         text = str(said.message)
         if issubclass(said.category, CoverageWarning):
             text = _in_reproduction_words(text)
-        warnings.warn(text, said.category, stacklevel=3)
+        warnings.warn(text, said.category, stacklevel=4)  # a frame: ground.calls
     return (
         means.unpivot(on=list(names), index=_RUN, variable_name="measure")
         .select(
@@ -559,7 +559,7 @@ def _warn_undefined(effects: pl.DataFrame) -> None:
             warnings.warn(
                 f"metric {row['metric']!r}: " + "; ".join(causes),
                 IrmWarning,
-                stacklevel=4,
+                stacklevel=5,  # the user's call: ground.calls' check is a frame
             )
 
 

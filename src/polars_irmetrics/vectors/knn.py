@@ -412,7 +412,7 @@ def _warn_empty(queries: int, no_corpus: bool) -> None:
         f"{held} {'hold' if len(empty) > 1 else 'holds'} no row, so knn returns an empty "
         "run (no query has a neighbour): a filter that kept nothing, or an empty file?",
         IrmWarning,
-        stacklevel=3,
+        stacklevel=4,  # the user's call: ground.calls' check is a frame
     )
 
 
@@ -430,7 +430,7 @@ def _warn_no_self(queries: int, query: object, doc: object, query_id: str, doc_i
         "(same spelling, same collection), or pass exclude_self=False where the queries "
         "are not rows of the corpus",
         CoverageWarning,
-        stacklevel=3,
+        stacklevel=4,  # the user's call: ground.calls' check is a frame
     )
 
 

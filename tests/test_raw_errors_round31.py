@@ -1,0 +1,143 @@
+"""A call that does not fit a public function, or a value of another kind than the one
+declared, is the library's :class:`~polars_irmetrics.errors.ArgumentError` naming the
+function, the argument and the fix (also a ``TypeError``, as Python's refusal is), never
+Python's or polars' own words (``ndcg() got an unexpected keyword argument 'cutof'``,
+``the truth value of an Expr is ambiguous``, ``'int' object has no attribute 'strip'``);
+so are a rank expression's missing column, a list of ids under ``rank_by_score`` and
+``fuse``'s list-typed ``system`` column; and ``irm trec-eval`` names a Parquet file's
+text scores and list ids in one line."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import ArgumentError
+
+RUN = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [2.0, 1.0]})
+QRELS = pl.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "relevance": [1]})
+LOG = pl.DataFrame({"session_id": [1, 1], "position": [1, 2], "clicked": [1, 0]})
+
+CALLS: list[tuple[str, Callable[[], Any], str]] = [
+    (
+        "unknown keyword",
+        lambda: irm.ndcg(cutof=10),
+        "irm.ndcg takes no option cutof= (got 10); its options are k, gain, ideal, ties, "
+        "relevance, rank, score, doc_id",
+    ),
+    (
+        "misspelt keyword",
+        lambda: irm.rank_by_score(scroe="s"),
+        "irm.rank_by_score takes no option scroe= (got 's') (did you mean score=?); its "
+        "options are score, doc_id",
+    ),
+    (
+        "prediction keyword",
+        lambda: irm.auc(lable="y"),
+        "irm.auc takes no option lable= (got 'y') (did you mean label=?); its options are "
+        "label, prediction, sample_weight, positive_label",
+    ),
+    (
+        "online keyword",
+        lambda: irm.click_metric("ctr", foo=1),
+        "irm.click_metric takes no option foo= (got 1); its options are name, position, "
+        "clicked, dwell, converted, timestamp",
+    ),
+    (
+        "too many by position",
+        lambda: irm.ndcg(10, 20),
+        "irm.ndcg takes at most 1 argument by position (k), got 2 (10, 20); pass the "
+        "others by name, e.g. irm.ndcg(..., gain=...)",
+    ),
+    (
+        "none by position",
+        lambda: irm.bpref(5),
+        "irm.bpref takes no argument by position, got 1 (5); pass each by name, e.g. "
+        "irm.bpref(relevance_level=...)",
+    ),
+    (
+        "given twice",
+        lambda: irm.ndcg(10, k=5),
+        "irm.ndcg got k= twice: 10 by position and 5 by name; pass it once",
+    ),
+    (
+        "missing",
+        lambda: irm.f1_beta(),
+        "irm.f1_beta is missing its argument k=; pass it, e.g. irm.f1_beta(k=...)",
+    ),
+    (
+        "two missing",
+        lambda: irm.ab_test(),
+        "irm.ab_test is missing its arguments log= and metrics=; pass them, e.g. "
+        "irm.ab_test(log=..., metrics=...)",
+    ),
+    (
+        "DataFrame method",
+        lambda: RUN.irm.ndcg(10, 20),
+        "df.irm.ndcg takes at most 1 argument by position (k), got 2 (10, 20); pass the "
+        "others by name, e.g. df.irm.ndcg(..., gain=...)",
+    ),
+    (
+        "LazyFrame method",
+        lambda: RUN.lazy().irm.mar(),
+        "lf.irm.mar is missing its argument k=; pass it, e.g. lf.irm.mar(k=...)",
+    ),
+    (
+        "expression for a choice",
+        lambda: irm.ndcg(gain=pl.col("g")),
+        "irm.ndcg: gain must be a str, got a polars expression; pass one, e.g. gain='linear'",
+    ),
+    (
+        "frame for an option",
+        lambda: irm.fuse({"a": RUN, "b": RUN}, buckets=pl.DataFrame()),
+        "irm.fuse: buckets must be one of the values help(irm.fuse) lists, got a polars "
+        "DataFrame; pass one",
+    ),
+    (
+        "number for a name",
+        lambda: irm.get_metric(3),
+        "irm.get_metric: name must be a str, got 3; pass one",
+    ),
+    (
+        "None for a path",
+        lambda: irm.read_trec_prefs(None),
+        "irm.read_trec_prefs: source must be a str or a path, got None; pass one",
+    ),
+    (
+        "text for a frame",
+        lambda: irm.write_trec_run("x", "out.trec"),
+        "irm.write_trec_run: frame must be a polars DataFrame or a polars LazyFrame, got "
+        "'x'; pass one",
+    ),
+    (
+        "number for a tag",
+        lambda: irm.write_trec_run(RUN, "out.trec", run_id=3),
+        "irm.write_trec_run: run_id must be a str or None, got 3; pass one",
+    ),
+    (
+        "text for a level",
+        lambda: irm.label_propensity(QRELS, relevance_level="x"),
+        "irm.label_propensity: relevance_level must be a number, got 'x'; pass one, e.g. "
+        "relevance_level=1",
+    ),
+    (
+        "list for a column",
+        lambda: irm.evaluate_online(LOG, "ctr", session_id=["s"]),
+        "irm.evaluate_online: session_id must be a str, got ['s']; pass one, e.g. "
+        "session_id='session_id'",
+    ),
+]
+
+
+@pytest.mark.parametrize(("call", "message"), [c[1:] for c in CALLS], ids=[c[0] for c in CALLS])
+def test_a_call_that_does_not_fit_is_an_argument_error(
+    call: Callable[[], Any], message: str
+) -> None:
+    with pytest.raises(ArgumentError, match=f"^{re.escape(message)}$") as raised:
+        call()
+    assert isinstance(raised.value, TypeError | ValueError)  # either family catches it
