@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import ArgumentError
+from polars_irmetrics.errors import ArgumentError, ColumnNotFoundError, ColumnTypeError
 
 RUN = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [2.0, 1.0]})
 QRELS = pl.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "relevance": [1]})
@@ -141,3 +141,41 @@ def test_a_call_that_does_not_fit_is_an_argument_error(
     with pytest.raises(ArgumentError, match=f"^{re.escape(message)}$") as raised:
         call()
     assert isinstance(raised.value, TypeError | ValueError)  # either family catches it
+
+
+JUDGED = pl.DataFrame({"doc_id": ["a", "b"], "rank": [1, 2], "relevance": [1, 0]})
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])
+@pytest.mark.parametrize(
+    ("frame", "expr", "error", "message"),
+    [
+        (
+            JUDGED,
+            lambda: irm.ndcg(rank=pl.col("x").cast(pl.Int64)),
+            ColumnNotFoundError,
+            "column 'x' not found in the frame: the metric reads its ranks (1 = top) from "
+            "it; the rank= expression reads it: name a column of the frame in it, or rank "
+            "by score with rank=irm.rank_by_score()",
+        ),
+        (
+            JUDGED.with_columns(pl.concat_list("doc_id"), score=pl.lit(1.0)),
+            lambda: irm.mrr(rank=irm.rank_by_score()),
+            ColumnTypeError,
+            "column 'doc_id' has dtype List(String); the metric reads its ids from it, one "
+            "per row, where it holds a list per row: take one, e.g. "
+            "pl.col('doc_id').list.first()",
+        ),
+    ],
+    ids=["rank expression's column", "list ids ranked by score"],
+)
+def test_a_rank_expressions_column_is_named(
+    frame: pl.DataFrame,
+    expr: Callable[[], pl.Expr],
+    error: type[Exception],
+    message: str,
+    lazy: bool,
+) -> None:
+    table = frame.lazy() if lazy else frame
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        table.select(expr()).lazy().collect()

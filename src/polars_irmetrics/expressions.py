@@ -249,7 +249,10 @@ def rank_by_score(score: str = "score", doc_id: str = "doc_id") -> pl.Expr:
     check_column_name("score", score)
     check_column_name("doc_id", doc_id)
     fix = "name yours with irm.rank_by_score(score=..., doc_id=...)"
-    needs = (Need(score, "scores", fix, numeric=True), Need(doc_id, "ids", fix, numeric=False))
+    needs = (
+        Need(score, "scores", fix, numeric=True),
+        Need(doc_id, "ids", fix, numeric=False, flat=True),
+    )
     return checked_columns(needs, _rank_by_score).alias("rank")
 
 

@@ -54,6 +54,8 @@ class Need:
     integer: bool = False  # ranks: whole numbers of an integer dtype, as evaluate reads them
     #: times in seconds: a Datetime's cast gives its own unit (microseconds), not seconds
     seconds: bool = False
+    #: ids compared as text: one value per row (a list or a struct casts to no text)
+    flat: bool = False
 
     def resolve(self, fields: Mapping[str, pl.DataType]) -> pl.Expr:
         """``pl.col(name)``, or a library error when the frame lacks it or its dtype is
@@ -71,6 +73,14 @@ class Need:
                 f"(pl.col({name!r}) - pl.col({name!r}).min().over('session_id'))"
                 ".dt.total_microseconds() / 1e6, or evaluate the log with "
                 "irm.evaluate_online, which reads a Datetime"
+            )
+        if self.flat and found.is_nested():
+            held = "a struct" if isinstance(found, pl.Struct) else "a list"
+            take = ".struct.field(...)" if isinstance(found, pl.Struct) else ".list.first()"
+            raise ColumnTypeError(
+                f"column {name!r} has dtype {found}; the metric reads its {self.role} from "
+                f"it, one per row, where it holds {held} per row: take one, e.g. "
+                f"pl.col({name!r}){take}"
             )
         if self.numeric and not (found.is_numeric() or found == pl.Boolean):
             raise ColumnTypeError(
@@ -185,5 +195,17 @@ def integer_rows(expr: pl.Expr, option: str, role: str, fix: str = "") -> pl.Exp
     Traceback (most recent call last):
     ...
     polars_irmetrics.errors.ColumnTypeError: the rank= expression has dtype Float64; ...
-    """
+
+    A column the expression reads that the frame lacks is refused by name, as a column
+    named by ``option=`` would be (it was polars' ``unable to find column``):
+
+    >>> frame.select(integer_rows(pl.col("y").cast(pl.Int64), "rank", "ranks"))
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.ColumnNotFoundError: column 'y' not found in the frame: the metric reads its ranks from it; the rank= expression reads it: name a column of the frame in it
+    """  # noqa: E501
+    roots = tuple(dict.fromkeys(expr.meta.root_names()))
+    if roots:
+        named = f"the {option}= expression reads it: name a column of the frame in it{fix}"
+        expr = checked(expr, tuple(Need(root, role, named, numeric=False) for root in roots))
     return pl.pipe_with_dtype([expr], _IntegerRows(option, role, fix))
