@@ -179,3 +179,15 @@ def test_a_rank_expressions_column_is_named(
     table = frame.lazy() if lazy else frame
     with pytest.raises(error, match=f"^{re.escape(message)}$"):
         table.select(expr()).lazy().collect()
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])
+def test_fuse_refuses_a_list_typed_system_column(lazy: bool) -> None:
+    runs = RUN.with_columns(system=pl.concat_list(pl.lit("a")))
+    message = (
+        "column 'system' of the runs has dtype List(String); each row needs one run name (a "
+        "string or an integer): give each row its run's name, e.g. "
+        "pl.col('system').list.first() for a list of one name"
+    )
+    with pytest.raises(ColumnTypeError, match=f"^{re.escape(message)}$"):
+        irm.fuse(runs.lazy() if lazy else runs, system="system")

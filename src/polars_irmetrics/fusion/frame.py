@@ -363,6 +363,12 @@ def _gather_long(
             )
     for column in (q, d):  # strings or integers (any other dtype refused, named)
         id_kind(schema, column, "runs")
+    if isinstance(schema[system], pl.List | pl.Array):  # no text cast names one run
+        raise ColumnTypeError(
+            f"column {system!r} of the runs has dtype {schema[system]}; each row needs one "
+            "run name (a string or an integer): give each row its run's name, e.g. "
+            f"pl.col({system!r}).list.first() for a list of one name"
+        )
     system_text = pl.col(system).cast(pl.String)
     found = lazy.select(system_text.unique()).collect()[system]
     if found.null_count():
