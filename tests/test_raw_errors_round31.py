@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -18,6 +19,8 @@ import pytest
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import ArgumentError, ColumnNotFoundError, ColumnTypeError
+
+from .helpers import irm_in_process
 
 RUN = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [2.0, 1.0]})
 QRELS = pl.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "relevance": [1]})
@@ -191,3 +194,39 @@ def test_fuse_refuses_a_list_typed_system_column(lazy: bool) -> None:
     )
     with pytest.raises(ColumnTypeError, match=f"^{re.escape(message)}$"):
         irm.fuse(runs.lazy() if lazy else runs, system="system")
+
+
+@pytest.mark.parametrize(
+    ("qrels", "run", "message"),
+    [
+        (
+            QRELS,
+            RUN.with_columns(pl.col("score").cast(pl.String)),
+            "run.parquet: column 'score' in the run has dtype String; it must be numeric: "
+            "write the file again with column 'score' as numbers (not String)",
+        ),
+        (
+            QRELS,
+            RUN.with_columns(pl.concat_list("doc_id")),
+            "run.parquet: column 'doc_id' in the run has dtype List(String); trec_eval reads "
+            "one id per row, as text: write the file again with column 'doc_id' as strings "
+            "or integers, one id per row",
+        ),
+        (
+            QRELS.with_columns(pl.struct("query_id").alias("query_id")),
+            RUN,
+            "qrels.parquet: column 'query_id' in the judgments has dtype Struct({'query_id': "
+            "String}); trec_eval reads one id per row, as text: write the file again with "
+            "column 'query_id' as strings or integers, one id per row",
+        ),
+    ],
+    ids=["text scores", "list ids", "struct query ids"],
+)
+def test_trec_eval_names_a_parquet_files_column(
+    tmp_path: Path, qrels: pl.DataFrame, run: pl.DataFrame, message: str
+) -> None:
+    qrels.write_parquet(tmp_path / "qrels.parquet")
+    run.write_parquet(tmp_path / "run.parquet")
+    done = irm_in_process("trec-eval", "qrels.parquet", "run.parquet", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"irm: error: {message}\n"

@@ -137,6 +137,7 @@ from polars_irmetrics.door.evaluate import evaluate, reads_level
 from polars_irmetrics.door.jg import evaluate_jg
 from polars_irmetrics.errors import (
     ColumnNotFoundError,
+    ColumnTypeError,
     InvalidValueError,
     IrmError,
     QuerySetError,
@@ -144,7 +145,7 @@ from polars_irmetrics.errors import (
 )
 from polars_irmetrics.expressions import rank_by_score
 from polars_irmetrics.ground.options import Order
-from polars_irmetrics.ground.validate import Policy
+from polars_irmetrics.ground.validate import Policy, check_numeric
 from polars_irmetrics.io.files import check_not_empty, look_swapped, scan_qrels, scan_run
 from polars_irmetrics.io.output import format_of, write_stdout, write_table, write_text
 from polars_irmetrics.io.prefs import read_trec_prefs, read_trec_qrels_jg, read_trec_qrels_prefs
@@ -369,9 +370,12 @@ def _run_tag(frame: pl.DataFrame, source: str) -> str:
 
 def _read_run(source: str, version: Version) -> pl.DataFrame:
     lazy = scan_run(source)  # "-": standard input (trec_eval 10.0 reads results there)
-    names = lazy.collect_schema().names()
+    schema = lazy.collect_schema()
+    names = schema.names()
+    if "score" in names:  # a table's (Parquet) text scores: named, not polars' failed cast
+        check_numeric(schema, "score", "run", integer=False)
     keep = [c for c in ("query_id", "doc_id", "score", "rank", "run_id") if c in names]
-    held = (*_as_text(names), *_as_held(names, version))
+    held = (*_as_text(schema, "run"), *_as_held(names, version))
     return lazy.select(keep).with_columns(*held).collect()
 
 
@@ -458,15 +462,25 @@ def _as_held(names: list[str], version: Version) -> list[pl.Expr]:
     return [score.cast(pl.Float32).cast(pl.Float64) if version == 9 else score]
 
 
-def _as_text(names: list[str]) -> list[pl.Expr]:
+def _as_text(schema: pl.Schema, frame: str) -> list[pl.Expr]:
     """trec_eval reads every id as text: a Parquet run's integer query ids meet a TREC
-    qrels file's text ones (``7`` and ``"7"`` are the same query)."""
-    return [pl.col(c).cast(pl.String) for c in ("query_id", "doc_id") if c in names]
+    qrels file's text ones (``7`` and ``"7"`` are the same query). A list or a struct
+    per row (a Parquet table's) has no text: refused by name, as ``irm evaluate``
+    refuses it, not polars' failed cast."""
+    ids = [c for c in ("query_id", "doc_id") if c in schema]
+    for column in ids:
+        if schema[column].is_nested():
+            raise ColumnTypeError(
+                f"column {column!r} in the {frame} has dtype {schema[column]}; trec_eval "
+                "reads one id per row, as text: write the file again with column "
+                f"{column!r} as strings or integers, one id per row"
+            )
+    return [pl.col(c).cast(pl.String) for c in ids]
 
 
 def _read_qrels(source: str) -> pl.LazyFrame:
     lazy = scan_qrels(source, atol_labels=True)
-    lazy = lazy.with_columns(_as_text(lazy.collect_schema().names()))
+    lazy = lazy.with_columns(_as_text(lazy.collect_schema(), "judgments"))
     schema = lazy.collect_schema()
     if "relevance" in schema and schema["relevance"].is_float():
         # a table's (Parquet, CSV) labels; a TREC file's are read as atol reads them
