@@ -18,7 +18,12 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import ArgumentError, ColumnNotFoundError, ColumnTypeError
+from polars_irmetrics.errors import (
+    ArgumentError,
+    ColumnNotFoundError,
+    ColumnTypeError,
+    InvalidValueError,
+)
 
 from .helpers import irm_in_process
 
@@ -144,6 +149,31 @@ def test_a_call_that_does_not_fit_is_an_argument_error(
     with pytest.raises(ArgumentError, match=f"^{re.escape(message)}$") as raised:
         call()
     assert isinstance(raised.value, TypeError | ValueError)  # either family catches it
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            lambda: irm.ndcg(rank=pl.DataFrame()),
+            "rank must be a column name (a str) or a polars expression, got a polars "
+            "DataFrame; pass one name, e.g. rank='rank', or an expression, e.g. "
+            "rank=irm.rank_by_score()",
+        ),
+        (
+            lambda: irm.auc(label=pl.Series([1])),
+            "label must be a column name (a str), got a polars Series; pass one name, e.g. "
+            "label='label'",
+        ),
+    ],
+    ids=["frame for rank", "series for label"],
+)
+def test_a_table_for_a_column_name_is_named_by_its_kind(
+    call: Callable[[], Any], message: str
+) -> None:
+    # its print-out (a box of the frame's rows) was the message's "got ..."
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        call()
 
 
 JUDGED = pl.DataFrame({"doc_id": ["a", "b"], "rank": [1, 2], "relevance": [1, 0]})

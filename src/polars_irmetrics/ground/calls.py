@@ -48,7 +48,7 @@ import polars as pl
 
 from polars_irmetrics.errors import ArgumentError, IrmError
 
-__all__ = ["checked_call", "shown_value"]
+__all__ = ["checked_call", "is_data", "shown_value"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -109,18 +109,18 @@ def shown_value(value: object) -> str:
     """
     if isinstance(value, pl.Expr):
         return "a polars expression"
-    if _is_data(value):
+    if is_data(value):
         module = type(value).__module__.split(".", 1)[0]
         return f"a {module} {type(value).__name__}"
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _is_data(value: object) -> bool:
+def is_data(value: object) -> bool:
     """Whether ``value`` is a table, a column, an array or an expression.
 
     >>> import polars as pl
-    >>> _is_data(pl.DataFrame()), _is_data(pl.col("x")), _is_data(pl.Float64), _is_data(3)
+    >>> is_data(pl.DataFrame()), is_data(pl.col("x")), is_data(pl.Float64), is_data(3)
     (True, True, False, False)
     """
     if isinstance(value, pl.DataFrame | pl.LazyFrame | pl.Series | pl.Expr):
@@ -226,7 +226,7 @@ def _misfit(shown: str, signature: inspect.Signature, arguments: Mapping[str, An
                 continue
             kinds = [_KINDS[atom] for atom in atoms if atom != "None"]
             kind = " or ".join(dict.fromkeys(kinds)) + (" or None" if "None" in atoms else "")
-        elif _is_data(value) and not any(word in text for word in _DATA_WORDS):
+        elif is_data(value) and not any(word in text for word in _DATA_WORDS):
             # a choice or a number given a table or an expression: polars' "truth value
             # of an Expr is ambiguous" where the function compares it with its choices
             kind = (

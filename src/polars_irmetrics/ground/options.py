@@ -27,6 +27,7 @@ from polars_irmetrics.ground.buckets import (
     check_spill_dir,
     refuse_spill_without_buckets,
 )
+from polars_irmetrics.ground.calls import is_data, shown_value
 from polars_irmetrics.ground.debias import Debias
 from polars_irmetrics.ground.progress import check_progress
 from polars_irmetrics.ground.validate import Policy, check_policy
@@ -757,7 +758,7 @@ def check_column_name(
     elif not isinstance(value, str | pl.Expr) and not (optional and value is None):
         none = ", a polars expression or None" if optional else " or a polars expression"
         raise InvalidValueError(
-            f"{name} must be a column name (a str){none}, got {value!r}; pass one name, "
+            f"{name} must be a column name (a str){none}, got {_shown(value)}; pass one name, "
             f"e.g. {name}={name!r}, or an expression, e.g. {name}={expression}"
         )
 
@@ -779,8 +780,9 @@ def _check_column_name(name: str, value: object, *, optional: bool) -> None:
 
 
 def _shown(value: object) -> str:
-    """``value`` in a message: an expression by its type, not its whole tree."""
-    return "a polars expression" if isinstance(value, pl.Expr) else repr(value)
+    """``value`` in a message: an expression or a table by its kind, not its whole tree
+    or print-out (a DataFrame's box drawing, a pandas frame's rows)."""
+    return shown_value(value) if is_data(value) else repr(value)
 
 
 #: The hint of an unknown option that is a metric's parameter: it is written in the
