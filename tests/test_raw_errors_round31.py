@@ -57,6 +57,16 @@ CALLS: list[tuple[str, Callable[[], Any], str]] = [
         "clicked, dwell, converted, timestamp",
     ),
     (
+        "class keyword",
+        lambda: irm.Debias(iqr=1.5),
+        "irm.Debias takes no option iqr= (got 1.5); its options are iqr_coef, random_state",
+    ),
+    (
+        "no options",
+        lambda: irm.list_metrics(kind="ranking"),
+        "irm.list_metrics takes no option kind= (got 'ranking'); it takes none",
+    ),
+    (
         "too many by position",
         lambda: irm.ndcg(10, 20),
         "irm.ndcg takes at most 1 argument by position (k), got 2 (10, 20); pass the "

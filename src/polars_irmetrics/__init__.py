@@ -242,7 +242,9 @@ __all__ = [
 # keyword, an argument too many or missing, or a value of another kind than declared
 # is an ArgumentError naming it (ground.calls), never Python's or polars' own words. The
 # defining module holds the checked function too: pickle finds it by its name there, a
-# doctest runs once (in that module), and an import from there is checked alike
+# doctest runs once (in that module), and an import from there is checked alike. An
+# exported class (Debias, EvalOptions, MetricRequest, Report) has its __init__ and its
+# public methods checked in place
 for _name in __all__:
     _original = globals()[_name]
     if _inspect.isfunction(_original):
@@ -250,5 +252,10 @@ for _name in __all__:
         _home, _where = _sys.modules[_original.__module__], _original.__qualname__
         if getattr(_home, _where, None) is _original:
             setattr(_home, _where, globals()[_name])
+    elif isinstance(_original, type) and not issubclass(_original, BaseException | Warning):
+        for _method, _function in vars(_original).copy().items():
+            if _inspect.isfunction(_function) and (_method == "__init__" or _method[0] != "_"):
+                _shown = f"irm.{_name}" if _method == "__init__" else f"{_name}.{_method}"
+                setattr(_original, _method, _checked_call(_function, _shown))
 
-del _namespace, _name, _original, _home, _where
+del _namespace, _name, _original, _home, _where, _method, _function, _shown

@@ -192,10 +192,8 @@ def _unfit(
         if name not in known and not takes_any:
             close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
             hint = f" (did you mean {close[0]}=?)" if close else ""
-            return (
-                f"{shown} takes no option {name}= (got {shown_value(value)}){hint}; its "
-                f"options are {options}"
-            )
+            takes = f"its options are {options}" if named else "it takes none"
+            return f"{shown} takes no option {name}= (got {shown_value(value)}){hint}; {takes}"
     passed = {p.name for p in positional[: len(args)]} | set(kwargs)
     missing = [
         p.name for p in named if p.default is inspect.Parameter.empty and p.name not in passed
