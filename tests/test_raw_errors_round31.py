@@ -236,6 +236,19 @@ def test_fuse_refuses_a_list_typed_system_column(lazy: bool) -> None:
         irm.fuse(runs.lazy() if lazy else runs, system="system")
 
 
+def test_fuse_names_the_run_whose_list_shape_it_refuses() -> None:
+    # "column 'score' of the run holds ...": which of the runs (irm fuse's files) untold
+    listed = pl.DataFrame({"query_id": ["q1"], "doc_id": [["a", "b"]], "score": [1.0]})
+    message = (
+        "column 'score' of the run 'b' holds one value per row beside the lists of 'doc_id': "
+        "a list-shaped run's ranks are the list positions (1 = first), or a parallel list of "
+        "one score per document in 'score'; drop the column, e.g. .drop('score'), or make "
+        "it such a list"
+    )
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.fuse({"a": RUN, "b": listed})
+
+
 @pytest.mark.parametrize(
     ("qrels", "run", "message"),
     [

@@ -218,6 +218,7 @@ def _long_form(run: object, name: str, options: FusionOptions) -> pl.DataFrame |
         rank=options.rank,
         score=options.score,
         keys=[] if system is None else [system],
+        frame="run" if name == "runs" else name,  # "run 'b'": which of the runs is refused
     )
 
 
