@@ -27,6 +27,7 @@ from polars_irmetrics.errors import (
     ColumnTypeError,
     DuplicateError,
     InvalidValueError,
+    IrmWarning,
     MetricParameterError,
 )
 from polars_irmetrics.fusion.methods import (
@@ -46,12 +47,14 @@ from polars_irmetrics.ground.validate import (
     common_id_dtype,
     id_kind,
     numeric_cast_fix,
+    warn_from_plan,
 )
 
 __all__ = [
     "BAD",
     "DUP",
     "RAW",
+    "TIED",
     "Counts",
     "Gathered",
     "Runs",
@@ -64,6 +67,8 @@ __all__ = [
     "overflow_error",
     "positions",
     "resolve_weights",
+    "tied_ranks",
+    "warn_tied_ranks",
 ]
 
 #: The runs to fuse: a dict of run name to frame, or one long frame with ``system=``.
@@ -72,6 +77,9 @@ Runs = Mapping[str, pl.DataFrame | pl.LazyFrame] | pl.DataFrame | pl.LazyFrame
 RAW = "__irmf_raw"
 BAD = "__irmf_bad"
 DUP = "__irmf_dup"
+#: Whether a run ordered by its ranks gives the document's rank to another document of
+#: the query too (:func:`tied_ranks`), any of them in the (query, document) group.
+TIED = "__irmf_tied"
 _LOW = "__irmf_low"
 _HIGH = "__irmf_high"
 _MAX_BITS = 62
@@ -534,6 +542,77 @@ def positions(
     return pl.concat([untied, tied], how="vertical").drop(_LOW, _HIGH)
 
 
+def tied_ranks(gathered: Gathered, options: FusionOptions) -> list[pl.Expr]:
+    """The long frame's :data:`TIED` column (a window over the run, the query and the
+    order value): whether a run ordered by its ``rank`` column (it has no score column)
+    gives the row's rank to another document of the query too; ``[]`` where every run
+    is ordered by its scores. :func:`checked` warns where one is (:func:`_warn_tied`):
+    such documents are placed by the tie rule (:func:`positions`), an order the run did
+    not give, where :func:`~polars_irmetrics.evaluate` refuses such ranks."""
+    ranked = [i for i, c in enumerate(gathered.order_columns) if c != options.score]
+    if not ranked:
+        return []
+    q = options.query_id
+    given = pl.col(RUN).is_in(ranked) & pl.col(RAW).is_not_null()
+    return [(given & (pl.len().over(RUN, q, RAW) > 1)).alias(TIED)]
+
+
+def warn_tied_ranks(gathered: Gathered, options: FusionOptions) -> None:
+    """Eagerly, the warning of :func:`tied_ranks` where a run gives one rank to several
+    documents of a query (:func:`~polars_irmetrics.fit_fusion`, which fits its tables
+    on the positions such ranks make up); nothing otherwise."""
+    tie = tied_ranks(gathered, options)
+    if tie and gathered.frame.select(tie[0].any()).collect().item():
+        _warn_tied(gathered, options)
+
+
+def _warn_tied(gathered: Gathered, options: FusionOptions) -> None:
+    """The warning of :func:`tied_ranks`: per run (three named), how many queries give a
+    rank to several documents, the first of them (its rank and documents, in the order
+    assumed), and the fix. Eager: read on the warning's path only."""
+    q, d = options.query_id, options.doc_id
+    ranked = [i for i, c in enumerate(gathered.order_columns) if c != options.score]
+    text = pl.col(d).cast(pl.String)
+    ties = (
+        gathered.frame.filter(pl.col(RUN).is_in(ranked))
+        .group_by(RUN, q, RAW)
+        .agg(pl.len().alias("n"), text.sort(descending=True).head(3).alias("docs"))
+        .filter(pl.col("n") > 1)
+    )
+    firsts, counts = pl.collect_all(
+        [
+            ties.sort(RUN, q, pl.col(RAW), descending=[False, False, True])
+            .group_by(RUN, maintain_order=True)
+            .first(),
+            ties.group_by(RUN).agg(pl.col(q).n_unique().alias("queries")),
+        ]
+    )
+    queries = dict(counts.iter_rows())
+    clauses = []
+    for row in firsts.iter_rows(named=True):
+        rank = -row[RAW]
+        shown = int(rank) if float(rank).is_integer() else rank
+        docs = ", ".join(repr(x) for x in row["docs"]) + (", ..." if row["n"] > 3 else "")
+        many = queries[row[RUN]]
+        clauses.append(
+            f"run {gathered.names[row[RUN]]!r} gives one rank to several documents in "
+            f"{many} quer{'y' if many == 1 else 'ies'} (query {row[q]!r}: rank {shown} to "
+            f"{row['n']} documents, placed {docs})"
+        )
+    if len(clauses) > 3:
+        clauses = [*clauses[:3], f"and {len(clauses) - 3} more runs"]
+    rank = options.rank
+    warn_from_plan(
+        f"{'; '.join(clauses)}: fusion reads each run's order, and placed the documents "
+        "of one rank by document id, descending compared as text (as tied scores are, "
+        "trec_eval's rule), an order the run did not give, on which the fused scores "
+        "depend (irm.evaluate refuses such ranks). Give each document of a query its own "
+        f"rank, e.g. pl.col({rank!r}).rank('ordinal').over({q!r}) on rows sorted in the "
+        "order you mean, or give the runs a score column.",
+        IrmWarning,
+    )
+
+
 def expand(frame: pl.LazyFrame, q: str, d: str) -> pl.LazyFrame:
     """A row for every (run, candidate) of the runs that have the query.
 
@@ -616,6 +695,10 @@ def checked(
             )
         if score is not None:
             _overflow(frame, score, options)
+        if TIED in frame.columns:
+            if frame[TIED].any():
+                _warn_tied(gathered, options)
+            frame = frame.drop(TIED)
         if counts is not None and rows is not None:
             counts.read(rows)
         return frame.drop(BAD, DUP)

@@ -23,6 +23,7 @@ from polars_irmetrics.fusion.frame import (
     BAD,
     DUP,
     RAW,
+    TIED,
     Counts,
     Gathered,
     Runs,
@@ -32,6 +33,7 @@ from polars_irmetrics.fusion.frame import (
     gather,
     positions,
     resolve_weights,
+    tied_ranks,
 )
 from polars_irmetrics.fusion.methods import (
     CANDIDATES,
@@ -382,20 +384,26 @@ def build_fusion(runs: Runs, options: FusionOptions) -> tuple[pl.LazyFrame, bool
         runs=gathered.frame.select(RUN, q, d),
         floor=norm == "max",
     )
+    # where a run ordered by its ranks gives one rank to several documents: warned
+    tie = tied_ranks(gathered, options)
+    tied = [TIED] if tie else []
+    tied_any = [pl.col(TIED).any().alias(TIED)] if tie else []
 
     def fuse_part(part: pl.LazyFrame) -> pl.LazyFrame:
         """The fused and ranked rows (with check flags) of the queries in ``part``, and
         the count rows of the runs' overlap there."""
         # a bucket's rows are not the runs' frames: its windows group by run and query
         own = gathered if part is gathered.frame else replace(gathered, frame=part, parts=None)
-        long = prepare(own, method, norm, weights, options)
+        long = prepare(own, method, norm, weights, options).with_columns(tie)
         present = _present(long)
         # the runs that retrieve each document, beside the checks: the candidates a run
         # did not retrieve (Borda, Condorcet) have no value of their own
         runs_of = overlap.words(None if present is None else pl.col(RAW).is_not_null())
         if method.uses == "condorcet":
             values = _condorcet(long, method.weighted, q, d)
-            checks = long.group_by(q, d).agg(*flags_for(gathered.names, present), *runs_of)
+            checks = long.group_by(q, d).agg(
+                *flags_for(gathered.names, present), *tied_any, *runs_of
+            )
             checks = checks.cache()  # read twice: by the fused rows and the counts
             counts = overlap.tally(checks)
             fused = values.join(checks, on=[q, d], how="left").rename({VALUE: options.score})
@@ -407,6 +415,7 @@ def build_fusion(runs: Runs, options: FusionOptions) -> tuple[pl.LazyFrame, bool
                 .agg(
                     method.combine(method.contribution(params), summing).alias(options.score),
                     *flags_for(gathered.names, present),
+                    *tied_any,
                     *runs_of,
                 )
                 .cache()
@@ -418,7 +427,7 @@ def build_fusion(runs: Runs, options: FusionOptions) -> tuple[pl.LazyFrame, bool
         if options.depth is not None:
             keep = (pl.col(options.rank) <= options.depth) | pl.col(BAD) | pl.col(DUP)
             ranked = ranked.filter(keep)
-        fused_rows = ranked.select(q, d, options.score, options.rank, BAD, DUP)
+        fused_rows = ranked.select(q, d, options.score, options.rank, BAD, DUP, *tied)
         return pl.concat([fused_rows, counts], how="diagonal")
 
     rank = options.rank
@@ -436,7 +445,7 @@ def build_fusion(runs: Runs, options: FusionOptions) -> tuple[pl.LazyFrame, bool
             schema=fuse_part(gathered.frame).collect_schema(),
             progress=options.progress,
         )
-    ranked = ranked.select(q, d, options.score, rank, BAD, DUP, *overlap.columns)
+    ranked = ranked.select(q, d, options.score, rank, BAD, DUP, *tied, *overlap.columns)
     if options.sort:
         ranked = ranked.sort(q, rank)
     schema = pl.Schema(
@@ -580,7 +589,9 @@ def fuse(
         read as an order alone, lowest first: 0, negative or with gaps, they order the
         run as their values do, and two documents of one rank tie (broken by the
         document id, descending, as tied scores are), where
-        :func:`~polars_irmetrics.evaluate` refuses such ranks.
+        :func:`~polars_irmetrics.evaluate` refuses such ranks: an
+        :class:`~polars_irmetrics.errors.IrmWarning` names the run, its queries and
+        the first tie, as the fused scores depend on that assumed order.
     **params
         The method's parameters (``k``, ``sigma``, ``phi``, ``gamma``, ``w``).
 

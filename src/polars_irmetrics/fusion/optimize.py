@@ -26,6 +26,7 @@ from polars_irmetrics.fusion.frame import (
     BAD,
     DUP,
     RAW,
+    TIED,
     Counts,
     Runs,
     checked,
@@ -33,6 +34,7 @@ from polars_irmetrics.fusion.frame import (
     gather,
     overflow_error,
     positions,
+    tied_ranks,
 )
 from polars_irmetrics.fusion.fuse import (
     RANK_KEY,
@@ -490,7 +492,9 @@ def optimize_fusion(
     n = len(names)
     points = grid_points(param, n, step)
     q, d = query_id, doc_id
-    long = prepare(gathered, fusion, normalised, None, options)
+    # where a run ordered by its ranks gives one rank to several documents: warned
+    tie = tied_ranks(gathered, options)
+    long = prepare(gathered, fusion, normalised, None, options).with_columns(tie)
     present = _present(long)
     if param == "weights":
         row = fusion.contribution({})
@@ -521,11 +525,12 @@ def optimize_fusion(
         # the same bits in any row order, and as fuse's (scores of any size: wide)
         (wide_sum if wide_sums else exact_sum)(pl.col(VALUE)).alias(_SUM),
         *flags_for(names, present),
+        *[pl.col(TIED).any().alias(TIED) for _ in tie],
         *overlap.words(None if present is None else pl.col(RAW).is_not_null()),
     )
     words = [*overlap.masks, *overlap.floor_masks]
     wide_schema = pl.Schema(
-        {k: v for k, v in wide.collect_schema().items() if k not in (BAD, DUP, *words)}
+        {k: v for k, v in wide.collect_schema().items() if k not in (BAD, DUP, TIED, *words)}
     )
     wide = wide.cache()  # read twice: the scores, and counted by the runs of each
     tally = overlap.tally(wide)

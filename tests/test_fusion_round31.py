@@ -1,0 +1,65 @@
+"""Round 31: trust at every joint of the fusion wing (irm.fuse, optimize_fusion,
+fit_fusion), with tiny adversarial runs; values compared with ranx where at stake."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+from ranx import Run
+from ranx import fuse as ranx_fuse
+
+import polars_irmetrics as irm
+from tests.helpers import warned
+
+#: Run 'a' gives rank 1 to d1 and d2 in q1, and rank 3 to d1 and d2 in q2.
+TIED = pl.DataFrame(
+    {
+        "query_id": ["q1", "q1", "q1", "q2", "q2"],
+        "doc_id": ["d1", "d2", "d3", "d1", "d2"],
+        "rank": [1, 1, 2, 3, 3],
+    }
+)
+DISTINCT = TIED.with_columns(pl.Series("rank", [1, 2, 3, 1, 2]))
+QRELS = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["d1", "d2"], "relevance": [1, 1]})
+
+TIE_WARNING = (
+    "run 'a' gives one rank to several documents in 2 queries (query 'q1': rank 1 to 2 "
+    "documents, placed 'd2', 'd1'): fusion reads each run's order, and placed the "
+    "documents of one rank by document id, descending compared as text (as tied scores "
+    "are, trec_eval's rule), an order the run did not give, on which the fused scores "
+    "depend (irm.evaluate refuses such ranks). Give each document of a query its own "
+    "rank, e.g. pl.col('rank').rank('ordinal').over('query_id') on rows sorted in the "
+    "order you mean, or give the runs a score column."
+)
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["eager", "lazy"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda runs: irm.fuse(runs, "rrf"),
+        lambda runs: irm.fuse(runs, "condorcet"),
+        lambda runs: irm.fuse(runs, "bordafuse", norm="borda"),
+        lambda runs: irm.optimize_fusion(runs, qrels=QRELS, method="rrf", metric="ndcg"),
+        lambda runs: irm.fit_fusion(runs, "probfuse", qrels=QRELS, n_segments=2),
+    ],
+    ids=["rrf", "condorcet", "borda", "optimize_fusion", "fit_fusion"],
+)
+def test_a_repeated_rank_is_warned_with_the_order_assumed(call, lazy):
+    runs = {"a": TIED.lazy() if lazy else TIED, "b": DISTINCT}
+    _, said = warned(lambda: call(runs))
+    assert said == [TIE_WARNING]
+    _, said = warned(lambda: call({"a": DISTINCT, "b": DISTINCT}))
+    assert said == []
+
+
+def test_the_order_a_repeated_rank_is_warned_of_is_the_order_fused():
+    # the fused scores are ranx's of the order the warning names (d2 before d1 in q1)
+    fused, said = warned(lambda: irm.fuse({"a": TIED, "b": DISTINCT}, "rrf"))
+    assert said == [TIE_WARNING]
+    fused = fused.sort("query_id", "doc_id")
+    as_placed = {"q1": {"d2": 3.0, "d1": 2.0, "d3": 1.0}, "q2": {"d2": 2.0, "d1": 1.0}}
+    given = {"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}, "q2": {"d1": 2.0, "d2": 1.0}}
+    peer = ranx_fuse([Run(as_placed), Run(given)], method="rrf", norm=None).to_dict()
+    expected = [peer[q][d] for q, d in fused.select("query_id", "doc_id").iter_rows()]
+    assert fused["score"].to_list() == pytest.approx(expected, rel=1e-15, abs=0)
