@@ -63,3 +63,50 @@ def test_the_order_a_repeated_rank_is_warned_of_is_the_order_fused():
     peer = ranx_fuse([Run(as_placed), Run(given)], method="rrf", norm=None).to_dict()
     expected = [peer[q][d] for q, d in fused.select("query_id", "doc_id").iter_rows()]
     assert fused["score"].to_list() == pytest.approx(expected, rel=1e-15, abs=0)
+
+
+#: Run 'e' spells q1's documents in capitals: they match run 'a''s once case is ignored.
+SPELT = pl.DataFrame(
+    {
+        "query_id": ["q1", "q1", "q2", "q2"],
+        "doc_id": ["d1", "d2", "d3", "d4"],
+        "score": [2.0, 1.0, 2.0, 1.0],
+    }
+)
+CAPITALS = SPELT.with_columns(
+    pl.when(pl.col("query_id") == "q1")
+    .then(pl.col("doc_id").str.to_uppercase())
+    .otherwise(pl.col("doc_id"))
+)
+QRELS_SPELT = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["d1", "d3"], "relevance": [1, 1]})
+
+APART_WARNING = (
+    "1 query held by several runs shares no document between them, and 2 document id(s) "
+    "of run 'e' match an id of run 'a' only when case is ignored ('D1' against 'd1'): ids "
+    "are compared exactly; give both runs the same spelling, e.g. "
+    "pl.col('doc_id').str.to_lowercase() on each. Each such document is fused as two, "
+    "one scored by each run. If the runs' documents there are meant to differ, the fused "
+    "run is as documented: silence this with warnings.filterwarnings('ignore', "
+    "category=irm.CoverageWarning)."
+)
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["eager", "lazy"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda runs: irm.fuse(runs, "sum"),
+        lambda runs: irm.fuse(runs, "rrf", buckets=2),
+        lambda runs: irm.optimize_fusion(runs, qrels=QRELS_SPELT, method="rrf", metric="ndcg"),
+    ],
+    ids=["sum", "rrf-buckets", "optimize_fusion"],
+)
+def test_documents_spelt_apart_in_some_queries_are_warned_with_the_fix(call, lazy):
+    # q2 shares its documents, so no pair of runs is disjoint: only q1's are spelt apart
+    runs = {"a": SPELT, "e": CAPITALS.lazy() if lazy else CAPITALS}
+    _, said = warned(lambda: call(runs))
+    assert said == [APART_WARNING]
+    # disjoint lists in a query with no match once spelling is ignored: as documented
+    other = CAPITALS.with_columns(pl.col("doc_id").str.replace("D", "x"))
+    _, said = warned(lambda: call({"a": SPELT, "e": other}))
+    assert said == []

@@ -20,7 +20,12 @@ separators, a prefix or leading zeros are ignored
 :class:`~polars_irmetrics.errors.CoverageWarning` names the pairs that share no
 document; where every pair shares one but no run holds every query of the fused run
 (query sets that are not nested: ranx refuses runs whose queries differ), another
-names each run's missing queries (:meth:`Overlap.warn_missing`).
+names each run's missing queries (:meth:`Overlap.warn_missing`). The count rows also
+count the queries several runs hold whose documents are each retrieved by one run
+alone (a window by query over the documents' masks); where there are such queries,
+the runs' documents are read for a match once their spelling is ignored, named in a
+third warning where one is found (:meth:`Overlap.warn_spelt_apart`: ``'D1'`` beside
+``'d1'`` in query ``q1`` while the other queries share their documents).
 """
 
 from __future__ import annotations
@@ -49,10 +54,15 @@ _FLOOR_MASK = "__irmf_ov_floor"
 #: documents' masks), and how many queries each count row's documents open.
 _QUERY_MASK = "__irmf_ov_qmask"
 _QUERIES = "__irmf_ov_queries"
+#: On the count rows: how many queries they open that several runs hold and whose
+#: documents are each retrieved by one run alone (no document shared there).
+_APART = "__irmf_ov_apart"
 #: Runs per mask word: bits 0..61 of an Int64, so that every OR stays positive.
 _BITS = 62
 #: Pairs of runs named in the warning; the others are counted.
 _SHOWN = 3
+#: Pairs of runs :meth:`Overlap.warn_spelt_apart` reads at most.
+_PAIRS = 6
 
 #: Runs x runs counts.
 Matrix = np.ndarray[Any, np.dtype[np.int64]]
@@ -94,7 +104,15 @@ class Overlap:
     @property
     def columns(self) -> list[str]:
         """Every column the count rows add to the fused frame."""
-        return [KIND, *self.masks, *self.floor_masks, *self.query_masks, _COUNT, _QUERIES]
+        return [
+            KIND,
+            *self.masks,
+            *self.floor_masks,
+            *self.query_masks,
+            _COUNT,
+            _QUERIES,
+            _APART,
+        ]
 
     def words(self, retrieved: pl.Expr | None = None) -> list[pl.Expr]:
         """Aggregates of a group-by of the long frame by (query, document): the runs
@@ -134,11 +152,20 @@ class Overlap:
             pl.col(m).bitwise_or().over(q).alias(qm)
             for m, qm in zip(self.masks, self.query_masks, strict=True)
         ]
+        # a query several runs hold where no document is retrieved by two of them
+        shared = (_runs_of(self.masks) >= 2).any().over(q)
+        apart = (_runs_of(self.query_masks) >= 2) & ~shared
+        first = pl.col(q).is_first_distinct()
         return (
-            fused.with_columns(*of_query, pl.col(q).is_first_distinct().alias(_QUERIES))
+            fused.with_columns(*of_query)
+            .with_columns(first.alias(_QUERIES), (first & apart).alias(_APART))
             .group_by(*masks, *self.query_masks)
-            .agg(pl.len().cast(pl.Int64).alias(_COUNT), pl.col(_QUERIES).sum().cast(pl.Int64))
-            .select(pl.lit(True).alias(KIND), *masks, *self.query_masks, _COUNT, _QUERIES)
+            .agg(
+                pl.len().cast(pl.Int64).alias(_COUNT),
+                pl.col(_QUERIES).sum().cast(pl.Int64),
+                pl.col(_APART).sum().cast(pl.Int64),
+            )
+            .select(pl.lit(True).alias(KIND), *masks, *self.query_masks, _COUNT, _QUERIES, _APART)
         )
 
     @property
@@ -212,6 +239,7 @@ class Overlap:
         apart = [(i, j) for i, j in itertools.combinations(range(n), 2) if docs[i, j] == 0]
         if not apart:
             self.warn_missing(queries, int(rows.get_column(_QUERIES).sum()))
+            self.warn_spelt_apart(rows, queries)
             return
         clauses = [self._clause(i, j, queries, docs) for i, j in apart[:_SHOWN]]
         if len(apart) > _SHOWN:
@@ -240,6 +268,34 @@ class Overlap:
             self.read_floored(rows)
         queries = self.shared(rows, queries=True)
         self.warn_missing(queries, int(rows.get_column(_QUERIES).sum()))
+        self.warn_spelt_apart(rows, queries)
+
+    def warn_spelt_apart(self, rows: pl.DataFrame, queries: Matrix) -> None:
+        """Where every pair of runs shares a document but some queries that several
+        runs hold share none (``_APART``), one warning where a pair's documents match
+        within a query once their spelling is ignored (``'D1'`` in one run, ``'d1'`` in
+        the other): each is fused as two documents there. The runs are read again only
+        where such queries are (text document ids), a pair at a time (the first
+        :data:`_PAIRS` pairs that share a query), until one matches."""
+        apart = int(rows.get_column(_APART).sum())
+        if not apart or not self.text_ids[1]:
+            return
+        n = len(self.names)
+        pairs = [(i, j) for i, j in itertools.combinations(range(n), 2) if queries[i, j]]
+        for i, j in pairs[:_PAIRS]:
+            hint = self._hint(j, i, shared_queries=True)
+            if hint is None:
+                continue
+            shares = "shares" if apart == 1 else "share"
+            warn_from_plan(
+                f"{_count(apart, 'query')} held by several runs {shares} no document "
+                f"between them, and {hint} Each such document is fused as two, one "
+                "scored by each run. If the runs' documents there are meant to differ, "
+                "the fused run is as documented: silence this with "
+                "warnings.filterwarnings('ignore', category=irm.CoverageWarning).",
+                CoverageWarning,
+            )
+            return
 
     def warn_missing(self, queries: Matrix, total: int) -> None:
         """One warning where no run holds every one of the fused run's ``total`` queries
@@ -333,6 +389,11 @@ class Overlap:
         sides = Sides(f"run {a!r}", f"run {b!r}", "both runs")
         noun = "document" if column == d else "query"
         return spelling_hint(ran, held, column, within=within, noun=noun, sides=sides)
+
+
+def _runs_of(words: list[str]) -> pl.Expr:
+    """How many runs a set of mask words names (the bits set in them)."""
+    return pl.sum_horizontal([pl.col(w).bitwise_count_ones() for w in words])
 
 
 def _count(n: int | np.integer[Any], noun: str) -> str:
