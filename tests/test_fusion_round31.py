@@ -110,3 +110,15 @@ def test_documents_spelt_apart_in_some_queries_are_warned_with_the_fix(call, laz
     other = CAPITALS.with_columns(pl.col("doc_id").str.replace("D", "x"))
     _, said = warned(lambda: call({"a": SPELT, "e": other}))
     assert said == []
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["eager", "lazy"])
+def test_ids_of_two_kinds_name_a_run_of_each(lazy):
+    text = SPELT.lazy() if lazy else SPELT
+    number = SPELT.with_columns(pl.col("query_id").str.slice(1).cast(pl.Int64))
+    with pytest.raises(irm.errors.ColumnTypeError) as refused:
+        irm.fuse({"a": text, "b": SPELT, "c": number}, "rrf")
+    assert str(refused.value) == (
+        "column 'query_id' holds strings in some runs and integers in others ('a': String, "
+        "'c': Int64); cast it to one type in every run, e.g. pl.col('query_id').cast(pl.String)"
+    )

@@ -653,8 +653,9 @@ def test_weights_by_name_read_keys_as_the_runs_names() -> None:
             {"A": A.with_columns(query_id=pl.lit(1)), "B": B},
             lambda runs: irm.fuse(runs, "rrf"),
             ColumnTypeError,
-            "column 'query_id' holds strings in some runs and integers in others; cast it to "
-            "one type in every run, e.g. pl.col('query_id').cast(pl.String)",
+            "column 'query_id' holds strings in some runs and integers in others ('A': "
+            "Int32, 'B': String); cast it to one type in every run, e.g. "
+            "pl.col('query_id').cast(pl.String)",
         ),
         (
             {"A": A},

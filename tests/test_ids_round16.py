@@ -807,14 +807,16 @@ COMMANDS: list[tuple[str, list[str], str]] = [
     (
         "fuse",
         ["fuse", "a.parquet", "b.parquet", "-o", "fused.parquet"],
-        "irm: error: column 'doc_id' holds strings in some runs and integers in others; "
-        f"cast it to one type in every run, {_ID_FLAG}\n",
+        "irm: error: column 'doc_id' holds strings in some runs and integers in others "
+        f"('a.parquet': String, 'b.parquet': Int64); cast it to one type in every run, "
+        f"{_ID_FLAG}\n",
     ),
     (
         "fuse --optimize",
         ["fuse", "a.parquet", "b.parquet", "--optimize", "--qrels", "qrels.txt"],
-        "irm: error: column 'doc_id' holds strings in some runs and integers in others; "
-        f"cast it to one type in every run, {_ID_FLAG}\n",
+        "irm: error: column 'doc_id' holds strings in some runs and integers in others "
+        f"('a.parquet': String, 'b.parquet': Int64); cast it to one type in every run, "
+        f"{_ID_FLAG}\n",
     ),
 ]  # fmt: skip
 

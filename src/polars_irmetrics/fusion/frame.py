@@ -183,9 +183,13 @@ def gather(runs: Runs, options: FusionOptions) -> Gathered:
     for position, column in enumerate((q, d)):
         found = {kind[position] for kind in kinds}
         if len(found) > 1:
+            # the first run of each kind named, with its dtype (as compare names them)
+            firsts = sorted({k[position]: i for i, k in reversed(list(enumerate(kinds)))}.values())
+            shown = ", ".join(f"{names[i]!r}: {id_types[i][position]}" for i in firsts)
             raise ColumnTypeError(
-                f"column {column!r} holds strings in some runs and integers in others; "
-                f"cast it to one type in every run, e.g. pl.col({column!r}).cast(pl.String)"
+                f"column {column!r} holds strings in some runs and integers in others "
+                f"({shown}); cast it to one type in every run, e.g. "
+                f"pl.col({column!r}).cast(pl.String)"
             )
     _check_order_names(named, schemas, names, order_columns, options)
     dtypes = (_id_cast([t[0] for t in id_types]), _id_cast([t[1] for t in id_types]))
