@@ -122,3 +122,48 @@ def test_ids_of_two_kinds_name_a_run_of_each(lazy):
         "column 'query_id' holds strings in some runs and integers in others ('a': String, "
         "'c': Int64); cast it to one type in every run, e.g. pl.col('query_id').cast(pl.String)"
     )
+
+
+#: Run 'x' has scores that all tie and ranks that order them d1, d2, d3 (irm.evaluate
+#: reads the ranks), and run 'z' ranks d3 first but scores it lowest.
+BOTH = pl.DataFrame(
+    {"query_id": ["q1"] * 3, "doc_id": ["d1", "d2", "d3"], "rank": [1, 2, 3], "score": 0.0}
+)
+AGREE = BOTH.with_columns(pl.Series("rank", [3, 2, 1]), pl.Series("score", [1.0, 2.0, 3.0]))
+CONTRARY = AGREE.with_columns(pl.Series("rank", [1, 2, 3]))
+
+
+def _misordered(run: str) -> str:
+    return (
+        f"the 'rank' column orders some queries otherwise than the 'score' column (run "
+        f"{run!r} in 1 query (first: 'q1')): fusion orders a run by its 'score' column, as "
+        "ranx does (ties by document id, descending compared as text), and ignored its "
+        "ranks, where irm.evaluate reads the ranks (and refuses a run whose ranks "
+        "contradict its scores). Drop the 'rank' column to fuse the scores without this "
+        "warning, or the 'score' column to fuse the ranks."
+    )
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["eager", "lazy"])
+@pytest.mark.parametrize(
+    ("runs", "system"),
+    [
+        ({"x": BOTH, "y": AGREE}, "x"),
+        ({"y": AGREE, "z": CONTRARY.drop("rank").with_columns(rank=pl.lit(1))}, None),
+        ({"y": AGREE, "z": CONTRARY}, "z"),
+        ("long", "z"),
+    ],
+    ids=["tied-scores", "one-rank", "contrary", "long-frame"],
+)
+def test_a_rank_column_beside_the_scores_that_orders_otherwise_is_warned(runs, system, lazy):
+    if runs == "long":
+        long = pl.concat(
+            [AGREE.with_columns(run=pl.lit("y")), CONTRARY.with_columns(run=pl.lit("z"))]
+        )
+        runs = long.lazy() if lazy else long
+        call = lambda: irm.fuse(runs, "rrf", system="run")  # noqa: E731
+    else:
+        runs = {k: v.lazy() if lazy else v for k, v in runs.items()}
+        call = lambda: irm.fuse(runs, "rrf")  # noqa: E731
+    _, said = warned(call)
+    assert said == ([] if system is None else [_misordered(system)])

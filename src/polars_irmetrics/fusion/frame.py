@@ -53,6 +53,7 @@ from polars_irmetrics.ground.validate import (
 __all__ = [
     "BAD",
     "DUP",
+    "MISORDERED",
     "RAW",
     "TIED",
     "Counts",
@@ -67,8 +68,9 @@ __all__ = [
     "overflow_error",
     "positions",
     "resolve_weights",
+    "said_flags",
     "tied_ranks",
-    "warn_tied_ranks",
+    "warn_said",
 ]
 
 #: The runs to fuse: a dict of run name to frame, or one long frame with ``system=``.
@@ -80,6 +82,10 @@ DUP = "__irmf_dup"
 #: Whether a run ordered by its ranks gives the document's rank to another document of
 #: the query too (:func:`tied_ranks`), any of them in the (query, document) group.
 TIED = "__irmf_tied"
+#: Whether the row's run has a rank column beside the score column it is ordered by,
+#: and the two order the row's query otherwise (a window over the run and the query,
+#: added in :func:`gather` where some run has both; :func:`_warn_misordered`).
+MISORDERED = "__irmf_misordered"
 _LOW = "__irmf_low"
 _HIGH = "__irmf_high"
 _MAX_BITS = 62
@@ -151,6 +157,7 @@ def gather(runs: Runs, options: FusionOptions) -> Gathered:
     schemas: list[pl.Schema] = []
     wide: list[bool] = []
     order_dtypes: list[pl.DataType] = []
+    beside: list[bool] = []
     eager = True
     for index, (name, given) in enumerate(zip(names, runs.values(), strict=True)):
         run = _long_form(given, f"run {name!r}", options)
@@ -172,12 +179,15 @@ def gather(runs: Runs, options: FusionOptions) -> Gathered:
         order_columns.append(order)
         wide.append(_is_wide(schema[order]))
         order_dtypes.append(schema[order])
+        both = _both_orders(schema, order, options)
+        beside.append(both)
         frames.append(
             lazy.select(
                 pl.lit(index, pl.Int32).alias(RUN),
                 pl.col(q),
                 pl.col(d),
                 _raw(order, schema[order], options),
+                *([_misordered(options, [q])] if both else []),
             )
         )
     for position, column in enumerate((q, d)):
@@ -194,6 +204,11 @@ def gather(runs: Runs, options: FusionOptions) -> Gathered:
     _check_order_names(named, schemas, names, order_columns, options)
     dtypes = (_id_cast([t[0] for t in id_types]), _id_cast([t[1] for t in id_types]))
     frames = [f.with_columns(pl.col(q).cast(dtypes[0]), pl.col(d).cast(dtypes[1])) for f in frames]
+    if any(beside):  # one schema for every run's frame
+        frames = [
+            f if both else f.with_columns(pl.lit(False).alias(MISORDERED))
+            for f, both in zip(frames, beside, strict=True)
+        ]
     return Gathered(
         frame=pl.concat(frames, how="vertical"),
         parts=tuple(frames),
@@ -401,6 +416,7 @@ def _gather_long(
         pl.col(q).cast(dtypes[0]),
         pl.col(d).cast(dtypes[1]),
         _raw(order, schema[order], options),
+        *([_misordered(options, [system, q])] if _both_orders(schema, order, options) else []),
     )
     return Gathered(
         frame=long,
@@ -546,6 +562,37 @@ def positions(
     return pl.concat([untied, tied], how="vertical").drop(_LOW, _HIGH)
 
 
+def _both_orders(schema: pl.Schema, order: str, options: FusionOptions) -> bool:
+    """Whether a run ordered by its score column has a numeric rank column too."""
+    rank = options.rank
+    return order == options.score and rank in schema and schema[rank].is_numeric()
+
+
+def _misordered(options: FusionOptions, by: list[str]) -> pl.Expr:
+    """:data:`MISORDERED`: whether the window's documents ranked by the rank column come
+    in another order than fusion places them, by score (ties by document id,
+    descending compared as text): the rank column orders a document above one that
+    scores higher, or breaks a tie of scores otherwise. Ties of ranks fall back on the
+    same rule (a repeated rank is no disagreement)."""
+    score = pl.col(options.score).cast(pl.Float64)
+    rank = pl.col(options.rank).cast(pl.Float64)
+    text = pl.col(options.doc_id).cast(pl.String)
+    placed = text.sort_by([score, text], descending=[True, True])
+    ranked = text.sort_by([rank, score, text], descending=[False, True, True])
+    return (ranked != placed).any().over(by).fill_null(False).alias(MISORDERED)
+
+
+def said_flags(gathered: Gathered, options: FusionOptions) -> list[pl.Expr]:
+    """The long frame's warning flags (:func:`tied_ranks`, and :data:`MISORDERED` where
+    :func:`gather` added it), each read as ``any`` per (query, document) by the fusion's
+    group-by and warned of by :func:`checked`."""
+    schema = gathered.frame.collect_schema()
+    return [
+        *tied_ranks(gathered, options),
+        *([pl.col(MISORDERED)] if MISORDERED in schema else []),
+    ]
+
+
 def tied_ranks(gathered: Gathered, options: FusionOptions) -> list[pl.Expr]:
     """The long frame's :data:`TIED` column (a window over the run, the query and the
     order value): whether a run ordered by its ``rank`` column (it has no score column)
@@ -561,13 +608,18 @@ def tied_ranks(gathered: Gathered, options: FusionOptions) -> list[pl.Expr]:
     return [(given & (pl.len().over(RUN, q, RAW) > 1)).alias(TIED)]
 
 
-def warn_tied_ranks(gathered: Gathered, options: FusionOptions) -> None:
-    """Eagerly, the warning of :func:`tied_ranks` where a run gives one rank to several
-    documents of a query (:func:`~polars_irmetrics.fit_fusion`, which fits its tables
-    on the positions such ranks make up); nothing otherwise."""
-    tie = tied_ranks(gathered, options)
-    if tie and gathered.frame.select(tie[0].any()).collect().item():
-        _warn_tied(gathered, options)
+def warn_said(gathered: Gathered, options: FusionOptions) -> None:
+    """Eagerly, the warnings of :func:`said_flags`: a run that gives one rank to several
+    documents of a query, a rank column beside the scores that orders otherwise
+    (:func:`~polars_irmetrics.fit_fusion`, which fits its tables on the positions);
+    nothing otherwise."""
+    said = said_flags(gathered, options)
+    if not said:
+        return
+    found = gathered.frame.select(flag.any() for flag in said).collect()
+    for name in found.columns:
+        if found[name].item():
+            _SAYS[name](gathered, options)
 
 
 def _warn_tied(gathered: Gathered, options: FusionOptions) -> None:
@@ -615,6 +667,49 @@ def _warn_tied(gathered: Gathered, options: FusionOptions) -> None:
         "order you mean, or give the runs a score column.",
         IrmWarning,
     )
+
+
+def _warn_misordered(gathered: Gathered, options: FusionOptions) -> None:
+    """The warning of :data:`MISORDERED`: the runs (three named) whose rank column
+    orders some query otherwise than their scores, how many queries, the first.
+    Eager: read on the warning's path only."""
+    q = options.query_id
+    rows = gathered.frame.filter(pl.col(MISORDERED)).select(RUN, q).unique()
+    firsts, counts = pl.collect_all(
+        [
+            rows.sort(RUN, q).group_by(RUN, maintain_order=True).first(),
+            rows.group_by(RUN).agg(pl.len().alias("queries")),
+        ]
+    )
+    queries = dict(counts.iter_rows())
+    named = [
+        f"run {gathered.names[run]!r} in {_quantity(queries[run], 'query', 'queries')} "
+        f"(first: {query!r})"
+        for run, query in firsts.iter_rows()
+    ]
+    if len(named) > 3:
+        named = [*named[:3], f"and {len(named) - 3} more runs"]
+    score, rank = options.score, options.rank
+    warn_from_plan(
+        f"the {rank!r} column orders some queries otherwise than the {score!r} column "
+        f"({'; '.join(named)}): fusion orders a run by its {score!r} column, as ranx "
+        "does (ties by document id, descending compared as text), and ignored its ranks, "
+        f"where irm.evaluate reads the ranks (and refuses a run whose ranks contradict "
+        f"its scores). Drop the {rank!r} column to fuse the scores without this warning, "
+        f"or the {score!r} column to fuse the ranks.",
+        IrmWarning,
+    )
+
+
+def _quantity(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+#: The warning of each flag of :func:`said_flags`.
+_SAYS: dict[str, Callable[[Gathered, FusionOptions], None]] = {
+    TIED: _warn_tied,
+    MISORDERED: _warn_misordered,
+}
 
 
 def expand(frame: pl.LazyFrame, q: str, d: str) -> pl.LazyFrame:
@@ -699,10 +794,11 @@ def checked(
             )
         if score is not None:
             _overflow(frame, score, options)
-        if TIED in frame.columns:
-            if frame[TIED].any():
-                _warn_tied(gathered, options)
-            frame = frame.drop(TIED)
+        for flag, say in _SAYS.items():
+            if flag in frame.columns:
+                if frame[flag].any():
+                    say(gathered, options)
+                frame = frame.drop(flag)
         if counts is not None and rows is not None:
             counts.read(rows)
         return frame.drop(BAD, DUP)

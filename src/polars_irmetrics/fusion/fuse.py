@@ -23,7 +23,6 @@ from polars_irmetrics.fusion.frame import (
     BAD,
     DUP,
     RAW,
-    TIED,
     Counts,
     Gathered,
     Runs,
@@ -33,7 +32,7 @@ from polars_irmetrics.fusion.frame import (
     gather,
     positions,
     resolve_weights,
-    tied_ranks,
+    said_flags,
 )
 from polars_irmetrics.fusion.methods import (
     CANDIDATES,
@@ -384,10 +383,11 @@ def build_fusion(runs: Runs, options: FusionOptions) -> tuple[pl.LazyFrame, bool
         runs=gathered.frame.select(RUN, q, d),
         floor=norm == "max",
     )
-    # where a run ordered by its ranks gives one rank to several documents: warned
-    tie = tied_ranks(gathered, options)
-    tied = [TIED] if tie else []
-    tied_any = [pl.col(TIED).any().alias(TIED)] if tie else []
+    # what is warned of (frame.said_flags): a run ordered by its ranks that gives one
+    # rank to several documents, a rank column beside the scores that orders otherwise
+    tie = said_flags(gathered, options)
+    tied = [flag.meta.output_name() for flag in tie]
+    tied_any = [pl.col(name).any().alias(name) for name in tied]
 
     def fuse_part(part: pl.LazyFrame) -> pl.LazyFrame:
         """The fused and ranked rows (with check flags) of the queries in ``part``, and
@@ -583,9 +583,12 @@ def fuse(
         (:mod:`polars_irmetrics.ground.progress`).
     system, query_id, doc_id, score, rank
         Column names. A run is ordered by its ``score`` column, as ranx orders runs; a
-        run without one by its ``rank`` column. So a ``rank=`` given that names a column
-        of a run that has a score column is refused (its ranks would be ignored), and so
-        is a ``score=`` or ``rank=`` given that names no column of the runs. Ranks are
+        run without one by its ``rank`` column (a ``rank`` column beside the scores that
+        orders a query otherwise, which :func:`~polars_irmetrics.evaluate` would read,
+        is named in an :class:`~polars_irmetrics.errors.IrmWarning`). So a ``rank=``
+        given that names a column of a run that has a score column is refused (its
+        ranks would be ignored), and so is a ``score=`` or ``rank=`` given that names no
+        column of the runs. Ranks are
         read as an order alone, lowest first: 0, negative or with gaps, they order the
         run as their values do, and two documents of one rank tie (broken by the
         document id, descending, as tied scores are), where

@@ -26,7 +26,6 @@ from polars_irmetrics.fusion.frame import (
     BAD,
     DUP,
     RAW,
-    TIED,
     Counts,
     Runs,
     checked,
@@ -34,7 +33,7 @@ from polars_irmetrics.fusion.frame import (
     gather,
     overflow_error,
     positions,
-    tied_ranks,
+    said_flags,
 )
 from polars_irmetrics.fusion.fuse import (
     RANK_KEY,
@@ -493,7 +492,8 @@ def optimize_fusion(
     points = grid_points(param, n, step)
     q, d = query_id, doc_id
     # where a run ordered by its ranks gives one rank to several documents: warned
-    tie = tied_ranks(gathered, options)
+    tie = said_flags(gathered, options)
+    tied = [flag.meta.output_name() for flag in tie]
     long = prepare(gathered, fusion, normalised, None, options).with_columns(tie)
     present = _present(long)
     if param == "weights":
@@ -525,12 +525,12 @@ def optimize_fusion(
         # the same bits in any row order, and as fuse's (scores of any size: wide)
         (wide_sum if wide_sums else exact_sum)(pl.col(VALUE)).alias(_SUM),
         *flags_for(names, present),
-        *[pl.col(TIED).any().alias(TIED) for _ in tie],
+        *[pl.col(name).any().alias(name) for name in tied],
         *overlap.words(None if present is None else pl.col(RAW).is_not_null()),
     )
     words = [*overlap.masks, *overlap.floor_masks]
     wide_schema = pl.Schema(
-        {k: v for k, v in wide.collect_schema().items() if k not in (BAD, DUP, TIED, *words)}
+        {k: v for k, v in wide.collect_schema().items() if k not in (BAD, DUP, *tied, *words)}
     )
     wide = wide.cache()  # read twice: the scores, and counted by the runs of each
     tally = overlap.tally(wide)

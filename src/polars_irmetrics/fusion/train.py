@@ -38,7 +38,7 @@ from polars_irmetrics.errors import (
     QuerySetError,
 )
 from polars_irmetrics.fusion.fitted import BAYES_CUTOFFS, SEGFUSE_BOUNDS, segment
-from polars_irmetrics.fusion.frame import Runs, check_rows, gather, warn_tied_ranks
+from polars_irmetrics.fusion.frame import Runs, check_rows, gather, warn_said
 from polars_irmetrics.fusion.fuse import check_positions_norm, check_system, prepare
 from polars_irmetrics.fusion.judged import (
     judged_counts,
@@ -195,7 +195,7 @@ def fit_fusion(
     # the rows fuse refuses (null ids, NaN or infinite scores, a document twice in a
     # query): the tables would be fitted on positions such rows make up
     check_rows(gathered, options)
-    warn_tied_ranks(gathered, options)  # positions made up by the tie rule
+    warn_said(gathered, options)  # positions the runs did not give
     q, d = query_id, doc_id
     long = prepare(gathered, fusion, resolve_norm(norm), None, options)
     judged = _judgments(qrels, q, d, relevance, gathered.id_dtypes)
