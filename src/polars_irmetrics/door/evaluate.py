@@ -60,6 +60,7 @@ from polars_irmetrics.ground.options import (
     refuse_result_keys,
 )
 from polars_irmetrics.ground.validate import (
+    SYSTEM_TALLIES,
     judged_tally,
     rank_against,
     system_tallies,
@@ -1688,7 +1689,7 @@ def _judged_coverage(
     qrels = tables.get("qrels")
     judged = any("judgments" in r.reads for _, r in exposure)
     systems = list(options.system_keys)
-    if qrels is None or not judged or warn is False or (systems and warn is not True):
+    if qrels is None or not judged or warn is False:
         return plan
     query_id, doc_id = options.query_id, options.doc_id
     unretrieved = options.unretrieved
@@ -1704,7 +1705,7 @@ def _judged_coverage(
             unretrieved=unretrieved,
             judged_fate=_GROUP_EXPOSED,
         )
-    if systems:  # each system's tally, in one row; the ranking metrics' hints
+    if systems and warn is True:  # each system's tally, in one row; the ranking metrics' hints
         hints = judged_hints(run, qrels, query_id, doc_id)
         docs = judged_docs(run, qrels, query_id, doc_id, systems)
         counts = system_tallies(judged_tally(run, qrels, query_id, doc_id, by=systems))
@@ -1721,6 +1722,8 @@ def _judged_coverage(
             )
 
         return with_tally(plan, counts, say)
+    if systems and not isinstance(warn, bool):  # an engine's part, handed to its sink
+        return _judged_parts(plan, run, qrels, options, warn, grouped)
     counts = judged_tally(run, qrels, query_id, doc_id, found=found)
     if warn is True:  # with the ranking metrics' hints (case, a prefix), on its path only
         hints = judged_hints(run, qrels, query_id, doc_id)
@@ -1751,6 +1754,46 @@ def _judged_coverage(
         sink(with_groups(part, run, qrels, grouped, options.unjudged, _GROUP_EXPOSED))
 
     return with_tally(plan, counts, hand)
+
+
+def _judged_parts(
+    plan: pl.LazyFrame,
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame,
+    options: EvalOptions,
+    sink: CoverageSink,
+    grouped: Sequence[str],
+) -> pl.LazyFrame:
+    """:func:`_judged_coverage` of an engine's part with ``systems=``: each system's
+    tally of the part's judged queries (those of its systems), and the part's judged
+    queries and documents apart (``totals``), which the engine adds up over every part
+    for each system (one machine scores each system on every judged query; a system
+    absent from some parts would count fewer); the hints' data per system."""
+    query_id, doc_id = options.query_id, options.doc_id
+    systems = list(options.system_keys)
+    tally = judged_tally(run, qrels, query_id, doc_id, by=systems)
+    schema = tally.collect_schema()
+    # the judgments' totals: the tally of a run of no row (no semi-join of the run)
+    totals = judged_tally(run.clear(), qrels, query_id, doc_id).select("queries", "docs")
+    row = pl.concat([system_tallies(tally), totals], how="horizontal")
+
+    def hand(row: Mapping[str, Any]) -> None:
+        counts = pl.DataFrame(row[SYSTEM_TALLIES], schema=schema)
+        part = judged_coverage(
+            counts,
+            run,
+            qrels,
+            query_id,
+            doc_id,
+            options.unretrieved,
+            _EXPOSED,
+            _BLIND_EXPOSED,
+            systems=systems,
+            totals=pl.DataFrame({"queries": [row["queries"]], "docs": [row["docs"]]}),
+        )
+        sink(with_groups(part, run, qrels, grouped, options.unjudged, _GROUP_EXPOSED))
+
+    return with_tally(plan, row, hand)
 
 
 def _shared_facts(

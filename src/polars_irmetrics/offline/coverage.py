@@ -30,6 +30,7 @@ from polars_irmetrics.ground.spelling import spelling_change, spelling_digits, s
 from polars_irmetrics.ground.validate import (
     INTERNAL,
     LISTED,
+    TALLY,
     DocsHint,
     Hint,
     Policy,
@@ -100,6 +101,12 @@ class Coverage:
     #: What a judged query of a group the run lacks scores, where the route says
     #: otherwise than an empty ranking (the exposure measures').
     group_fate: str | None = None
+    #: Where each system is scored on every judged query whether its run lists it or
+    #: not (the exposure measures' tally by system, :func:`judged_coverage`): the
+    #: part's judged queries and documents (one row, ``queries`` and ``docs``), which
+    #: :meth:`merged` adds up over every part for each system (a system absent from a
+    #: part has no row of that part's tally).
+    totals: pl.DataFrame | None = None
 
     @staticmethod
     def merged(parts: Sequence[Coverage], systems: Sequence[str]) -> Coverage | None:
@@ -113,8 +120,10 @@ class Coverage:
         judged = [p.judged for p in parts if p.judged is not None]
         blind = [p.blind for p in parts if p.blind is not None]
         pairs = [first.query_id, first.doc_id]
+        counts = merge_counts([p.counts for p in parts], systems=systems)
+        totals = [p.totals for p in parts if p.totals is not None]
         return Coverage(
-            counts=merge_counts([p.counts for p in parts], systems=systems),
+            counts=_with_totals(counts, totals, systems) if totals else counts,
             unretrieved=first.unretrieved,
             case=pl.concat(cases, how="vertical_relaxed").sort(pairs).head(1) if cases else None,
             case_count=sum(p.case_count for p in parts),
@@ -130,6 +139,7 @@ class Coverage:
             judged_groups=_gathered([p.judged_groups for p in parts]),
             unjudged=next((p.unjudged for p in parts if p.group_keys), first.unjudged),
             group_fate=next((p.group_fate for p in parts if p.group_keys), None),
+            totals=pl.concat(totals).sum() if totals else None,
         )
 
     def hints(self) -> tuple[Hint, ...]:
@@ -169,6 +179,19 @@ class Coverage:
                 judged_fate=self.group_fate,
                 emit=emit,
             )
+
+
+def _with_totals(
+    counts: pl.DataFrame, totals: Sequence[pl.DataFrame], systems: Sequence[str]
+) -> pl.DataFrame:
+    """``counts`` (the parts' tallies by system, added up) with each system's judged
+    queries and documents those of every part (:attr:`Coverage.totals`), as one
+    machine counts them; the systems with a judged query kept."""
+    whole = pl.concat(totals, how="vertical_relaxed").select(
+        pl.col("queries", "docs").sum().cast(pl.Int64)
+    )
+    tally = counts.drop("queries", "docs").join(whole, how="cross")
+    return tally.select(*systems, *TALLY).filter(pl.col("queries") > 0)
 
 
 def _gathered(frames: Sequence[pl.DataFrame | None]) -> pl.DataFrame | None:
@@ -312,21 +335,28 @@ def judged_coverage(
     unretrieved: Policy,
     scores: str | None = None,
     blind_scores: str | None = None,
+    *,
+    systems: Sequence[str] = (),
+    totals: pl.DataFrame | None = None,
 ) -> Coverage:
     """The :class:`Coverage` of one engine part of such a route (:func:`judged_hints`):
     ``counts`` its tally, the hints' data computed on its rows where the tally is
     suspect, as :func:`part_coverage` computes them for the ranking metrics, and the
-    document hint's (:func:`judged_docs`; each part holds whole queries) where it
-    retrieves a judged document in fewer of its judged queries than it has; ``scores``
-    and ``blind_scores``: what its measures score on a run that retrieves no judged
-    document, and on such a query, where not 0."""
-    run, qrels, texts = _common_ids(run, qrels, query_id, doc_id)
+    document hint's (:func:`judged_docs`; each part holds whole queries) where a system
+    retrieves a judged document in fewer of the part's judged queries than it has (in
+    none of them too: it may retrieve one in another part); ``scores`` and
+    ``blind_scores``: what its measures score on a run that retrieves no judged
+    document, and on such a query, where not 0. ``systems``: ``counts`` holds one row
+    per system of the part (each value of those keys of ``run``), and ``totals`` the
+    part's judged queries and documents (:attr:`Coverage.totals`)."""
+    ran, qrels, texts = _common_ids(run, qrels, query_id, doc_id, keep=systems)
+    run = ran.drop(systems) if systems else ran
     part = _part(counts, run, qrels, query_id, doc_id, unretrieved, texts)
-    part = replace(part, scores=scores, blind_scores=blind_scores)
-    blind = (pl.col("found") > 0) & (pl.col("found_queries") < pl.col("queries"))
+    part = replace(part, scores=scores, blind_scores=blind_scores, totals=totals)
+    blind = pl.col("found_queries") < pl.col("queries")
     if not texts[0] or not counts.select(blind.any()).item():
         return part
-    return replace(part, blind=_judged_blind(run, qrels, query_id, doc_id, ()))
+    return replace(part, blind=_judged_blind(ran, qrels, query_id, doc_id, systems))
 
 
 def _hints(
