@@ -1,11 +1,16 @@
 """Spark and Dask give one machine's coverage words where ids do not line up (round 31).
 
-The exposure measures with ``systems=`` warned on one machine only: each engine part
-handed no coverage at all, so a system that retrieves no judged document (or one whose
-documents are spelt apart from the judged ones in a query) was scored 0 in silence; the
-parts' tallies are now added up per system on the driver, each system counted on every
-judged query (the parts' judged queries summed: a system absent from some parts is not
-under-counted).
+Two routes that read the judgments beside their own rows warned on one machine only:
+
+* the exposure measures with ``systems=``: each engine part handed no coverage at all, so
+  a system that retrieves no judged document (or one whose documents are spelt apart
+  from the judged ones in a query) was scored 0 in silence; the parts' tallies are now
+  added up per system on the driver, each system counted on every judged query (the
+  parts' judged queries summed: a system absent from some parts is not under-counted);
+* the propensity-scored metrics: the engines warned of a run that retrieves no judged
+  document, not of a query whose documents are spelt apart (``'D1'``, ``'D2'`` beside the
+  judged ``'d1'``, ``'d2'``); each part now gives its matches, added up where the result
+  is finished (Spark: on the driver).
 
 Each case runs at 1 and 4 partitions (at 4, ``q2``, the query spelt apart, has a part of
 its own on both engines), and compares the words and the values with one machine's.
@@ -23,7 +28,7 @@ import pytest
 import polars_irmetrics as irm
 from tests.helpers import engine_io, warned
 from tests.test_engines_round13 import ENGINES
-from tests.test_ids_spelt_round31 import QRELS, SYSTEMS
+from tests.test_ids_spelt_round31 import PROPENSITIES, QRELS, SPELT, SYSTEMS
 
 #: system 'a' spelt apart in q2 (the others fine), 'b' shallow there, 'c' every id
 #: upper case and only q1 and q3 listed (absent from the parts of q2 and q4)
@@ -52,6 +57,13 @@ CASES: list[tuple[str, Call, list[str]]] = [
             to(RUN), ["ee_relevance", "ee_loss"], qrels=to(QRELS), systems="system"
         ),
         ["system", "query_id"],
+    ),
+    (
+        "propensities",
+        lambda to, evaluate: evaluate(
+            to(SPELT), ["ps_ndcg@2"], qrels=to(QRELS), propensities=to(PROPENSITIES)
+        ),
+        ["query_id"],
     ),
 ]
 

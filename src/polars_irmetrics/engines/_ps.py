@@ -185,8 +185,10 @@ def ps_part(job: PsJob, run: pa.Table, qrels: pa.Table | None) -> pa.Table:
             return pl.LazyFrame(schema=schema)
         return _frame(table).lazy().select(pl.col(c).cast(t) for c, t in schema.items())
 
-    rows = job.plan.part(frame(run, job.run_schema), frame(qrels, job.qrels_schema))
-    return _to_arrow(rows.collect(), job.part_schema)
+    ran, judged = frame(run, job.run_schema), frame(qrels, job.qrels_schema)
+    rows = job.plan.part(ran, judged).collect()
+    # the judged queries whose documents are spelt apart: the finish has no run
+    return _to_arrow(job.plan.spelt(rows, ran, judged), job.part_schema)
 
 
 def ps_finish(job: PsJob, parts: pa.Table) -> pa.Table:

@@ -11,21 +11,24 @@ and passes its own part number and schema functions (this module does not import
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from functools import partial
 
 import polars as pl
 import pyarrow as pa
+from pyspark import Accumulator
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F  # noqa: N812 (Spark's own spelling)
 from pyspark.sql.types import StructType
 
-from polars_irmetrics.engines._partition import judgments_given
+from polars_irmetrics.engines._partition import as_polars_frame, judgments_given
 from polars_irmetrics.engines._ps import prepare_ps, ps_finish, ps_part
 from polars_irmetrics.engines._spark_arrow import arrow_of
+from polars_irmetrics.engines._spark_coverage import keyed_parts, task_key
 from polars_irmetrics.engines._spark_pairs import PartOf, carrying, finished_in_one, paired_map
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL, warn_on_judged
+from polars_irmetrics.offline.coverage import SPELT, spelt_hint, spelt_tally
 
 __all__ = ["ps_frame"]
 
@@ -61,8 +64,17 @@ def ps_frame(
     parts_schema = spark_schema(job.part_schema, (query_id,))
     qrels_given = judgments_given(qrels, "the propensity-scored metrics")
 
+    # each part's judged queries whose documents are spelt apart (a few rows, where
+    # there are such queries), by task: the driver's warning reads them
+    spelt = keyed_parts(run.sparkSession.sparkContext)
+    pairs = SPELT[0]
+
     def evaluate(runs: pa.Table, judged: pa.Table | None) -> pa.Table:
-        return carrying(ps_part, job, runs, judged)
+        rows = carrying(ps_part, job, runs, judged)
+        if rows.column(pairs).null_count < rows.num_rows:
+            found = as_polars_frame(rows).filter(pl.col(pairs).is_not_null())
+            spelt.add({task_key("ps"): found.select(query_id, *SPELT)})
+        return rows
 
     parts = paired_map(
         run.select(*job.run_schema.names()),
@@ -82,13 +94,19 @@ def ps_frame(
         spark_schema,
         (query_id,),
     )
-    return result, partial(_warn_on_judged, run, qrels_given, job.options)
+    return result, partial(_warn_on_judged, run, qrels_given, job.options, spelt)
 
 
-def _warn_on_judged(run: DataFrame, qrels: DataFrame, options: EvalOptions) -> None:
+def _warn_on_judged(
+    run: DataFrame,
+    qrels: DataFrame,
+    options: EvalOptions,
+    spelt: Accumulator[dict[Hashable, pl.DataFrame]],
+) -> None:
     """The one plan's coverage warning (a run that retrieves no judged document), from
     counts taken here on the driver: the finish runs in an executor, whose warnings
-    stay there."""
+    stay there; and of the judged queries whose documents are spelt apart, from what
+    the parts gave ``spelt`` (:meth:`~polars_irmetrics.offline.propensity.PsPlan.spelt`)."""
     q, d = options.query_id, options.doc_id
     hit = f"{INTERNAL}hit"
     ran = run.select(q, d).distinct().withColumn(hit, F.lit(1))
@@ -100,4 +118,9 @@ def _warn_on_judged(run: DataFrame, qrels: DataFrame, options: EvalOptions) -> N
         F.count(F.lit(1)).alias("docs"),
         F.count(hit).alias("found"),
     ).collect()[0]
-    warn_on_judged({**counts.asDict(), "listed": None}, options.unretrieved)
+    given = list(spelt.value.values())
+    docs = None
+    if given:  # the parts' rows added up, as the one plan's finish adds them
+        tally = pl.concat(given, how="vertical_relaxed").select(spelt_tally(q))
+        docs = spelt_hint(tally.row(0, named=True), q, d)
+    warn_on_judged({**counts.asDict(), "listed": None}, options.unretrieved, docs=docs)

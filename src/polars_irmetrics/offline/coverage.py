@@ -48,6 +48,7 @@ from polars_irmetrics.ground.validate import (
 from polars_irmetrics.offline.setup import Setup
 
 __all__ = [
+    "SPELT",
     "Coverage",
     "CoverageSink",
     "docs_hint",
@@ -56,6 +57,9 @@ __all__ = [
     "judged_docs",
     "judged_hints",
     "part_coverage",
+    "spelt_hint",
+    "spelt_queries",
+    "spelt_tally",
     "with_groups",
 ]
 
@@ -324,6 +328,81 @@ def judged_docs(
         return {} if cases is None else _blind_texts(cases, systems, query_id, doc_id)
 
     return read
+
+
+#: The columns of :func:`spelt_queries`, after the query id: how many (query, document)
+#: pairs of the run match a judged one of the query once their spelling is ignored, and
+#: the first (the run's document, the judged one).
+SPELT = (f"{INTERNAL}spelt_query_pairs", f"{INTERNAL}spelt_doc", f"{INTERNAL}spelt_judged")
+#: The first pair of :func:`spelt_tally`: its query, run document and judged document.
+_FIRST = (
+    f"{INTERNAL}spelt_first_query",
+    f"{INTERNAL}spelt_first_doc",
+    f"{INTERNAL}spelt_first_judged",
+)
+
+
+def spelt_queries(
+    run: pl.LazyFrame, qrels: pl.LazyFrame, queries: pl.DataFrame, query_id: str, doc_id: str
+) -> pl.DataFrame:
+    """The document hint's data (:func:`judged_docs`) of the judged ``queries`` (a
+    frame of their ids) where a run retrieves no judged document, one row per query
+    whose documents match judged ones once their spelling is ignored: the query id and
+    the :data:`SPELT` columns. ``run`` and ``qrels``: ids of one dtype, the rows of
+    whole queries (an engine's part, whose finish has no run: :func:`spelt_tally`
+    adds the parts' rows up, :func:`spelt_hint` gives the hint of their sum). Reads the
+    run's rows of those queries only."""
+    alias = f"{INTERNAL}spelt_query"  # each query a "system" of _blind_cases: one row each
+    blind = queries.select(pl.col(query_id).alias(alias), query_id)
+    keys = [alias, query_id]
+    ran = run.select(pl.col(query_id).alias(alias), query_id, doc_id)
+    cases = _blind_cases(
+        ran, qrels.select(query_id, doc_id), blind, (keys, [query_id], query_id, doc_id), [alias]
+    )
+    pairs, ran_doc, judged_doc = SPELT
+    return cases.select(
+        query_id,
+        pl.col(_PAIRS).cast(pl.Int64).alias(pairs),
+        pl.col(doc_id).alias(ran_doc),
+        pl.col(f"{doc_id}_right").alias(judged_doc),
+    )
+
+
+def spelt_tally(query_id: str) -> list[pl.Expr]:
+    """The sums of :func:`spelt_queries`' rows, where each judged query has one row (the
+    :data:`SPELT` columns null where it has none): the queries, the pairs and the first
+    pair (by query, run document, judged document), in :func:`_blind_cases`' columns
+    (:func:`spelt_hint` reads them)."""
+    pairs, ran_doc, judged_doc = SPELT
+    spelt = pl.col(pairs).is_not_null()
+    order = [pl.col(c).filter(spelt) for c in (query_id, ran_doc, judged_doc)]
+    return [
+        spelt.sum().cast(pl.Int64).alias(_QUERIES),
+        pl.col(pairs).sum().cast(pl.Int64).alias(_PAIRS),
+        *(
+            pl.col(c).filter(spelt).sort_by(order).first().alias(first)
+            for c, first in zip((query_id, ran_doc, judged_doc), _FIRST, strict=True)
+        ),
+    ]
+
+
+def spelt_hint(row: Mapping[str, Any], query_id: str, doc_id: str) -> DocsHint | None:
+    """The document hint (:data:`~polars_irmetrics.ground.validate.DocsHint`) of the
+    sums :func:`spelt_tally` gives (the columns of ``row``); ``None`` where no query
+    holds such documents."""
+    if not row[_QUERIES]:
+        return None
+    cases = pl.DataFrame(
+        {
+            _QUERIES: [row[_QUERIES]],
+            _PAIRS: [row[_PAIRS]],
+            query_id: [row[_FIRST[0]]],
+            doc_id: [row[_FIRST[1]]],
+            f"{doc_id}_right": [row[_FIRST[2]]],
+        }
+    )
+    texts = _blind_texts(cases, (), query_id, doc_id)
+    return lambda: texts
 
 
 def judged_coverage(

@@ -60,6 +60,7 @@ from polars_irmetrics.ground.validate import (
     common_id_dtype,
     flag_error,
     id_kind,
+    is_text,
     neither_order,
     null_ids_error,
     null_key_error,
@@ -72,7 +73,13 @@ from polars_irmetrics.ground.validate import (
 from polars_irmetrics.metrics._common import divide, exact_level
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum, judgment_flags
-from polars_irmetrics.offline.coverage import judged_docs
+from polars_irmetrics.offline.coverage import (
+    SPELT,
+    judged_docs,
+    spelt_hint,
+    spelt_queries,
+    spelt_tally,
+)
 
 __all__ = [
     "PsPlan",
@@ -331,9 +338,37 @@ class PsPlan:
             sample=self.sample,
             against=self.against,
         )
+        # the document hint's data (SPELT) is an engine's part's own (spelt): null here
+        kind = self.run_schema[d]
+        spelt = [
+            pl.lit(None, t).alias(c) for c, t in zip(SPELT, (pl.Int64(), kind, kind), strict=True)
+        ]
+        sums = sums.with_columns(spelt)
         return pl.concat([sums, checks, problems], how="diagonal_relaxed").select(
             pl.col(name).cast(dtype) for name, dtype in self.part_schema.items()
         )
+
+    def spelt(self, rows: pl.DataFrame, run: pl.LazyFrame, qrels: pl.LazyFrame) -> pl.DataFrame:
+        """An engine's part's ``rows`` (:meth:`part`, collected, of its ``run`` and
+        ``qrels``) with, on each judged query where the run retrieves no judged document
+        and its documents match judged ones once their spelling is ignored, the
+        document hint's data (:func:`~polars_irmetrics.offline.coverage.spelt_queries`):
+        the finish, which has no run, adds them up (:meth:`finish`). Reads the run again
+        only where such a query is (a judged query of the part with no judged document
+        retrieved); the rows as they are elsewhere, or where the documents are not text."""
+        q, d = self.options.query_id, self.options.doc_id
+        kind = self.run_schema[d]
+        blind = pl.col(_PROBLEM).is_null() & (pl.col(FOUND_DOCS) == 0)
+        queries = rows.filter(blind).select(q)
+        if not queries.height or not is_text(kind):
+            return rows
+        ran = run.select(pl.col(q).cast(self.run_schema[q]), pl.col(d).cast(kind))
+        held = qrels.select(pl.col(q).cast(self.run_schema[q]), pl.col(d).cast(kind))
+        cases = spelt_queries(ran, held, queries, q, d)
+        if not cases.height:
+            return rows
+        found = rows.drop(SPELT).join(cases, on=q, how="left", maintain_order="left")
+        return found.select(self.part_schema.names())
 
     @property
     def part_schema(self) -> pl.Schema:
@@ -352,6 +387,9 @@ class PsPlan:
                 _VALUE: pl.Float64(),
                 _LEVEL: pl.Float64(),
                 _DOC: self.run_schema[d],
+                SPELT[0]: pl.Int64(),
+                SPELT[1]: self.run_schema[d],
+                SPELT[2]: self.run_schema[d],
             }
         )
 
@@ -404,15 +442,19 @@ class PsPlan:
             pl.col(JUDGED_DOCS).sum().cast(pl.Int64).alias("docs"),
             found.sum().cast(pl.Int64).alias("found"),
             pl.lit(None, pl.Int64).alias("listed"),
+            # an engine's parts' document hint (spelt), added up
+            *([] if run is not None else spelt_tally(q)),
         )
         unretrieved = self.options.unretrieved
         # the ranking metrics' check of the judged queries where the run retrieves no
         # judged document, its documents there spelt apart: read only where such a query
-        # is (an engine's tally, counted on its driver, has no run here: not checked)
+        # is (an engine's finish has no run: its parts' data, counted where they ran)
         docs = None if run is None else judged_docs(run.select(q, d), self.qrels, q, d)
+        parts_said = run is None
 
         def say(row: Mapping[str, Any]) -> None:
-            warn_on_judged(row, unretrieved, docs=docs)
+            hint = spelt_hint(row, q, d) if parts_said else docs
+            warn_on_judged(row, unretrieved, docs=hint)
 
         return with_tally(raised, tally, say)
 
