@@ -561,7 +561,7 @@ def warning_unsupported(
     slot: list[str],
     message: Callable[[int, str], str],
     overlap: pl.LazyFrame | None = None,
-    hint: Callable[[], str | None] | None = None,
+    hint: Callable[[bool], str | None] | None = None,
 ) -> pl.LazyFrame:
     """``result``, warning (:class:`~polars_irmetrics.errors.SupportWarning`) when it is
     collected if ``unsupported`` (the ``slot`` ids the policy puts mass on and the log
@@ -569,8 +569,11 @@ def warning_unsupported(
     log's distinct slots and those of them the policy puts mass on; where it puts mass
     on none, every importance weight is 0, and the warning says so with the likely fix
     if the two tables' ids were meant to line up (the data cannot tell a policy of
-    unlogged actions from two spellings of the same ones), and ``hint``'s sentence (read
-    on that path only: ids that match once their spelling is ignored, with the fix)."""
+    unlogged actions from two spellings of the same ones), and ``hint(False)``'s sentence
+    (read on that path only: ids that match once their spelling is ignored, with the
+    fix). Where it puts mass on some of them, ``hint(True)``'s: the unlogged actions
+    that match a logged one once their spelling is ignored (their rounds' weights read
+    as 0 in silence before)."""
     example = pl.format(", ".join(f"{c}={{}}" for c in slot), *(pl.col(c) for c in slot))
     counted = unsupported.select(
         pl.len().cast(pl.Int64).alias(_UNSUPPORTED), example.min().alias(_EXAMPLE)
@@ -593,8 +596,15 @@ def warning_unsupported(
                     "log's, ids that do not line up are the likely cause: give policy= and "
                     f"the log the same {slot[0]!r} values (same spelling, same collection)"
                 )
-                said = hint() if hint is not None else None
+                said = hint(False) if hint is not None else None
                 text += f". {said}" if said else ""
+            elif hint is not None and (said := hint(True)):
+                # some ids line up and others are spelt apart: those rounds' weights are 0
+                text += (
+                    ". Some of them may be logged actions spelt apart, whose rows then "
+                    "read the logged action's probability as 0 (an importance weight of "
+                    f"0): {said}"
+                )
             warn_from_plan(text, SupportWarning)
         return frame.drop(_UNSUPPORTED, _EXAMPLE, _LOGGED, _TAKEN, strict=False)
 

@@ -698,9 +698,10 @@ def _warning(
         unsupported,
         slot,
         overlap=slot_overlap(taken, shown, slot),
-        hint=lambda: (
+        # where it takes some of them, the unlogged actions alone (few) against the log's
+        hint=lambda some: (
             spelling_hint(
-                taken.select(action),
+                (unsupported if some else taken).select(action),
                 shown.select(action),
                 action,
                 within=None,

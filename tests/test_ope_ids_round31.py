@@ -1,0 +1,64 @@
+"""Round 31: the off-policy wing's ids that do not line up (a policy whose actions are
+spelt apart from the log's in some rounds only, which read as weights of 0 with no word
+of the spelling)."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from tests.helpers import warned
+
+LOG = pl.DataFrame(
+    {
+        "round_id": [1, 2, 3, 4],
+        "action": ["a1", "b2", "a1", "b2"],
+        "reward": [1.0, 0.0, 1.0, 0.0],
+        "pscore": [0.5] * 4,
+    }
+)
+#: Rounds 1 and 2 spelt in capitals: their logged actions read as probability 0.
+POLICY = pl.DataFrame(
+    {
+        "round_id": [1, 1, 2, 2, 3, 3, 4, 4],
+        "action": ["A1", "B2", "A1", "B2", "a1", "b2", "a1", "b2"],
+        "prob": [0.8, 0.2] * 4,
+    }
+)
+
+PARTLY_SPELT_APART = (
+    "the policy gives a positive probability to 2 action(s) never logged (e.g. action=A1): "
+    "the logging policy never took them, so the log cannot support this policy and every "
+    "estimate of it is biased (the direct method extrapolates the reward model there). Some "
+    "of them may be logged actions spelt apart, whose rows then read the logged action's "
+    "probability as 0 (an importance weight of 0): 2 action id(s) of policy= match an id of "
+    "the log only when case is ignored ('A1' against 'a1'): ids are compared exactly; give "
+    "policy= and the log the same spelling, e.g. pl.col('action').str.to_lowercase() on each."
+)
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["frame", "lazy"])
+def test_a_policy_spelt_apart_in_some_rounds_names_the_spelling(lazy: bool) -> None:
+    # before: the support warning named 'A1' as an action never logged, not as 'a1'
+    # spelt apart, and ips was 0.4 (rounds 1 and 2 weighed 0) where the ids mean 0.8
+    log, policy = (LOG.lazy(), POLICY.lazy()) if lazy else (LOG, POLICY)
+    got, said = warned(lambda: irm.evaluate(log, ["ips"], policy=policy))
+    assert said == [PARTLY_SPELT_APART]
+    assert got["ips"].item() == pytest.approx(0.4, abs=1e-15)
+    fixed = POLICY.with_columns(pl.col("action").str.to_lowercase())
+    got, said = warned(lambda: irm.evaluate(log, ["ips"], policy=fixed))
+    assert said == []
+    assert got["ips"].item() == pytest.approx(0.8, abs=1e-15)
+
+
+def test_unlogged_actions_that_match_no_logged_one_get_no_hint() -> None:
+    # a policy that also takes an action the logger never took ('c3'): no hint
+    policy = POLICY.with_columns(pl.col("action").str.to_lowercase().replace("b2", "c3"))
+    _, said = warned(lambda: irm.evaluate(LOG, ["ips"], policy=policy))
+    assert said == [
+        "the policy gives a positive probability to 1 action(s) never logged (e.g. "
+        "action=c3): the logging policy never took them, so the log cannot support this "
+        "policy and every estimate of it is biased (the direct method extrapolates the "
+        "reward model there)"
+    ]
