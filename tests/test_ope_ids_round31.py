@@ -1,6 +1,6 @@
 """Round 31: the off-policy wing's ids that do not line up (a policy whose actions are
 spelt apart from the log's in some rounds only, which read as weights of 0 with no word
-of the spelling)."""
+of the spelling; a ``by=`` key that varies within a round of a position-wise log)."""
 
 from __future__ import annotations
 
@@ -62,3 +62,45 @@ def test_unlogged_actions_that_match_no_logged_one_get_no_hint() -> None:
         "policy and every estimate of it is biased (the direct method extrapolates the "
         "reward model there)"
     ]
+
+
+#: A position-wise log of two rounds of two slots; slot 2 of round 1 in segment 'y'.
+POSITIONS = pl.DataFrame(
+    {
+        "round_id": [1, 1, 2, 2],
+        "position": [1, 2, 1, 2],
+        "action": ["a", "b", "b", "a"],
+        "reward": [1.0, 1.0, 1.0, 0.0],
+        "pscore": [0.5] * 4,
+        "segment": ["x", "y", "x", "x"],
+    }
+)
+POSITION_POLICY = pl.DataFrame(
+    {
+        "round_id": [1] * 4 + [2] * 4,
+        "position": [1, 1, 2, 2] * 2,
+        "action": ["a", "b"] * 4,
+        "prob": [0.75, 0.25, 0.25, 0.75] * 2,
+    }
+)
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["frame", "lazy"])
+def test_a_by_key_varying_within_a_round_of_a_position_wise_log_is_per_slot(
+    lazy: bool,
+) -> None:
+    # the single-action estimators are means over the log's rows (slots): a key that
+    # varies within a round groups slots, each read alone (the slate estimators and
+    # cascade_dr, which sum a round's slots, refuse it)
+    log, policy = POSITIONS, POSITION_POLICY
+    if lazy:
+        log, policy = POSITIONS.lazy(), POSITION_POLICY.lazy()
+    got, said = warned(lambda: irm.evaluate(log, ["ips", "snips"], policy=policy, by="segment"))
+    assert said == []
+    got = got.sort("segment")
+    # x: weights 1.5, 0.5, 0.5 on rewards 1, 1, 0; y: weight 1.5 on reward 1
+    assert got["num_rows"].to_list() == [3, 1]
+    assert got["ips"].to_list() == pytest.approx([2 / 3, 1.5], abs=1e-15)
+    assert got["snips"].to_list() == pytest.approx([0.8, 1.0], abs=1e-15)
+    rows = irm.evaluate(POSITIONS, ["ips"], policy=POSITION_POLICY, per_query=True)
+    assert rows.sort("round_id", "position")["ips"].to_list() == [1.5, 1.5, 0.5, 0.0]
