@@ -1,6 +1,7 @@
 """Round 31: the off-policy wing's ids that do not line up (a policy whose actions are
 spelt apart from the log's in some rounds only, which read as weights of 0 with no word
-of the spelling; a ``by=`` key that varies within a round of a position-wise log)."""
+of the spelling; a ``by=`` key that varies within a round of a position-wise log; a
+slate policy table of 0-based positions, which read each logged slot's neighbour)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
+from polars_irmetrics.errors import InvalidValueError
 from tests.helpers import warned
 
 LOG = pl.DataFrame(
@@ -104,3 +106,52 @@ def test_a_by_key_varying_within_a_round_of_a_position_wise_log_is_per_slot(
     assert got["snips"].to_list() == pytest.approx([0.8, 1.0], abs=1e-15)
     rows = irm.evaluate(POSITIONS, ["ips"], policy=POSITION_POLICY, per_query=True)
     assert rows.sort("round_id", "position")["ips"].to_list() == [1.5, 1.5, 0.5, 0.0]
+
+
+#: A slate log of two rounds of two slots, positions 1 and 2.
+SLATE_LOG = pl.DataFrame(
+    {
+        "round_id": [1, 1, 2, 2],
+        "position": [1, 2, 1, 2],
+        "reward": [1.0, 0.0, 1.0, 1.0],
+        "pscore": [0.125] * 4,
+        "pscore_item_position": [0.5] * 4,
+        "pscore_cascade": [0.5, 0.25, 0.5, 0.25],
+    }
+)
+#: The evaluation policy's three slots of each round, numbered from 0.
+SLATE_POLICY_0_BASED = pl.DataFrame(
+    {
+        "round_id": [1, 1, 1, 2, 2, 2],
+        "position": [0, 1, 2] * 2,
+        "pscore": [0.045] * 6,
+        "pscore_item_position": [0.9, 0.5, 0.1] * 2,
+        "pscore_cascade": [0.9, 0.45, 0.045] * 2,
+    }
+)
+
+
+def _collected(frame: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+    return frame.collect() if isinstance(frame, pl.LazyFrame) else frame
+
+
+@pytest.mark.parametrize("options", [{}, {"buckets": 2}], ids=["one plan", "buckets"])
+@pytest.mark.parametrize("lazy", [False, True], ids=["frame", "lazy"])
+def test_a_slate_policy_of_0_based_positions_is_refused(lazy: bool, options: dict) -> None:
+    # before: its positions 1 and 2 (the slate's 2nd and 3rd slots) met the log's 1 and 2,
+    # slate_iips 1.1 where the slots' own propensities give 2.3, with only a SupportWarning
+    # naming position 0 as a slot the log never shows; ips refused it already
+    log, policy = SLATE_LOG, SLATE_POLICY_0_BASED
+    if lazy:
+        log, policy = log.lazy(), policy.lazy()
+    message = (
+        "column 'position' of the policy table has a position below 1 in a logged round "
+        "(first: round_id=1, position=1, 4 log row(s) in all); positions start at 1 for the "
+        "top: add 1 to 0-based positions, e.g. pl.col('position') + 1"
+    )
+    with pytest.raises(InvalidValueError) as caught:
+        _collected(irm.evaluate(log, ["slate_iips", "slate_rips"], policy=policy, **options))
+    assert str(caught.value) == message
+    fixed = SLATE_POLICY_0_BASED.with_columns(pl.col("position") + 1)
+    got, _ = warned(lambda: irm.evaluate(SLATE_LOG, ["slate_iips"], policy=fixed))
+    assert got["slate_iips"].item() == pytest.approx(2.3, abs=1e-15)

@@ -42,6 +42,7 @@ __all__ = [
     "log_id_checks",
     "null_check",
     "null_id_checks",
+    "policy_below_check",
     "raising",
     "scaled_tiny",
     "slate_columns",
@@ -54,6 +55,7 @@ __all__ = [
     "where_text",
     "wide_id_dtype",
     "with_null_ids",
+    "with_policy_below",
     "with_wide_ids",
 ]
 
@@ -429,6 +431,36 @@ def subnormal_reward_check(reward: str) -> Check:
 
 #: How a position below 1 is fixed (the propensity tables' words), before the column.
 BELOW_1_FIX = "positions start at 1 for the top: add 1 to 0-based positions, e.g. "
+
+
+def policy_below_check(position: str, flag: str) -> Check:
+    """A position of the policy table below 1 in a round the log has (``flag``: a column
+    of the log's rows, :func:`with_policy_below`): 0-based positions would meet the
+    log's slots one lower, in silence where the table covers them."""
+    return Check(
+        "policy_below",
+        pl.col(flag),
+        InvalidValueError,
+        f"column {position!r} of the policy table has a position below 1 in a logged "
+        f"round (first: {{first}}, {{n}} log row(s) in all); {BELOW_1_FIX}"
+        f"pl.col({position!r}) + 1",
+    )
+
+
+def with_policy_below(
+    rows: pl.LazyFrame, policy: pl.LazyFrame, keys: Sequence[str], schema: pl.Schema, flag: str
+) -> pl.LazyFrame:
+    """``rows`` (the log's) with ``flag`` true on the rows of a round to which the
+    policy gives a position below 1: read from those rows alone (a filter of the
+    policy's position), joined with the log's rows by round (few or none)."""
+    round_id, position = keys
+    below = (
+        policy.filter(pl.col(position) < 1)
+        .select(id_column(schema, round_id))
+        .unique()
+        .with_columns(pl.lit(True).alias(flag))
+    )
+    return rows.join(below, on=round_id, how="left").with_columns(pl.col(flag).fill_null(False))
 
 
 def log_id_checks(keys: Sequence[str]) -> list[Check]:

@@ -25,8 +25,9 @@ every propensity column a table has is checked, whichever the metrics read):
 a propensity in the log that is null, NaN, 0, negative or above 1; one in the policy
 that is null, NaN, negative or above 1; a null, NaN or infinite reward; rewards other than 0 all
 subnormal, or one other than 0 too small beside the log's largest (its magnitude times
-the rewards' scale below 2**-30: :mod:`~polars_irmetrics.ope.scale`); a logged
-``(round_id, position)`` the policy lacks; a ``(round_id, position)`` twice; a
+the rewards' scale below 2**-30: :mod:`~polars_irmetrics.ope.scale`); a policy
+position below 1 in a logged round (0-based positions read each slot's neighbour); a
+logged ``(round_id, position)`` the policy lacks; a ``(round_id, position)`` twice; a
 ``pscore`` taking two values in one round or a ``pscore_cascade`` rising from one
 position to the next, in the log or the policy table (obp refuses both: the whole
 slate's probability is one per round, its top-l prefix's cannot rise down the slate); a
@@ -64,6 +65,7 @@ from polars_irmetrics.ope.checks import (
     infinite_reward_check,
     log_id_checks,
     null_id_checks,
+    policy_below_check,
     shape_check,
     slate_columns,
     slate_unsupported_text,
@@ -74,6 +76,7 @@ from polars_irmetrics.ope.checks import (
     warning_unsupported,
     where_text,
     with_null_ids,
+    with_policy_below,
 )
 from polars_irmetrics.ope.rounds import over_rounds, unweighted_warning
 from polars_irmetrics.ope.scale import SCALE
@@ -90,6 +93,8 @@ __all__ = ["build_slate_plan", "slate_support_warning"]
 #: The slots (log rows) of a ``by`` group and position in the mean weights' pass.
 NUM_SLOTS = f"{INTERNAL}slots"
 _IN_P = f"{INTERNAL}in_p"
+#: The log row's round has a position below 1 in the policy table.
+_BELOW = f"{INTERNAL}policy_below"
 _DUP = f"{INTERNAL}dup"
 
 
@@ -220,6 +225,8 @@ def build_slate_plan(
         )
     )
     rows = with_null_ids(rows, {"policy": policy}, keys)
+    # 0-based positions would meet the log's slots one lower (refused, as for ips)
+    rows = with_policy_below(rows, policy, keys, log_schema, _BELOW)
     r = pl.col(reward).cast(pl.Float64) * pl.col(SCALE)
     values = []
     sums: dict[str, tuple[str, str | None]] = {}
@@ -446,7 +453,11 @@ def _checks(in_log: list[str], in_policy: list[str], keys: list[str], reward: st
     reward_col = pl.col(reward)
     # first: a null id or a position below 1, in the log, then in the policy
     row = "each row gives the evaluation policy's propensities of one logged slot"
-    checks[:0] = [*log_id_checks(keys), *null_id_checks(keys, {"policy": row})]
+    checks[:0] = [
+        *log_id_checks(keys),
+        *null_id_checks(keys, {"policy": row}),
+        policy_below_check(keys[1], _BELOW),
+    ]
     checks += [
         Check(
             "reward",
