@@ -5,12 +5,14 @@ slate policy table of 0-based positions, which read each logged slot's neighbour
 
 from __future__ import annotations
 
+import warnings
+
 import polars as pl
 import pytest
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import InvalidValueError
-from tests.helpers import warned
+from tests.helpers import engine_io, warned
 
 LOG = pl.DataFrame(
     {
@@ -131,6 +133,13 @@ SLATE_POLICY_0_BASED = pl.DataFrame(
 )
 
 
+POLICY_BELOW_1 = (
+    "column 'position' of the policy table has a position below 1 in a logged round "
+    "(first: round_id=1, position=1, 4 log row(s) in all); positions start at 1 for the "
+    "top: add 1 to 0-based positions, e.g. pl.col('position') + 1"
+)
+
+
 def _collected(frame: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     return frame.collect() if isinstance(frame, pl.LazyFrame) else frame
 
@@ -144,14 +153,27 @@ def test_a_slate_policy_of_0_based_positions_is_refused(lazy: bool, options: dic
     log, policy = SLATE_LOG, SLATE_POLICY_0_BASED
     if lazy:
         log, policy = log.lazy(), policy.lazy()
-    message = (
-        "column 'position' of the policy table has a position below 1 in a logged round "
-        "(first: round_id=1, position=1, 4 log row(s) in all); positions start at 1 for the "
-        "top: add 1 to 0-based positions, e.g. pl.col('position') + 1"
-    )
     with pytest.raises(InvalidValueError) as caught:
         _collected(irm.evaluate(log, ["slate_iips", "slate_rips"], policy=policy, **options))
-    assert str(caught.value) == message
+    assert str(caught.value) == POLICY_BELOW_1
     fixed = SLATE_POLICY_0_BASED.with_columns(pl.col("position") + 1)
     got, _ = warned(lambda: irm.evaluate(SLATE_LOG, ["slate_iips"], policy=fixed))
     assert got["slate_iips"].item() == pytest.approx(2.3, abs=1e-15)
+
+
+def test_dask_gives_the_spelling_hint_and_the_slate_refusal(
+    request: pytest.FixtureRequest,
+) -> None:
+    """Dask hands the warning's distinct actions, and the parts' checks, to the same
+    words."""
+    evaluate, to_engine, from_engine = engine_io("dask", request)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = from_engine(evaluate(to_engine(LOG), ["ips"], policy=to_engine(POLICY)))
+    said = [str(w.message) for w in caught if issubclass(w.category, irm.IrmWarning)]
+    assert said == [PARTLY_SPELT_APART]
+    assert got["ips"].item() == pytest.approx(0.4, abs=1e-15)
+    tables = to_engine(SLATE_LOG), to_engine(SLATE_POLICY_0_BASED)
+    with pytest.raises(InvalidValueError) as refused:
+        from_engine(evaluate(tables[0], ["slate_iips"], policy=tables[1]))
+    assert str(refused.value) == POLICY_BELOW_1
