@@ -593,7 +593,7 @@ def warning_unsupported(
     slot: list[str],
     message: Callable[[int, str], str],
     overlap: pl.LazyFrame | None = None,
-    hint: Callable[[bool], str | None] | None = None,
+    hint: Callable[[pl.Series | None], str | None] | None = None,
 ) -> pl.LazyFrame:
     """``result``, warning (:class:`~polars_irmetrics.errors.SupportWarning`) when it is
     collected if ``unsupported`` (the ``slot`` ids the policy puts mass on and the log
@@ -601,14 +601,17 @@ def warning_unsupported(
     log's distinct slots and those of them the policy puts mass on; where it puts mass
     on none, every importance weight is 0, and the warning says so with the likely fix
     if the two tables' ids were meant to line up (the data cannot tell a policy of
-    unlogged actions from two spellings of the same ones), and ``hint(False)``'s sentence
+    unlogged actions from two spellings of the same ones), and ``hint(None)``'s sentence
     (read on that path only: ids that match once their spelling is ignored, with the
-    fix). Where it puts mass on some of them, ``hint(True)``'s: the unlogged actions
-    that match a logged one once their spelling is ignored (their rounds' weights read
-    as 0 in silence before)."""
+    fix). Where it puts mass on some of them, ``hint(ids)``'s, of the distinct unlogged
+    ``slot[0]`` ids (gathered by the same pass as the count): those that match a logged
+    one once their spelling is ignored (their rounds' weights read as 0 in silence
+    before)."""
     example = pl.format(", ".join(f"{c}={{}}" for c in slot), *(pl.col(c) for c in slot))
+    # the unlogged ids for the hint, in the count's pass (few: actions never logged)
+    ids = [pl.col(slot[0]).unique().implode().alias(_IDS)] if hint is not None else []
     counted = unsupported.select(
-        pl.len().cast(pl.Int64).alias(_UNSUPPORTED), example.min().alias(_EXAMPLE)
+        pl.len().cast(pl.Int64).alias(_UNSUPPORTED), example.min().alias(_EXAMPLE), *ids
     )
     if overlap is not None:
         counted = pl.concat([counted, overlap], how="horizontal")
@@ -628,9 +631,9 @@ def warning_unsupported(
                     "log's, ids that do not line up are the likely cause: give policy= and "
                     f"the log the same {slot[0]!r} values (same spelling, same collection)"
                 )
-                said = hint(False) if hint is not None else None
+                said = hint(None) if hint is not None else None
                 text += f". {said}" if said else ""
-            elif hint is not None and (said := hint(True)):
+            elif hint is not None and (said := hint(frame[_IDS][0])):
                 # some ids line up and others are spelt apart: those rounds' weights are 0
                 text += (
                     ". Some of them may be logged actions spelt apart, whose rows then "
@@ -638,13 +641,14 @@ def warning_unsupported(
                     f"0): {said}"
                 )
             warn_from_plan(text, SupportWarning)
-        return frame.drop(_UNSUPPORTED, _EXAMPLE, _LOGGED, _TAKEN, strict=False)
+        return frame.drop(_UNSUPPORTED, _EXAMPLE, _LOGGED, _TAKEN, _IDS, strict=False)
 
     joined = result.join(counted, how="cross", maintain_order="left")
     return joined.map_batches(warn, schema=schema_out)
 
 
 _LOGGED, _TAKEN = f"{INTERNAL}logged_slots", f"{INTERNAL}taken_slots"
+_IDS = f"{INTERNAL}unlogged_ids"
 
 
 def slot_overlap(taken: pl.LazyFrame, shown: pl.LazyFrame, slot: list[str]) -> pl.LazyFrame:

@@ -699,14 +699,18 @@ def _warning(
         slot,
         overlap=slot_overlap(taken, shown, slot),
         # where it takes some of them, the unlogged actions alone (few) against the log's
-        hint=lambda some: (
-            spelling_hint(
-                (unsupported if some else taken).select(action),
-                shown.select(action),
-                action,
-                within=None,
-                noun="action",
-                sides=sides,
+        hint=(
+            (
+                lambda unlogged: spelling_hint(
+                    taken.select(action)
+                    if unlogged is None
+                    else pl.LazyFrame({action: unlogged}).select(pl.col(action).cast(pl.String)),
+                    shown.select(action),
+                    action,
+                    within=None,
+                    noun="action",
+                    sides=sides,
+                )
             )
             if is_text(schema[action])
             else None
