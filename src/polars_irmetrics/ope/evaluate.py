@@ -91,7 +91,6 @@ from polars_irmetrics.metrics.ope import (
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import fixed_sum
 from polars_irmetrics.ope.checks import (
-    BELOW_1_FIX,
     Check,
     broken_shape,
     by_null_checks,
@@ -105,6 +104,7 @@ from polars_irmetrics.ope.checks import (
     log_id_checks,
     null_check,
     null_id_checks,
+    policy_below_check,
     raising,
     scaled_tiny,
     shape_check,
@@ -115,6 +115,7 @@ from polars_irmetrics.ope.checks import (
     tiny_reward_check,
     warning_unsupported,
     with_null_ids,
+    with_policy_below,
     with_wide_ids,
 )
 from polars_irmetrics.ope.intervals import (
@@ -466,7 +467,7 @@ def _ope_plan(
     else:
         rows = _rows(log, policy, reward_model, keys, action, by, options, propensity, scaling)
     if len(keys) > 1:  # a policy position below 1 in a logged round
-        rows = _with_policy_below(rows, policy, keys, log.collect_schema())
+        rows = with_policy_below(rows, policy, keys, log.collect_schema(), _POLICY_BELOW)
     rows = with_null_ids(rows, tables, keys)
     checks = _checks(options, keys, reward_model is not None, propensity, listed=listed)
     checks[:0] = by_null_checks(by)  # first: a null by key would form a group
@@ -1246,25 +1247,6 @@ def _logged_twice(keys: list[str]) -> pl.Expr:
     return (pl.struct(keys) if len(keys) > 1 else pl.col(keys[0])).is_duplicated()
 
 
-def _with_policy_below(
-    rows: pl.LazyFrame, policy: pl.LazyFrame, keys: list[str], schema: pl.Schema
-) -> pl.LazyFrame:
-    """``rows`` with :data:`_POLICY_BELOW` true on the log rows of a round to which the
-    policy gives a position below 1 (0-based positions would meet the log's one slot
-    lower). Read from those rows alone (a filter of the policy's position, which
-    Parquet's statistics answer without reading a row group whose positions are all 1
-    or more), joined with the log's rows by round (few or none)."""
-    round_id, position = keys
-    below = (
-        policy.filter(pl.col(position) < 1)
-        .select(id_column(schema, round_id))
-        .unique()
-        .with_columns(pl.lit(True).alias(_POLICY_BELOW))
-    )
-    flag = pl.col(_POLICY_BELOW).fill_null(False)
-    return rows.join(below, on=round_id, how="left").with_columns(flag)
-
-
 def _log_facts(keys: list[str], action: str) -> pl.Expr:
     """Per log row, before the join: its own facts as bits of :data:`_FACTS` (a null
     action, its round logged twice), OR-ed with the joined rows' in the one reduction."""
@@ -1727,16 +1709,7 @@ def _log_checks(keys: list[str], action: str) -> list[Check]:
     checks = log_id_checks(keys)
     if len(keys) > 1:
         position = keys[1]
-        checks += [
-            Check(
-                "policy_below",
-                pl.col(_POLICY_BELOW),
-                InvalidValueError,
-                f"column {position!r} of the policy table has a position below 1 in a logged "
-                f"round (first: {{first}}, {{n}} log row(s) in all); {BELOW_1_FIX}"
-                f"pl.col({position!r}) + 1",
-            ),
-        ]
+        checks += [policy_below_check(position, _POLICY_BELOW)]
     unit = "round" if len(keys) == 1 else "round and position"
     checks += [
         replace(
