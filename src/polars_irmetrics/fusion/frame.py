@@ -563,9 +563,12 @@ def positions(
 
 
 def _both_orders(schema: pl.Schema, order: str, options: FusionOptions) -> bool:
-    """Whether a run ordered by its score column has a numeric rank column too."""
+    """Whether a run ordered by its score column has a numeric rank column too (another
+    column: ``score='rank'`` fuses the rank column as the scores)."""
     rank = options.rank
-    return order == options.score and rank in schema and schema[rank].is_numeric()
+    return (
+        order == options.score and rank != order and rank in schema and schema[rank].is_numeric()
+    )
 
 
 def _misordered(options: FusionOptions, by: list[str]) -> pl.Expr:
