@@ -23,6 +23,7 @@ import polars as pl
 
 from polars_irmetrics.errors import IrmWarning
 from polars_irmetrics.ground.validate import INTERNAL, warn_from_plan
+from polars_irmetrics.ground.warning_order import warns_in_order
 from polars_irmetrics.metrics.registry import MetricRequest
 
 __all__ = [
@@ -194,4 +195,4 @@ def with_ties_warning(
         warn_on_ties(ties_tally(frame, requests, keys), requests, keys)
         return frame.select(kept)
 
-    return values.map_batches(read, schema=pl.Schema({n: schema[n] for n in kept}))
+    return values.map_batches(warns_in_order(read), schema=pl.Schema({n: schema[n] for n in kept}))

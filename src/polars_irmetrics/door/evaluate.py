@@ -70,6 +70,7 @@ from polars_irmetrics.ground.validate import (
     with_group_check,
     with_tally,
 )
+from polars_irmetrics.ground.warning_order import HeldWarnings, flushed, holding
 from polars_irmetrics.metrics.parser import writes_aggregate
 from polars_irmetrics.metrics.rectools import CATALOGUE_FORMULAS
 from polars_irmetrics.metrics.registry import (
@@ -662,9 +663,16 @@ def evaluate_tables(
     )
     check_named_columns(built, long.collect_schema(), table_name, keywords)
     check_item_options(built, {name for name, table in lazy.items() if table is not None})
-    plan = evaluate_plan(frame.lazy(), requests, lazy, built, route=route, caller=caller)
+    # the plan's warnings held until its end, given in the order its checks are declared
+    # (the branches of the plan run in polars' order, which the engines do not share)
+    said = HeldWarnings()
+    with holding(said):
+        plan = evaluate_plan(frame.lazy(), requests, lazy, built, route=route, caller=caller)
+    plan = flushed(plan, said)
     if isinstance(frame, pl.LazyFrame):
         return plan
+    # a refusal ends the plan before its last step: what it held is not given (which
+    # checks ran before the refusal is polars' choice), as on a LazyFrame
     return collect_guarded(plan, eager_engine([frame, *given.values()]))
 
 

@@ -85,6 +85,7 @@ from polars_irmetrics.ground.validate import (
     with_tally,
     with_tally_and_values,
 )
+from polars_irmetrics.ground.warning_order import warns_in_order
 from polars_irmetrics.metrics.fairness import AWRF_LENGTH, SEGREGATION_LENGTH, UTILITY
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import judgment_flags
@@ -123,7 +124,7 @@ def warned_undefined(
         warn_values(frame, requests, list(keys), query_id, summary=left)
         return frame
 
-    return values.map_batches(undefined, schema=values.collect_schema())
+    return values.map_batches(warns_in_order(undefined), schema=values.collect_schema())
 
 
 def build_exposure_plan(
@@ -560,7 +561,8 @@ def exposure_means(
     if not warn:
         return said
     return said.map_batches(
-        lambda frame: _warn_unscored_groups(frame, keys, labels), schema=said.collect_schema()
+        warns_in_order(lambda frame: _warn_unscored_groups(frame, keys, labels)),
+        schema=said.collect_schema(),
     )
 
 

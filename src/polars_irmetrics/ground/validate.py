@@ -11,7 +11,6 @@ the first problem with a message that names the column, the query and the fix.
 from __future__ import annotations
 
 import contextlib
-import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -28,6 +27,7 @@ from polars_irmetrics.errors import (
     QuerySetError,
 )
 from polars_irmetrics.ground.facts import SharedIds, id_rows, shared_frame
+from polars_irmetrics.ground.warning_order import hold, warn_now, warns_in_order
 
 __all__ = [
     "FLOAT64_EXACT",
@@ -1885,7 +1885,7 @@ def with_tally_and_values(
             say(row.drop(TALLY_ROW, *schema.names()).row(0, named=True), kept)
         return kept
 
-    return both.map_batches(read, schema=schema)
+    return both.map_batches(warns_in_order(read), schema=schema)
 
 
 def warn_on_joint(
@@ -2483,10 +2483,11 @@ def warn_from_plan(text: str, category: type[Warning] = CoverageWarning) -> None
     """A warning (by default a :class:`~polars_irmetrics.errors.CoverageWarning`) given
     from the plan (a polars callback, where no line of the caller's is on the stack):
     shown under the library's name, without a source line (not polars' own file), and
-    each time (not once per process)."""
-    warnings.warn_explicit(
-        text, category, filename="polars_irmetrics", lineno=0, module="polars_irmetrics"
-    )
+    each time (not once per process). Inside a door's plan, held until the plan's end
+    and given in the order the plan declares its checks
+    (:mod:`~polars_irmetrics.ground.warning_order`)."""
+    if not hold(text, category):
+        warn_now(text, category)
 
 
 def with_group_check(

@@ -55,6 +55,7 @@ from polars_irmetrics.ground.validate import (
     with_history_check,
     with_null_id_check,
 )
+from polars_irmetrics.ground.warning_order import warns_in_order
 from polars_irmetrics.metrics._common import exact_level
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import fixed_sum
@@ -459,7 +460,9 @@ def elliot_means(users: pl.LazyFrame, requests: Requests, options: EvalOptions) 
         _warn_no_relevant(expected, by, options, frame)
         return _warn_nan(disparities, by, frame)
 
-    return means.map_batches(warned, schema=pl.Schema({c: schema[c] for c in kept}))
+    return means.map_batches(
+        warns_in_order(warned), schema=pl.Schema({c: schema[c] for c in kept})
+    )
 
 
 def _warn_no_relevant(

@@ -28,6 +28,7 @@ from polars_irmetrics.errors import IrmWarning
 from polars_irmetrics.ground.buckets import evaluate_in_buckets
 from polars_irmetrics.ground.options import metrics_named
 from polars_irmetrics.ground.validate import warn_empty_table, warn_from_plan
+from polars_irmetrics.ground.warning_order import warns_in_order
 from polars_irmetrics.metrics.online import ClickMetric
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum
@@ -123,7 +124,7 @@ def build_online_plan(
             warn_on_null_segments(frame, labels, by_keys)
         return frame
 
-    return result.map_batches(warn_if_empty, schema=result.collect_schema())
+    return result.map_batches(warns_in_order(warn_if_empty), schema=result.collect_schema())
 
 
 def warn_on_null_segments(frame: pl.DataFrame, labels: Sequence[str], by: Sequence[str]) -> None:

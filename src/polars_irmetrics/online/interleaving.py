@@ -37,6 +37,7 @@ from polars_irmetrics.ground.inputs import as_polars
 from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.ground.options import refuse_result_keys
 from polars_irmetrics.ground.validate import INTERNAL, require_columns, warn_from_plan
+from polars_irmetrics.ground.warning_order import warns_in_order
 from polars_irmetrics.online.ab import segment_keys
 from polars_irmetrics.online.columns import LogColumns, article, check_log_names, refuse_nested
 from polars_irmetrics.online.sessions import raise_on_split_sessions
@@ -355,7 +356,7 @@ def _plan(
         }
     )
     return segments.map_batches(
-        lambda frame: _finish(frame, columns, by, teams), schema=out_schema
+        warns_in_order(lambda frame: _finish(frame, columns, by, teams)), schema=out_schema
     )
 
 

@@ -23,6 +23,7 @@ from polars_irmetrics.ground.validate import (
     null_ids_error,
     warn_from_plan,
 )
+from polars_irmetrics.ground.warning_order import warns_in_order
 from polars_irmetrics.metrics.ope import SLATE_COLUMNS
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.ope.scale import FLOOR, SCALE, SUBNORMAL
@@ -644,7 +645,7 @@ def warning_unsupported(
         return frame.drop(_UNSUPPORTED, _EXAMPLE, _LOGGED, _TAKEN, _IDS, strict=False)
 
     joined = result.join(counted, how="cross", maintain_order="left")
-    return joined.map_batches(warn, schema=schema_out)
+    return joined.map_batches(warns_in_order(warn), schema=schema_out)
 
 
 _LOGGED, _TAKEN = f"{INTERNAL}logged_slots", f"{INTERNAL}taken_slots"

@@ -78,6 +78,7 @@ from polars_irmetrics.ground.validate import (
     require_columns,
     warn_from_plan,
 )
+from polars_irmetrics.ground.warning_order import warns_in_order
 from polars_irmetrics.metrics.ope import (
     CASCADE_METRICS,
     MODEL_METRICS,
@@ -653,7 +654,7 @@ def warn_unsupported_groups(
             )
         return frame.drop(WMAX)
 
-    return result.map_batches(warning, schema=schema)
+    return result.map_batches(warns_in_order(warning), schema=schema)
 
 
 def warn_unsupported(

@@ -45,6 +45,7 @@ import polars as pl
 from polars_irmetrics.errors import IrmWarning, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL, is_text, warn_from_plan
+from polars_irmetrics.ground.warning_order import warns_in_order
 from polars_irmetrics.ope.sums import exact_added, exact_columns, exact_mean, exact_total
 from polars_irmetrics.stats.normal import two_sided_z
 
@@ -343,7 +344,7 @@ def _resample(grouped: pl.LazyFrame, boot: Bootstrap) -> pl.LazyFrame:
         bounds = [pl.when(some).then(pl.col(c)).alias(c) for c in out_schema if c not in by]
         return pl.DataFrame(out, schema=out_schema).with_columns(bounds)
 
-    result = grouped.map_batches(resample, schema=out_schema)
+    result = grouped.map_batches(warns_in_order(resample), schema=out_schema)
     return result.sort(by, nulls_last=True) if by else result
 
 

@@ -31,6 +31,7 @@ import polars as pl
 
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
+from polars_irmetrics.ground.warning_order import warns_in_order
 from polars_irmetrics.ope.intervals import (
     BUCKETS,
     DRAWN,
@@ -156,7 +157,7 @@ class RatioBootstrap:
                     out[upper].append(float(high))
             return pl.DataFrame({**{k: frame[k] for k in by}, **out}, schema=out_schema)
 
-        result = grouped.map_batches(resample, schema=out_schema)
+        result = grouped.map_batches(warns_in_order(resample), schema=out_schema)
         return result.sort(by, nulls_last=True) if by else result
 
 

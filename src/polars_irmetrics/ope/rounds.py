@@ -11,6 +11,7 @@ import polars as pl
 from polars_irmetrics.errors import InvalidValueError, SupportWarning
 from polars_irmetrics.ground.options import EvalOptions, metrics_named
 from polars_irmetrics.ground.validate import INTERNAL, warn_from_plan
+from polars_irmetrics.ground.warning_order import warns_in_order
 from polars_irmetrics.ope.checks import Check, raising
 from polars_irmetrics.ope.intervals import BUCKET, bootstrap_part, joined_intervals
 from polars_irmetrics.ope.normal import normal_interval, wants_normal
@@ -114,7 +115,7 @@ def unweighted_warning(
             )
         return frame
 
-    return result.map_batches(warning, schema=schema)
+    return result.map_batches(warns_in_order(warning), schema=schema)
 
 
 def over_rounds(

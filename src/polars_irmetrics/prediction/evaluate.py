@@ -102,6 +102,7 @@ from polars_irmetrics.ground.validate import (
     warn_on_pairs,
     with_tally_and_values,
 )
+from polars_irmetrics.ground.warning_order import warns_in_order
 from polars_irmetrics.metrics.prediction import (
     BINARY_METRICS,
     PROBABILITY_METRICS,
@@ -308,7 +309,7 @@ def build_prediction_plan(
             warn_on_overflow(frame, requests, keys)
             return frame
 
-        checked = checked.map_batches(say, schema=checked.collect_schema())
+        checked = checked.map_batches(warns_in_order(say), schema=checked.collect_schema())
     return prepared.warning(checked)
 
 
@@ -388,7 +389,7 @@ def _warn_on_means(
         warn_on_means(frame, requests, keys, weight, empty=empty)
         return frame
 
-    return result.map_batches(say, schema=result.collect_schema())
+    return result.map_batches(warns_in_order(say), schema=result.collect_schema())
 
 
 def with_first_passes(

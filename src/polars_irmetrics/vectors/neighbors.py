@@ -64,6 +64,7 @@ from polars_irmetrics.ground.validate import (
     warn_on_joint,
     with_tally,
 )
+from polars_irmetrics.ground.warning_order import warns_in_order
 from polars_irmetrics.metrics.neighbors import neighbor_distance, neighbor_epsilon
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.spec import Params
@@ -295,7 +296,7 @@ def build_neighbors_plan(
     )
     auto_labels = [labels[i] for i in sorted(auto)]
     checked = combined.map_batches(
-        lambda frame: _checked(frame, spec, labels, auto_labels, sample, cutoffs),
+        warns_in_order(lambda frame: _checked(frame, spec, labels, auto_labels, sample, cutoffs)),
         schema=combined.select(*keys, *labels).collect_schema(),
     )
     # how the run's queries line up with those of neighbors= (a run that matches none
