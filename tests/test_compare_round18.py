@@ -31,9 +31,9 @@ LONG = pl.concat(
 )
 
 
-def _refusal(within: str = "") -> str:
+def _refusal(within: str = "", run: str = "the run") -> str:
     return (
-        f"query 'q1'{within} is in 2 rows of the run, whose 'doc_id' holds one list per "
+        f"query 'q1'{within} is in 2 rows of {run}, whose 'doc_id' holds one list per "
         "query, its ranking in order (rank = position in the list): each row's positions "
         "start at 1, so the rows' documents would share ranks; keep one row per query, e.g. "
         "join the lists: .group_by('query_id', maintain_order=True)"
@@ -55,7 +55,8 @@ CASES: list[tuple[str, Callable[[], object], str]] = [
         ),
         _refusal(),
     ),
-    ("fuse, a dict", lambda: irm.fuse({"a": TWICE, "b": ONCE}), _refusal()),
+    # fuse names which of its runs (irm fuse: the file)
+    ("fuse, a dict", lambda: irm.fuse({"a": TWICE, "b": ONCE}), _refusal(run="the run 'a'")),
     ("fuse, a long frame", lambda: irm.fuse(LONG, system="sys"), _refusal(" (sys='a')")),
 ]
 
