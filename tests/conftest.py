@@ -94,22 +94,6 @@ def stdin(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[bytes], None]]:
     sources.stream_bytes.cache_clear()
 
 
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """``-n auto``: one xdist worker per core, and one more. The worker that runs the
-    Spark group and the one that runs the Dask group spend most of their time waiting on
-    the JVM and the cluster's processes (tests/test_spark.py alone: about 8 s of the
-    interpreter's CPU and 30 s of the JVM's in 2 minutes), so with one worker per core a
-    core is often idle; the extra worker runs the rest of the suite meanwhile.
-    ``PYTEST_XDIST_AUTO_NUM_WORKERS``, where set, decides instead (xdist reads it)."""
-    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
-        return None
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    return cores + 1
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests using a Spark session or a Dask cluster run on one xdist worker (one JVM,
