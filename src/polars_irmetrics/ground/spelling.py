@@ -25,7 +25,14 @@ import polars as pl
 
 from polars_irmetrics.ground.validate import INTERNAL
 
-__all__ = ["Sides", "spelling_change", "spelling_digits", "spelling_hint", "spelling_matches"]
+__all__ = [
+    "Sides",
+    "spelling_change",
+    "spelling_digits",
+    "spelling_folded",
+    "spelling_hint",
+    "spelling_matches",
+]
 
 _KEY, _PREFIX = f"{INTERNAL}spelling_key", f"{INTERNAL}spelling_prefix"
 
@@ -55,6 +62,17 @@ _CHANGES: tuple[Change, ...] = (
     ("a prefix", lambda s: re.sub(r"^[^0-9]*", "", s) if re.search(r"[0-9]", s) else s, False),
     ("leading zeros", lambda s: re.sub(r"^([^0-9]*)0+([0-9])", r"\1\2", s), True),
 )
+
+
+def spelling_folded(text: str) -> str:
+    """``text`` once the spaces around it, case and separators are ignored (the first
+    three changes of :data:`_CHANGES`, in their order; a prefix and leading zeros kept:
+    ``'A1'`` and ``'B1'`` stay two names).
+
+    >>> spelling_folded(" Arm_B ")
+    'armb'
+    """
+    return _apply(text, _CHANGES[:3])
 
 
 def _keyed(ids: pl.Expr) -> tuple[pl.Expr, pl.Expr]:

@@ -12,7 +12,6 @@ are then vectorised in numpy over the (segment, metric, arm) rows.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -29,7 +28,7 @@ from polars_irmetrics.ground.options import (
     refuse_result_keys,
     refuse_working_name,
 )
-from polars_irmetrics.ground.spelling import spelling_change
+from polars_irmetrics.ground.spelling import spelling_change, spelling_folded
 from polars_irmetrics.ground.validate import INTERNAL, require_columns
 from polars_irmetrics.metrics.online import ClickMetric
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list, repeated_metric
@@ -612,7 +611,7 @@ def _refuse_spelt_arms(arms: Sequence[str], arm: str, control: str) -> None:
     """
     seen: dict[str, str] = {}
     for name in arms:  # a handful of arms, already collected
-        key = re.sub(r"[-_.: ]", "", name.strip().lower())
+        key = spelling_folded(name)
         if key not in seen:
             seen[key] = name
             continue
