@@ -165,6 +165,21 @@ def positive_int(text: str) -> int:
     return value
 
 
+def non_negative_int(text: str) -> int:
+    """A flag's integer >= 0 (``irm trec-eval -N NUM``), refused by the parser naming the flag.
+
+    >>> non_negative_int("0")
+    0
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
 def add_relevance_level_flag(
     p: argparse.ArgumentParser,
     what: str = "relevance >= L counts as relevant (default 1; e.g. --relevance-level 2)",

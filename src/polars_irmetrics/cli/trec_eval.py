@@ -118,6 +118,7 @@ from typing import Any
 
 import polars as pl
 
+from polars_irmetrics.cli.flags import non_negative_int
 from polars_irmetrics.cli.trec_eval_measures import (
     _DEFAULT_MEASURES,
     _JG_FAMILIES,
@@ -269,10 +270,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "-N",
         "--Number_docs_in_coll",
         dest="num_docs",
-        type=int,
+        type=non_negative_int,
         default=0,
         metavar="NUM",
-        help="number of documents in the collection (default 0, as in trec_eval): "
+        help="number of documents in the collection, an integer >= 0 (default 0, as in "
+        "trec_eval): "
         "utility's fourth coefficient counts the non-relevant documents not retrieved, "
         "NUM + relevant retrieved - retrieved - relevant (e.g. -N 1000 -m "
         "utility.1,-1,0,0.5)",
