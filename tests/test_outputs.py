@@ -66,10 +66,11 @@ def test_evaluate_output_suffix_picks_the_format(
         "\\begin{tabular}{rr}\n\\toprule\nnum\\_q & map \\\\\n\\midrule\n"
         f"{num_q} & {map_text} \\\\\n\\bottomrule\n\\end{{tabular}}\n"
     )
-    # --format overrides the suffix; .txt is the aligned table, .html a page (an
-    # unknown suffix is refused: test_evaluate_and_compare_accept_the_same_suffixes)
-    assert main([*args, "-o", str(tmp_path / "x.parquet"), "--format", "csv"]) == 0
-    assert (tmp_path / "x.parquet").read_text() == (tmp_path / "out.csv").read_text()
+    # --format names the format of a suffix that names none (one that names another
+    # format is refused: test_small_trust_round32); .txt is the aligned table, .html a
+    # page (an unknown suffix is refused: test_evaluate_and_compare_accept_the_same_suffixes)
+    assert main([*args, "-o", str(tmp_path / "x.csv.out"), "--format", "csv"]) == 0
+    assert (tmp_path / "x.csv.out").read_text() == (tmp_path / "out.csv").read_text()
     assert main([*args, "-o", str(tmp_path / "x.out"), "--format", "table"]) == 0
     assert main([*args, "-o", str(tmp_path / "x.txt")]) == 0
     assert (tmp_path / "x.txt").read_text() == (tmp_path / "x.out").read_text()

@@ -37,3 +37,29 @@ def test_trec_eval_number_of_documents_is_a_non_negative_integer(
     assert (done.returncode, done.stdout, done.stderr.strip().splitlines()[-1]) == (2, "", message)
     # -N 0 is trec_eval's default
     assert irm_in_process("trec-eval", "-N", "0", "qrels", "run", cwd=files).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "fmt", "output", "named", "example"),
+    [
+        (["fuse", "run", "run2"], "csv", "out.parquet", "parquet", "out.csv"),
+        (["fuse", "run", "run2"], "trec", "out.csv", "csv", "out.txt"),
+        (["trec-eval", "qrels", "run"], "csv", "out.parquet", "parquet", "out.csv"),
+        (["evaluate", "run", "--qrels", "qrels", "-m", "map"], "json", "out.csv.gz", "csv",
+         "out.json.gz"),
+        (["compare", "run", "run2", "--qrels", "qrels"], "markdown", "out.tex", "latex",
+         "out.md"),
+        (["metrics"], "csv", "out.json", "json", "out.csv"),
+    ],
+)  # fmt: skip
+def test_a_format_that_contradicts_the_output_suffix_is_refused(
+    files: Path, args: list[str], fmt: str, output: str, named: str, example: str
+) -> None:
+    (files / "run2").write_text(RUN.replace("r\n", "s\n"))
+    done = irm_in_process(*args, "--format", fmt, "-o", output, cwd=files)
+    message = (
+        f"irm: error: --format {fmt} contradicts -o {output}, whose suffix names {named}: "
+        f"drop --format to write {named}, or name the file for {fmt} (e.g. -o {example})"
+    )
+    assert (done.returncode, done.stdout, done.stderr.strip()) == (2, "", message)
+    assert not (files / output).exists()

@@ -105,7 +105,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--format",
         choices=_FORMATS,
         default=None,
-        help="output format, overriding the suffix (default: from -o FILE, else trec)",
+        help="output format (default: from -o FILE, else trec); a suffix that names "
+        "another format is refused",
     )
     p.add_argument("--run-id", default=None, help="run name in the TREC output (default fused)")
     p.add_argument("--optimize", action="store_true", help="search the parameters (needs --qrels)")

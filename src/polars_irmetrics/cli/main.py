@@ -70,6 +70,7 @@ from polars_irmetrics.io.files import (
     scan_run,
     source_files,
 )
+from polars_irmetrics.io.output import COMPRESSIONS, SUFFIXES_ACCEPTED, format_of
 from polars_irmetrics.io.prefs import read_trec_prefs, read_trec_qrels_jg
 from polars_irmetrics.io.report import OUTPUT_FORMATS, check_output_args, write_output
 from polars_irmetrics.io.sources import STDIN, display_name
@@ -1134,6 +1135,28 @@ def _outputs_not_inputs(args: argparse.Namespace, parser: argparse.ArgumentParse
                     )
 
 
+def _format_as_named(args: argparse.Namespace) -> None:
+    """``--format`` that contradicts the format ``-o FILE``'s suffix names is refused
+    before anything is read (``--format csv -o out.parquet`` wrote CSV text under a
+    Parquet name): ``--format`` names the format of a file whose suffix names none
+    (``-o means.out``, ``.txt``), it never writes a file its name misnames."""
+    fmt, output = getattr(args, "format", None), getattr(args, "output", None)
+    if not isinstance(fmt, str) or not isinstance(output, str) or output == STDIN:
+        return
+    named = format_of(output)
+    if named is None or named == fmt:
+        return
+    path = Path(output)
+    packed = path.suffix if path.suffix.lower() in COMPRESSIONS and fmt != "parquet" else ""
+    base = path.with_suffix("") if path.suffix.lower() in COMPRESSIONS else path
+    suffix = next((s for s, f in SUFFIXES_ACCEPTED.items() if f == fmt), ".txt")
+    example = f"{base.with_suffix(suffix)}{packed}"
+    raise InvalidValueError(
+        f"--format {fmt} contradicts -o {output}, whose suffix names {named}: drop "
+        f"--format to write {named}, or name the file for {fmt} (e.g. -o {example})"
+    )
+
+
 #: A duplicate the checks refused: its table, its query (text quoted, a number bare)
 #: and what it says of it, up to its note on what is counted (``column 'doc_id' of the
 #: judgments: query 'q1' has 1 repeated judgment(s) (each of a document judged before
@@ -1786,6 +1809,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         _stdin_once(args)
         _outputs_not_inputs(args, parser)  # before anything is read or computed
+        _format_as_named(args)
         shown: list[str] = []
         with warnings.catch_warnings():  # Python's filters: each warning once per place
             warnings.showwarning = _show_warning(parser, args, shown)

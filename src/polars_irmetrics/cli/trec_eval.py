@@ -354,7 +354,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--format",
         choices=("trec", "parquet", "csv", "json", "markdown", "latex"),
         default=None,
-        help="format of -o FILE, overriding its suffix (default: from the suffix, else trec)",
+        help="format of -o FILE (default: from the suffix, else trec); a suffix that names "
+        "another format is refused",
     )
     p.add_argument("qrels", metavar="QRELS", help="judgments: TREC qrels, Parquet, CSV or TSV")
     p.add_argument("run", metavar="RUN", help="run: TREC run, Parquet, CSV or TSV")
