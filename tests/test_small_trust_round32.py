@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import polars as pl
 import pytest
 
-from tests.helpers import irm_in_process
+import polars_irmetrics as irm
+from tests.helpers import irm_in_process, warned
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\n"
 RUN = "q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 1.0 r\n"
@@ -63,3 +65,39 @@ def test_a_format_that_contradicts_the_output_suffix_is_refused(
     )
     assert (done.returncode, done.stdout, done.stderr.strip()) == (2, "", message)
     assert not (files / output).exists()
+
+
+NO_CLICK = (
+    "column 'click' of the impression log has no click: every impression of its 2 session(s) "
+    "is unclicked, and is scored so (a click rate 0, every session abandoned, no click "
+    "position or dwell); a log without a click most often comes from a join of the clicks "
+    "onto the impressions that matched nothing (ids or dtypes that differ): check the join, "
+    "or ignore this warning if no one clicked"
+)
+LOG = pl.DataFrame(
+    {"session_id": ["s1", "s1", "s2"], "position": [1, 2, 1], "click": [0, 0, 0],
+     "day": [1, 1, 2]}
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize(
+    ("metrics", "options", "first"),
+    [
+        (["ctr", "abandonment"], {}, (2, 0.0, 1.0)),
+        (["abandonment"], {"per_session": True}, ("s1", 1.0)),
+        (["ctr@1"], {"by": "day"}, (1, 1, 0.0)),
+        (["ctr"], {"buckets": 2}, (2, 0.0)),
+    ],
+)
+def test_a_log_without_a_click_is_warned(
+    lazy: bool, metrics: list[str], options: dict[str, object], first: tuple[object, ...]
+) -> None:
+    log = LOG.lazy() if lazy else LOG
+    got, said = warned(lambda: irm.evaluate_online(log, metrics, clicked="click", **options))
+    assert (got.row(0), said) == (first, [NO_CLICK])
+    # one click: silent; no row: the empty log's warning alone
+    clicked = LOG.with_columns(click=pl.Series([0, 1, 0]))
+    assert warned(lambda: irm.evaluate_online(clicked, metrics, clicked="click"))[1] == []
+    _, said = warned(lambda: irm.evaluate_online(LOG.clear(), metrics, clicked="click"))
+    assert [s[:30] for s in said] == ["the impression log holds no ro"]

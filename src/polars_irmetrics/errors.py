@@ -120,7 +120,9 @@ class CoverageWarning(IrmWarning):
     computed as trec_eval computes them (0 for what was not retrieved), but such zeros
     more often come from ids that do not match the judgments' (case, a prefix, leading
     zeros, another query set) than from the system. Given once per run (each system of
-    ``systems=``), with the counts and, where the ids match after a change, a hint."""
+    ``systems=``), with the counts and, where the ids match after a change, a hint. An
+    impression log with no click at all is warned so too (a join of the clicks onto
+    the impressions that matched nothing)."""
 
 
 class SupportWarning(IrmWarning):

@@ -24,7 +24,7 @@ from typing import Literal
 
 import polars as pl
 
-from polars_irmetrics.errors import IrmWarning
+from polars_irmetrics.errors import CoverageWarning, IrmWarning
 from polars_irmetrics.ground.buckets import evaluate_in_buckets
 from polars_irmetrics.ground.options import metrics_named
 from polars_irmetrics.ground.validate import warn_empty_table, warn_from_plan
@@ -34,6 +34,7 @@ from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum
 from polars_irmetrics.online.columns import LogColumns, refuse_data_keys
 from polars_irmetrics.online.sessions import (
+    CLICKS,
     column_readers,
     denominator,
     numerator,
@@ -45,6 +46,7 @@ __all__ = [
     "OnlineBuckets",
     "aggregate",
     "build_online_plan",
+    "warn_on_no_click",
     "warn_on_null_segments",
 ]
 
@@ -108,23 +110,56 @@ def build_online_plan(
                 return frame
 
             sessions = sessions.map_batches(check, schema=schema)
+    # each row's count of clicks (every session's, whatever the metrics): the check of
+    # a log with no click at all
     if per_session:
-        result = sessions.select(*plan.keys, *labels).sort(plan.keys)
+        result = sessions.select(*plan.keys, *labels, CLICKS).sort(plan.keys)
     else:
-        result = aggregate(sessions, requests, by_keys)
+        result = aggregate(sessions, requests, by_keys, clicks=True)
     if not warn:
-        return result
+        return result.drop(CLICKS)
     counted = not per_session and not by_keys  # one row, of num_sessions 0 when empty
+    sessions_of = pl.len() if per_session else pl.col("num_sessions").sum()
 
     def warn_if_empty(frame: pl.DataFrame) -> pl.DataFrame:
         # the warning every route gives of a table of no row: no session in the log
         if frame.height == 0 or (counted and frame["num_sessions"].sum() == 0):
             warn_empty_table("the impression log")
-        elif not per_session:
-            warn_on_null_segments(frame, labels, by_keys)
-        return frame
+        else:
+            tally = frame.select(sessions_of.alias("n"), pl.col(CLICKS).sum().alias("c"))
+            if tally["c"].item() == 0:
+                warn_on_no_click(columns.clicked, tally["n"].item())
+            if not per_session:
+                warn_on_null_segments(frame, labels, by_keys)
+        return frame.drop(CLICKS)
 
-    return result.map_batches(warns_in_order(warn_if_empty), schema=result.collect_schema())
+    schema = result.drop(CLICKS).collect_schema()
+    return result.map_batches(warns_in_order(warn_if_empty), schema=schema)
+
+
+def warn_on_no_click(clicked: str, sessions: int) -> None:
+    """A :class:`~polars_irmetrics.errors.CoverageWarning` for an impression log of
+    ``sessions`` sessions (> 0) and no click at all (column ``clicked``): scored as it
+    is (every click rate 0, every session abandoned), but most often the sign of a
+    join of the clicks onto the impressions that matched nothing.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_on_no_click("clicked", 3)
+    >>> str(caught[0].message)[:62]
+    "column 'clicked' of the impression log has no click: every imp"
+    """
+    warn_from_plan(
+        f"column {clicked!r} of the impression log has no click: every impression of its "
+        f"{sessions} session(s) is unclicked, and is scored so (a click rate 0, every "
+        "session abandoned, no click position or dwell); a log without a click most often "
+        "comes from a join of the clicks onto the impressions that matched nothing (ids or "
+        "dtypes that differ): check the join, or ignore this warning if no one clicked",
+        CoverageWarning,
+    )
 
 
 def warn_on_null_segments(frame: pl.DataFrame, labels: Sequence[str], by: Sequence[str]) -> None:
@@ -185,14 +220,19 @@ def aggregate(
     sessions: pl.LazyFrame,
     requests: Sequence[tuple[str, MetricRequest]],
     by: Sequence[str],
+    *,
+    clicks: bool = False,
 ) -> pl.LazyFrame:
     """One row per ``by`` group of the per-session frame: ``num_sessions`` and each
-    metric (a ratio of sums for a ratio metric, else the mean of the non-null values).
+    metric (a ratio of sums for a ratio metric, else the mean of the non-null values);
+    ``clicks``: and the group's count of clicks (:data:`~.sessions.CLICKS`).
 
     Every sum is exact (integer counts, or a fixed-point sum of the session values), so
     the result is the same to the last bit on any layout of the log and either engine.
     """
     exprs = [pl.len().alias("num_sessions"), *(_summary(lab, req) for lab, req in requests)]
+    if clicks:
+        exprs.append(pl.col(CLICKS).sum())
     if not by:
         return sessions.select(exprs)
     return sessions.group_by(list(by)).agg(exprs).sort(list(by))

@@ -46,6 +46,7 @@ from polars_irmetrics.metrics.requests import INPUTS
 from polars_irmetrics.online.columns import LogColumns, article, check_log_names
 
 __all__ = [
+    "CLICKS",
     "SessionPlan",
     "column_readers",
     "denominator",
@@ -67,6 +68,12 @@ def numerator(label: str) -> str:
 def denominator(label: str) -> str:
     """Internal column of a ratio metric's per-session denominator."""
     return f"{INTERNAL}den:{label}"
+
+
+#: Internal column of each session's count of clicked impressions, whatever the metrics
+#: (:func:`~polars_irmetrics.online.evaluate.build_online_plan` warns of a log with no
+#: click at all from it).
+CLICKS = f"{INTERNAL}clicks"
 
 
 def _flag(name: str) -> str:
@@ -198,7 +205,8 @@ class SessionPlan:
     ----------
     frame
         One row per session: the keys, one column per metric label, the ratio
-        metrics' numerators and denominators; checked (a bad row raises when it runs).
+        metrics' numerators and denominators, its count of clicks (:data:`CLICKS`);
+        checked (a bad row raises when it runs).
     keys
         The group keys: the ``by`` columns, then the session id.
     segments
@@ -465,7 +473,8 @@ def session_plan(
                 f"with {role}=..., or leave the metric out"
             )
     checks = _checks(schema, columns, clicked, exprs, scope.used)
-    frame = log.group_by(list(keys)).agg(*values, *checks)
+    clicks = clicked.cast(pl.Int64).sum().alias(CLICKS)
+    frame = log.group_by(list(keys)).agg(*values, clicks, *checks)
     spec = _CheckSpec(keys=keys, columns=columns)
     identity = _identity(keys, segments)
 
