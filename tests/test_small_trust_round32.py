@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import polars as pl
@@ -101,3 +102,28 @@ def test_a_log_without_a_click_is_warned(
     assert warned(lambda: irm.evaluate_online(clicked, metrics, clicked="click"))[1] == []
     _, said = warned(lambda: irm.evaluate_online(LOG.clear(), metrics, clicked="click"))
     assert [s[:30] for s in said] == ["the impression log holds no ro"]
+
+
+WIDE = 2**53
+
+
+@pytest.mark.parametrize("metric", ["mse", "rmse", "mae", "r2", "explained_variance"])
+@pytest.mark.parametrize(
+    ("label", "prediction"),
+    [(pl.Int64, pl.Int64), (pl.Float64, pl.UInt64), (pl.Decimal(20, 0), pl.Float64)],
+)
+def test_a_rating_expression_gives_nan_for_a_wide_integer(
+    metric: str, label: pl.DataType, prediction: pl.DataType
+) -> None:
+    # group 1 holds 2**53 in the integer column (refused by irm.evaluate): NaN; group 2
+    # is valid and keeps its value; a Float64 2**53 is a float, read as it is
+    frame = pl.DataFrame(
+        {"g": [1, 1, 2, 2], "label": [WIDE, WIDE + 1, 3, 1], "prediction": [WIDE + 1, WIDE, 1, 2]}
+    ).with_columns(pl.col("label").cast(label), pl.col("prediction").cast(prediction))
+    got = frame.lazy().group_by("g").agg(getattr(irm, metric)()).sort("g").collect()
+    expected = irm.evaluate(frame.filter(pl.col("g") == 2), [metric], label="label",
+                            prediction="prediction")[metric].item()  # fmt: skip
+    assert math.isnan(got[metric][0])
+    assert got[metric][1] == expected
+    with pytest.raises(irm.InvalidValueError, match=r"magnitude 2\*\*53 or more"):
+        irm.evaluate(frame, [metric], label="label", prediction="prediction")

@@ -150,6 +150,7 @@ __all__ = [
     "group",
     "prepare_rows",
     "scale_aggs",
+    "wide_numbers",
     "with_first_passes",
     "with_means",
 ]
@@ -947,7 +948,7 @@ def _check_dtypes(schema: pl.Schema, options: EvalOptions, names: frozenset[str]
         refuse_zero_positive(positive, options.label)
 
 
-def _wide_numbers(dtype: pl.DataType) -> bool:
+def wide_numbers(dtype: pl.DataType) -> bool:
     """Whether ``dtype`` holds integers beyond 2**53 (Float64's exact integers): Int64,
     UInt64, the 128-bit integers, and decimals of more than 15 digits."""
     if isinstance(dtype, pl.Decimal):
@@ -1052,7 +1053,7 @@ def _checks(
         "refuses it too): drop or fix those rows, e.g. .filter(pl.col({%s!r}).is_finite())"
     )
     for role, column in (("label", scope.label), ("prediction", scope.prediction)):
-        if _wide_numbers(schema[column]):
+        if wide_numbers(schema[column]):
             # read as Float64 by the rating metrics, where integers beyond 2**53 lose
             # their last digits: 2**62 + 10 and 2**62 + 12 were one value, an error of 0
             checks.append(

@@ -25,7 +25,10 @@ as valid (:func:`_invalid`): in every metric, a null label, prediction or weight
 label that is neither 0 nor the positive label, or text labels of more than two values
 in the group, or of two neither of which is the positive label; in the rating metrics
 (``rmse``, ``mae``, ``mse``, ``r2``, ``explained_variance``), an infinite label or
-prediction. A value beyond float64's range is infinite without a warning.
+prediction, and a label or prediction of magnitude 2**53 or more in an integer dtype
+that holds such values (``Int64``, ``UInt64``, the 128-bit integers, decimals of more
+than 15 digits: read as float64, 2**53 and 2**53 + 1 are one value, their error 0). A
+value beyond float64's range is infinite without a warning.
 :func:`polars_irmetrics.evaluate` with ``label=`` and ``prediction=`` checks the table
 first and raises an error that names the column, the value and the fix (and warns of a
 value beyond float64's range): call it to learn why a value is NaN.
@@ -43,6 +46,7 @@ from polars_irmetrics.ground.options import (
     checked_positive_label,
     refuse_zero_positive,
 )
+from polars_irmetrics.ground.validate import FLOAT64_EXACT
 from polars_irmetrics.metrics.prediction import (
     BINARY_METRICS,
     PROBABILITY_METRICS,
@@ -51,6 +55,7 @@ from polars_irmetrics.metrics.prediction import (
 from polars_irmetrics.metrics.registry import request
 from polars_irmetrics.metrics.scope import FIXED_FLOOR, FIXED_LIMIT
 from polars_irmetrics.metrics.spec import ParamValue
+from polars_irmetrics.prediction.evaluate import wide_numbers
 from polars_irmetrics.prediction.statistics import RATING_METRICS, group_values
 
 __all__ = [
@@ -70,6 +75,16 @@ __all__ = [
 ]
 
 Label = int | float | str
+
+
+def _wide(inputs: list[tuple[pl.Expr, pl.DataType]]) -> pl.Expr:
+    """True where a value of an integer dtype that holds integers beyond 2**53 is of
+    magnitude 2**53 or more (as :func:`polars_irmetrics.evaluate` refuses it for the
+    rating metrics), else False; chosen by the dtype when the plan knows it."""
+    ((column, dtype),) = inputs
+    if not wide_numbers(dtype):
+        return pl.repeat(False, pl.len())
+    return column.cast(pl.Float64).abs() >= FLOAT64_EXACT
 
 
 def _invalid(name: str, scope: PredictionScope) -> pl.Expr:
@@ -102,6 +117,9 @@ def _invalid(name: str, scope: PredictionScope) -> pl.Expr:
         bad = bad | (pred < 0) | (pred > 1)
     if name in RATING_METRICS:
         bad = bad | pred.is_infinite() | label.cast(pl.Float64).is_infinite()
+        # integers float64 cannot hold, where the dtype holds them (the plan knows it)
+        for column in (scope.label, scope.prediction):
+            bad = bad | pl.pipe_with_dtype([pl.col(column)], _wide)
     flag = bad.any()
     if name in BINARY_METRICS:
         if text:
