@@ -127,3 +127,31 @@ def test_a_rating_expression_gives_nan_for_a_wide_integer(
     assert got[metric][1] == expected
     with pytest.raises(irm.InvalidValueError, match=r"magnitude 2\*\*53 or more"):
         irm.evaluate(frame, [metric], label="label", prediction="prediction")
+
+
+@pytest.mark.parametrize(
+    ("metric", "expr"),
+    [
+        ("ndcg(gain='exponential')@10", irm.ndcg(10, gain="exponential")),
+        ("dcg(gain='exponential')@1", irm.dcg(1, gain="exponential")),
+        ("ndcg(gain='exponential')@1", irm.ndcg(1, gain="exponential")),
+    ],
+)
+@pytest.mark.parametrize("label", [32, 33, 60000])
+@pytest.mark.parametrize("rank", [1, 2, None])
+def test_an_exponential_gain_evaluate_refuses_is_null_in_the_expression(
+    metric: str, expr: pl.Expr, label: int, rank: int | None
+) -> None:
+    # the label at rank 1, at rank 2 (beyond dcg@1's cutoff) or judged, not retrieved
+    ranks = {1: [1, 2, None], 2: [2, 1, None], None: [None, 1, 2]}[rank]
+    judged = pl.DataFrame(
+        {"query_id": "q", "doc_id": ["a", "b", "c"], "rank": ranks, "relevance": [label, 1, 0]}
+    )
+    got = judged.lazy().group_by("query_id").agg(expr).collect()[metric].item()
+    # 2**33 - 1 is beyond the exact sums; dcg@1 reads rank 1 alone
+    if label > 32 and (rank == 1 or metric.startswith("ndcg")):
+        with pytest.raises(irm.InvalidValueError, match=r"a metric term of 2\*\*32 or more"):
+            irm.evaluate(judged, [metric])
+        assert got is None
+    else:
+        assert got == irm.evaluate(judged, [metric])[metric].item()

@@ -19,7 +19,10 @@ no value: the expression is null for a group where a rank is held twice or is be
 or a null query id, where (when the frame has the ``doc_id`` column, named by
 ``doc_id=``) a document is listed twice or has no id, or where a relevance label is
 NaN, infinite, of magnitude 2**32 or more or below 2**-30 (other than 0), or between
--1 and 0 — each where ``evaluate`` refuses the
+-1 and 0, or where a term the metric adds is 2**32 or more (``gain='exponential'``'s
+2**label - 1 of a label above 32 that the metric reads: ``irm.ndcg(10,
+gain='exponential')`` of a label 60000 is null, never NaN or infinite) — each where
+``evaluate`` refuses the
 table — and for no rows at all (a frame with none: no ranking, where ``evaluate``
 gives no row). A null relevance is a retrieved document without a judgment (a run
 left-joined with its judgments gives one), read as not relevant, as trec_eval reads
@@ -171,7 +174,9 @@ SHARED_PARAMS: dict[str, str] = {
     "k": "Cutoff: only ranks 1..k count; ``None`` for the whole list.",
     "relevance_level": "A document is relevant when its label is at or above this "
     "(trec_eval ``-l``).",
-    "gain": "``'linear'``: the label itself; ``'exponential'``: 2^label \u2212 1.",
+    "gain": "``'linear'``: the label itself; ``'exponential'``: 2^label \u2212 1 (a label "
+    "above 32\nthat the metric reads makes the value null, as ``evaluate`` refuses it: "
+    "2^label\nis beyond its exact sums).",
     "ideal": "``'judgments'``: the ideal ranking of every judged document; ``'retrieved'``: "
     "of\nthe retrieved ones only.",
     "score": "The score column, read only with ``ties='average'`` (the tie groups: name "
@@ -398,7 +403,9 @@ def _expr(
         scores = checked_column(score, "scores", "name yours with score=...", numeric=True)
     one_ranking = _distinct_documents(doc_id) & _finite_labels(rel) & _judged_query(rel)
     scope = TableScope(rel, rank, one_ranking, scores)
-    return scope.when_one_ranking(req.expr(scope, float(level))).alias(req.name)
+    value = req.expr(scope, float(level))
+    # a term evaluate refuses (2**label - 1 of a label above 32): no value
+    return scope.when_one_ranking(pl.when(scope.terms_fit()).then(value)).alias(req.name)
 
 
 @_shared_doc

@@ -568,6 +568,8 @@ class TableScope(Scope):
         self._position = position
         self._distinct_documents = distinct_documents
         self._score = score
+        #: Every value a sum adds (null where it adds nothing), for :meth:`terms_fit`.
+        self.summed: list[pl.Expr] = []
 
     def one_ranking(self) -> pl.Expr:
         """Group-level: whether the group's rows are one ranking of one query.
@@ -613,11 +615,24 @@ class TableScope(Scope):
     def count_greater(self, value: pl.Expr) -> pl.Expr:
         return _count_greater(value)
 
+    def terms_fit(self) -> pl.Expr:
+        """Group-level: whether every term the sums add is finite and below
+        :data:`FIXED_LIMIT`: the terms :class:`PlanScope`'s plan refuses (a label above 32
+        with ``gain='exponential'``), where a value read by the user has no check
+        to raise."""
+        if not self.summed:
+            return pl.lit(True)
+        too_big = pl.any_horizontal(*(beyond_fixed(value) for value in self.summed))
+        return ~too_big.fill_null(False).any()
+
     def sum(self, term: pl.Expr, where: pl.Expr | None = None) -> pl.Expr:
         value = term.cast(pl.Float64)
-        # a user's group-by has no data checks to refuse huge or NaN terms: fall back
-        # to a float sum instead (which keeps a NaN)
-        return exact_sum(value if where is None else pl.when(where).then(value))
+        if where is not None:
+            value = pl.when(where).then(value)
+        self.summed.append(value)
+        # a float sum where a term is huge or NaN (which keeps a NaN); read with
+        # terms_fit where the value must be one evaluate gives
+        return exact_sum(value)
 
     def sum_in_order(
         self,
@@ -627,6 +642,8 @@ class TableScope(Scope):
         by: pl.Expr | None = None,
     ) -> pl.Expr:
         kept = _within(where, self.rank if by is None else by, k)
+        value = term.cast(pl.Float64)
+        self.summed.append(value if kept is None else pl.when(kept).then(value))
         return _in_order(term, kept).cum_sum().last()
 
     def sorted_desc(self, value: pl.Expr) -> pl.Expr:
