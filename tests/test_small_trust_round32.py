@@ -155,3 +155,14 @@ def test_an_exponential_gain_evaluate_refuses_is_null_in_the_expression(
         assert got is None
     else:
         assert got == irm.evaluate(judged, [metric])[metric].item()
+
+
+def test_the_curves_say_the_direction_on_the_y_axis() -> None:
+    from polars_irmetrics.comparison.plot import plot_metric_curves
+
+    means = pl.DataFrame(
+        {"system": ["a", "b"], "num_q": [2, 2], "gini@1": [0.5, 1.0], "gini@2": [0.5, 0.75],
+         "P@1": [0.1, 0.2], "P@2": [0.3, 0.2]}
+    )  # fmt: skip
+    labels = [panel.get_ylabel() for panel in plot_metric_curves(means).axes]
+    assert labels == ["gini@k (lower is better)", "P@k"]

@@ -316,6 +316,9 @@ def plot_metric_curves(
 ) -> Figure:
     """metric@k against k, one line per system (one panel per metric family).
 
+    The y axis names the family and, where higher is not better, its direction
+    (``gini@k (lower is better)``), as the other plots say it.
+
     Parameters
     ----------
     means
@@ -345,6 +348,7 @@ def plot_metric_curves(
     means = _frame(means, "means")
     _need(means, (system,), "evaluate(..., systems=system) over a cutoff range")
     families: dict[str, list[tuple[int, str]]] = {}
+    directions: dict[str, bool | None] = {}  # each family's declared direction
     for column in means.columns:
         if column in (system, "num_q"):
             continue
@@ -353,6 +357,7 @@ def plot_metric_curves(
             continue
         family = column.rsplit("@", 1)[0] if "@" in column else request.metric.name
         families.setdefault(family, []).append((request.k, column))
+        directions.setdefault(family, request.higher_is_better)
     if not families:
         raise InvalidValueError(
             "no metric@k columns to plot: evaluate a cutoff range, e.g. 'ndcg@1..20'"
@@ -372,7 +377,8 @@ def plot_metric_curves(
                 label=str(row[system]),
             )
         panel.set_xlabel("k")
-        panel.set_ylabel(f"{family}@k")
+        note = _note(directions[family])  # said where higher is not better
+        panel.set_ylabel(f"{family}@k" + (f" ({note})" if note else ""))
         panel.grid(alpha=0.3)
         panel.legend()
     return _save(_root(axes[0]), path)
