@@ -43,6 +43,23 @@ def test_trec_eval_number_of_documents_is_a_non_negative_integer(
 
 
 @pytest.mark.parametrize(
+    ("flag", "value", "expected"),
+    [("--n-bootstrap", "-3", "an integer > 0"), ("--seed", "-1", "an integer >= 0")],
+)
+def test_the_bootstrap_flags_are_refused_by_the_parser(
+    files: Path, flag: str, value: str, expected: str
+) -> None:
+    # refused before the log is read (it was the keyword's words: n_bootstrap must be ...)
+    done = irm_in_process("evaluate", "log.parquet", "-m", "ips", "--ci", "0.95", flag, value,
+                          cwd=files)  # fmt: skip
+    message = (
+        f"irm evaluate: error: argument {flag}: expected {expected}, got '{value}' (see 'irm "
+        "evaluate --help')"
+    )
+    assert (done.returncode, done.stdout, done.stderr.strip().splitlines()[-1]) == (2, "", message)
+
+
+@pytest.mark.parametrize(
     ("args", "fmt", "output", "named", "example"),
     [
         (["fuse", "run", "run2"], "csv", "out.parquet", "parquet", "out.csv"),

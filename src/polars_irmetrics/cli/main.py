@@ -40,6 +40,8 @@ from polars_irmetrics.cli.flags import (
     add_ids_flag,
     add_ranking_flags,
     ids_as_text,
+    non_negative_int,
+    positive_int,
     refuse_repeated_runs,
     refuse_trec_columns,
     refuse_unread_formats,
@@ -356,14 +358,14 @@ def _input_flags(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--n-bootstrap",
-        type=int,
+        type=positive_int,
         default=1000,
         metavar="N",
         help="off-policy estimators: the bootstrap's resamples (default 1000)",
     )
     p.add_argument(
         "--seed",
-        type=int,
+        type=non_negative_int,
         default=0,
         metavar="N",
         help="off-policy estimators: the bootstrap's seed (default 0)",
