@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import math
 import os
 import re
@@ -512,13 +513,12 @@ def test_every_metric_is_in_the_engine_batch_test() -> None:
     assert covered == offline
 
 
-def _every_metric_in_a_fresh_polars(env: dict[str, str], evaluate: str) -> str:
-    """Run ``evaluate`` in a process of its own, where polars reads ``env`` at start: code
-    using ``runs``, ``{order: run}`` by score and by rank, of every metric's synthetic
-    case, and ``qrels``; its output and log. 40 queries are enough: with ``**`` or a
-    division by a constant put back in ``power`` and ``divide``, the batch-size test fails
-    there (checked), at a third of 150 queries' time."""
-    script = textwrap.dedent(
+def _every_metric_script(evaluate: str) -> str:
+    """A script that runs ``evaluate``: code using ``runs``, ``{order: run}`` by score and
+    by rank, of every metric's synthetic case, and ``qrels``. 40 queries are enough: with
+    ``**`` or a division by a constant put back in ``power`` and ``divide``, the
+    batch-size test fails there (checked), at a third of 150 queries' time."""
+    return textwrap.dedent(
         """
         import polars as pl, polars_irmetrics as irm
         from tests.test_conventions import EVERY_METRIC, _synthetic
@@ -527,17 +527,17 @@ def _every_metric_in_a_fresh_polars(env: dict[str, str], evaluate: str) -> str:
         runs = {"score": run, "rank": run.with_columns(rank.alias("rank")).drop("score")}
         """
     ) + textwrap.dedent(evaluate)
-    done = _in_a_fresh_python(script, env)
-    return done.stdout + done.stderr
 
 
-def _in_a_fresh_python(script: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """``script`` run by this Python in a process of its own, from the repository's root,
-    with ``env`` beside this process' environment (polars reads its settings when it
-    starts); it must succeed."""
+def _in_a_fresh_python(
+    script: str, env: dict[str, str], *args: str
+) -> subprocess.CompletedProcess[str]:
+    """``script`` run by this Python in a process of its own (``args`` its arguments),
+    from the repository's root, with ``env`` beside this process' environment (polars
+    reads its settings when it starts); it must succeed."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     done = subprocess.run(
-        [sys.executable, "-c", script],
+        [sys.executable, "-c", script, *args],
         cwd=root,
         env={**os.environ, **env},
         capture_output=True,
@@ -547,25 +547,72 @@ def _in_a_fresh_python(script: str, env: dict[str, str]) -> subprocess.Completed
     return done
 
 
-def test_values_do_not_depend_on_the_streaming_engines_batch_size() -> None:
+#: the batch-size test's script: per query, no agg= (refused there: the per-query values
+#: are not summarized), both orders
+_EVERY_METRIC_ENGINES = _every_metric_script(
+    """
+    per_query = [name for name in EVERY_METRIC if "agg=" not in name]
+    for order, run in runs.items():
+        plan = irm.evaluate(run.lazy(), per_query, qrels=qrels, per_query=True)
+        streaming = plan.collect(engine="streaming")
+        in_memory = plan.collect(engine="in-memory")
+        differ = [c for c in streaming.columns if not streaming[c].equals(in_memory[c])]
+        print(f"{order} differ:", differ)
+    """
+)
+
+#: runs each script of a JSON object ``{name: script}`` (argv[1]) in a namespace of its
+#: own, its output between "=== name" and "=== name ok" (or its traceback and "=== name
+#: failed"): one process for the scripts that need the same start-up settings
+_RUN_EACH = """
+import json, sys, traceback
+for name, script in json.loads(sys.argv[1]).items():
+    print(f"=== {name}", flush=True)
+    try:
+        exec(script, {"__name__": name})
+    except BaseException:
+        traceback.print_exc(file=sys.stdout)
+        print(f"=== {name} failed", flush=True)
+    else:
+        print(f"=== {name} ok", flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def one_row_batches() -> dict[str, str]:
+    """The output of each script that runs with one-row batches
+    (POLARS_IDEAL_MORSEL_SIZE=1, read when polars starts, so in a process of its own),
+    by name, how it ended (``f"{name} ended"``: ``f"{name} ok"`` or ``f"{name} failed"``)
+    and the process' log ("log"): the batch-size tests' scripts in one process (its
+    start and imports once, for both tests)."""
+    scripts = {"every metric": _EVERY_METRIC_ENGINES, "recommender": _RECOMMENDER_ENGINES}
+    done = _in_a_fresh_python(_RUN_EACH, {"POLARS_IDEAL_MORSEL_SIZE": "1"}, json.dumps(scripts))
+    parts = re.split(r"^=== (.*)\n", done.stdout, flags=re.MULTILINE)
+    # "", name, its output, f"{name} ok", "", name, ...: each script's output and end
+    out = {"log": done.stderr}
+    for name in scripts:
+        at = parts.index(name)
+        out[name], out[f"{name} ended"] = parts[at + 1], parts[at + 2]
+    return out
+
+
+def _one_row_output(one_row_batches: dict[str, str], name: str) -> str:
+    """The output of the script ``name`` of :func:`one_row_batches`; it must succeed."""
+    out = one_row_batches[name]
+    assert one_row_batches[f"{name} ended"] == f"{name} ok", out + one_row_batches["log"]
+    return out
+
+
+def test_values_do_not_depend_on_the_streaming_engines_batch_size(
+    one_row_batches: dict[str, str],
+) -> None:
     # With one-row batches (POLARS_IDEAL_MORSEL_SIZE=1, read when polars starts, so in a
     # process of its own): polars raises a constant to a column's powers, and divides a
     # column by a constant, differently on a batch of one row, so a term built with
     # those kernels would differ by a unit in the last place from the in-memory engine.
-    # The formulas use metrics._common.power and divide instead. Both orders, one process.
-    out = _every_metric_in_a_fresh_polars(
-        {"POLARS_IDEAL_MORSEL_SIZE": "1"},
-        """
-        # per query, no agg= (refused there: the per-query values are not summarized)
-        per_query = [name for name in EVERY_METRIC if "agg=" not in name]
-        for order, run in runs.items():
-            plan = irm.evaluate(run.lazy(), per_query, qrels=qrels, per_query=True)
-            streaming = plan.collect(engine="streaming")
-            in_memory = plan.collect(engine="in-memory")
-            differ = [c for c in streaming.columns if not streaming[c].equals(in_memory[c])]
-            print(f"{order} differ:", differ)
-        """,
-    )
+    # The formulas use metrics._common.power and divide instead. Both orders, one process
+    # (_EVERY_METRIC_ENGINES).
+    out = _one_row_output(one_row_batches, "every metric") + one_row_batches["log"]
     assert "score differ: []" in out
     assert "rank differ: []" in out
 
@@ -643,7 +690,9 @@ print("columns:", len(streaming.columns), "differ:", differ)
 """
 
 
-def test_recommender_and_exposure_metrics_do_not_depend_on_the_engine() -> None:
+def test_recommender_and_exposure_metrics_do_not_depend_on_the_engine(
+    one_row_batches: dict[str, str],
+) -> None:
     # The benchmark's recommender, beyond-accuracy and exposure metrics in one plan
     # (benchmarks/recsys42.py's tables at a small size), with the engine's own batches
     # (here) and with one-row batches (a process of its own: polars reads the size when
@@ -654,11 +703,11 @@ def test_recommender_and_exposure_metrics_do_not_depend_on_the_engine() -> None:
     here = io.StringIO()
     with contextlib.redirect_stdout(here):
         exec(_RECOMMENDER_ENGINES, {"__name__": "recommender_engines"})
-    one_row = _in_a_fresh_python(_RECOMMENDER_ENGINES, {"POLARS_IDEAL_MORSEL_SIZE": "1"})
+    one_row = _one_row_output(one_row_batches, "recommender")  # the fixture's process
     # every wanted metric is in the plan but those of reference= (their route is
     # apart: a call of their own)
     skipped = "['intersection@10', 'unexpectedness@10']"
-    for out in (here.getvalue(), one_row.stdout):
+    for out in (here.getvalue(), one_row):
         assert "differ: []" in out, out
         assert f"skipped: {skipped}" in out, out
         assert f"columns: {len(RECOMMENDER_VARIANTS) + 42}" in out, out
