@@ -82,13 +82,14 @@ ROUTES: dict[str, tuple[dict[str, Any], bool]] = {
     "out of core": ({"buckets": 2}, False),
     "out of core, bootstrap": ({"buckets": 2, "ci": 0.9, "n_bootstrap": 50}, False),
 }
-CASES = [
-    pytest.param(name, route, id=f"{name}-{route}")
+_PAIRS = [
+    (name, route)
     for name in ESTIMATORS
     for route in ROUTES
     if not (route == "listed policy" and (name in SLATE_COLUMNS or name in CASCADE_METRICS))
     if not (route.startswith("normal") and name in RATIOS)
 ]
+CASES = [pytest.param(name, route, id=f"{name}-{route}") for name, route in _PAIRS]
 
 
 def _empties(log: pl.DataFrame, frame_kind: str) -> list[pl.DataFrame | pl.LazyFrame]:
@@ -109,18 +110,46 @@ def _evaluate(log: Any, metrics: list[str], **kwargs: Any) -> tuple[pl.DataFrame
     return out, [f"{w.category.__name__}: {w.message}" for w in caught]
 
 
+def _family(name: str) -> tuple[str, bool]:
+    """The tables an estimator is given (_tables): its kind of log, and a reward model."""
+    kind = "slate" if name in SLATE_COLUMNS else "cascade" if name in CASCADE_METRICS else "bandit"
+    return kind, name in MODEL_METRICS
+
+
+def _columns(name: str, options: dict[str, Any]) -> list[str]:
+    """The columns of ``name`` alone on an empty log: the count, then its own."""
+    columns = [_count(name), name]
+    if "ci" in options:
+        columns += [f"{name}_lower", f"{name}_upper"]
+    if name in WEIGHTED or name in SLATE_COLUMNS or name in CASCADE_METRICS:
+        columns += [f"{name}_ess", f"{name}_max_weight"]
+    return columns
+
+
+@functools.cache
+def _together(
+    family: tuple[str, bool], route: str, frame_kind: str
+) -> tuple[list[str], list[tuple[pl.DataFrame, list[str]]]]:
+    """Every estimator of ``family`` that ``route`` takes (CASES), in one call on each
+    empty log of ``frame_kind`` (one call for up to 6 cases): the estimators, and each
+    call's result and warnings."""
+    names = [n for n in ESTIMATORS if _family(n) == family and (n, route) in _PAIRS]
+    options, listed = ROUTES[route]
+    log, tables = _tables(names[0], listed=listed)
+    return names, [_evaluate(e, names, **tables, **options) for e in _empties(log, frame_kind)]
+
+
 @pytest.mark.parametrize(("name", "route"), CASES)
 def test_an_empty_log_gives_every_value_null(name: str, route: str, frame_kind: str) -> None:
-    options, listed = ROUTES[route]
-    log, tables = _tables(name, listed=listed)
+    options, _ = ROUTES[route]
     count = _count(name)
-    expected = [count, name]
-    if "ci" in options:
-        expected += [f"{name}_lower", f"{name}_upper"]
-    if name in WEIGHTED or name in SLATE_COLUMNS or name in CASCADE_METRICS:
-        expected += [f"{name}_ess", f"{name}_max_weight"]
-    for empty in _empties(log, frame_kind):
-        out, caught = _evaluate(empty, [name], **tables, **options)
+    expected = _columns(name, options)
+    # the estimators given the same tables, evaluated together (_together): the count,
+    # then each one's columns as alone, in the order asked
+    names, calls = _together(_family(name), route, frame_kind)
+    for out, caught in calls:
+        assert out.columns == [count, *(c for n in names for c in _columns(n, options)[1:])]
+        out = out.select(expected)
         assert out.columns == expected
         assert out.height == 1
         assert out[count].item() == 0
