@@ -49,14 +49,32 @@ def _params(case: dict[str, Any]) -> tuple[str, float, bool]:
 
 
 @functools.cache
+def _alone(index: int) -> bool:
+    """Whether case ``index``'s run retrieves no judged document: evaluated alone, as a
+    whole run without one (its call warns of it), not beside the other cases."""
+    tables = _tables(CASES[index])
+    keys = ["query_id", "doc_id"]
+    return tables["run"].join(tables["qrels"], on=keys, how="semi").height == 0
+
+
+def _evaluate(tables: dict[str, Any], metrics: list[str], frame_kind: str) -> pl.DataFrame:
+    run = tables["run"] if frame_kind == "DataFrame" else tables["run"].lazy()
+    out = irm.evaluate(
+        run, metrics, qrels=tables["qrels"], groups=tables["groups"], per_query=True
+    )
+    return out.collect() if isinstance(out, pl.LazyFrame) else out
+
+
+@functools.cache
 def _batch(frame_kind: str, params: tuple[str, float, bool]) -> dict[Any, dict[str, Any]]:
-    """Every case of these parameters in one call (one plan for 3 to 15 cases): case
-    ``i``'s query and document ids prefixed ``i|``, its group ids offset by ``1000 * i``
-    (no two cases share a query, a document or a group); each query's values, keyed
-    ``(i, query_id)``. A case's queries read only its own rows."""
+    """Every case of these parameters in one call (one plan for up to 15 cases) but
+    those evaluated alone (_alone): case ``i``'s query and document ids prefixed ``i|``,
+    its group ids offset by ``1000 * i`` (no two cases share a query, a document or a
+    group); each query's values, keyed ``(i, query_id)``. A case's queries read only
+    its own rows."""
     stacked: dict[str, list[pl.DataFrame]] = {"run": [], "qrels": [], "groups": []}
     for index, case in enumerate(CASES):
-        if _params(case) != params:
+        if _params(case) != params or _alone(index):
             continue
         prefix = f"{index}|"
         for name, table in _tables(case).items():
@@ -70,15 +88,12 @@ def _batch(frame_kind: str, params: tuple[str, float, bool]) -> dict[Any, dict[s
             stacked[name].append(table.with_columns(ids))
     browsing, patience, no_groups = params
     metrics = [f"{name}(browsing='{browsing}', patience={patience})" for name in NAMES]
-    run = pl.concat(stacked["run"])
-    out = irm.evaluate(
-        run if frame_kind == "DataFrame" else run.lazy(),
-        metrics,
-        qrels=pl.concat(stacked["qrels"]),
-        groups=None if no_groups else pl.concat(stacked["groups"]),
-        per_query=True,
-    )
-    rows = (out.collect() if isinstance(out, pl.LazyFrame) else out).to_dicts()
+    together = {
+        "run": pl.concat(stacked["run"]),
+        "qrels": pl.concat(stacked["qrels"]),
+        "groups": None if no_groups else pl.concat(stacked["groups"]),
+    }
+    rows = _evaluate(together, metrics, frame_kind).to_dicts()
     return {tuple(row["query_id"].split("|", 1)): row for row in rows}
 
 
@@ -88,9 +103,13 @@ def test_equal_to_expeval(index: int, frame_kind: str) -> None:
     tables = _tables(case)
     params = f"(browsing='{case['browsing']}', patience={case['patience']})"
     metrics = [name + params for name in NAMES]
-    # the case's rows, evaluated with the other cases of its parameters (_batch)
-    batch = _batch(frame_kind, _params(case))
-    got = {q: row for (i, q), row in batch.items() if i == str(index)}
+    if _alone(index):
+        got = _evaluate(tables, metrics, frame_kind).rows_by_key(
+            "query_id", named=True, unique=True
+        )
+    else:  # the case's rows, evaluated with the other cases of its parameters (_batch)
+        batch = _batch(frame_kind, _params(case))
+        got = {q: row for (i, q), row in batch.items() if i == str(index)}
     ran = set(tables["run"]["query_id"])
     expected = {q: v for q, v in case["expected"].items() if q in ran}
     assert {q for q in got if q in ran} == set(expected)
