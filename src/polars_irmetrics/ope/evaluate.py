@@ -90,7 +90,7 @@ from polars_irmetrics.metrics.ope import (
     effective_weight,
 )
 from polars_irmetrics.metrics.registry import MetricRequest
-from polars_irmetrics.metrics.scope import fixed_sum
+from polars_irmetrics.metrics.scope import fixed_list_sum, fixed_sum
 from polars_irmetrics.ope.checks import (
     Check,
     broken_shape,
@@ -219,8 +219,6 @@ _LOGGED_TWICE = f"{INTERNAL}logged_twice"
 _POLICY_BELOW = f"{INTERNAL}policy_below"
 #: A row of the policy (or reward model) with a null action: refused.
 _NULL_ACT = f"{INTERNAL}null_act"
-#: The fixed point's unit (:func:`~polars_irmetrics.metrics.scope.fixed_sum`).
-_SCALE = 2.0**64
 
 Requests = Sequence[tuple[str, MetricRequest]]
 
@@ -1425,13 +1423,6 @@ def _listed_rows(
     return _listed_terms(rows, action, model=reward_model is not None), seen_log, seen_policy
 
 
-def _list_fixed_sum(items: pl.Expr) -> pl.Expr:
-    """Each list's :func:`~polars_irmetrics.metrics.scope.fixed_sum` (the same bits as
-    the long form's sum over its rows): the items as integers of 2**-64, added."""
-    counts = (pl.element().fill_null(0.0) * _SCALE).floor().cast(pl.Int128, strict=False)
-    return items.list.eval(counts).list.sum().cast(pl.Float64) / _SCALE
-
-
 def _listed_terms(rows: pl.LazyFrame, action: str, *, model: bool) -> pl.LazyFrame:
     """The columns :func:`_rows` gives, from each log row's lists."""
     prob, act = pl.col(_PROB), pl.col(action)
@@ -1442,7 +1433,7 @@ def _listed_terms(rows: pl.LazyFrame, action: str, *, model: bool) -> pl.LazyFra
         # an action outside the list is refused (_ACT_BAD); its probability read as 0
         prob.list.get(act, null_on_oob=True).fill_null(0.0).alias(_PI),
         in_p.cast(pl.Int64).alias(_N_P),
-        _list_fixed_sum(prob).alias(_PSUM),
+        fixed_list_sum(prob).alias(_PSUM),
         (in_p & (prob.is_null() | prob.list.eval(bad).list.any().fill_null(True))).alias(_PBAD),
         (in_p & ((act < 0) | (act >= length))).fill_null(False).alias(_ACT_BAD),
     ]
