@@ -370,9 +370,10 @@ def fixed_float(high: pl.Expr, low: pl.Expr) -> pl.Expr:
     ``high``, which is rounded to a double, plus what is left, below half a unit of
     2**-64 in magnitude, rounded to a double. Where ``low`` is 0 (no term has digits
     below 2**-64), the double nearest to ``high 2**-64``; else within a rounding or two
-    of the total (an error below 2**-52 of it), the same bits for the same integers.
-    Each sum is read once, ``low`` twice, and no branch: inside ``pl.when`` or a
-    group-by, polars reads (and computes) an expression as often as it is written.
+    of the total (an error of at most about 2**-52 of it), the same bits for the same
+    integers. ``high`` is read once and ``low`` twice, with no branch: inside
+    ``pl.when`` or a group-by, polars computes an expression as often as it is written
+    (a form rounding correctly with branches cost ten times the sum of one Int128).
 
     >>> import polars as pl
     >>> i128 = pl.Int128
