@@ -343,7 +343,7 @@ CASES = [
         ),
         InvalidValueError,
         "column 'relevance' of the judgments: in query 'q1', 1 judged document(s) give a "
-        "metric term of 2**32 or more, or not finite (a label of 32 or more with "
+        "metric term of 2**32 or more, or not finite (a label above 32 with "
         "gain='exponential'), more than evaluate's exact sums hold: rescale the labels, or "
         "use the linear gain",
     ),

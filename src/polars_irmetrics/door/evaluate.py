@@ -541,7 +541,7 @@ def evaluate(
         Null ids or relevance, NaN or null scores, ranks below 1, duplicate ranks, a
         document twice in one query, a NaN or infinite label or one of magnitude 2**32
         or more, whatever the metrics asked for; a label whose metric terms reach 2**32
-        (32 or more with ``gain='exponential'``: more than the exact fixed-point sums
+        (above 32 with ``gain='exponential'``: more than the exact fixed-point sums
         hold), for the metrics that sum such terms (found when the plan runs). Scores
         of ``inf`` and ``-inf`` are ranked as they are, as trec_eval does. A table
         that none of the metrics asked for reads (``qrels=`` or ``queries=`` beside the

@@ -696,7 +696,7 @@ RUN_FLAGS: tuple[tuple[str, type[Exception], str, str], ...] = (
         InvalidValueError,
         "relevance",
         "column {col!r} of the {qframe}: in query {query}, {n} judged document(s) give a "
-        "metric term of 2**32 or more, or not finite (a label of 32 or more with "
+        "metric term of 2**32 or more, or not finite (a label above 32 with "
         "gain='exponential'), more than evaluate's exact sums hold: rescale the labels, or "
         "use the linear gain",
     ),

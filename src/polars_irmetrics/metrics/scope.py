@@ -765,7 +765,7 @@ class PlanScope(Scope):
     read those columns, so they are registered apart, in :attr:`terms`, added after
     them: each computed once, however many cutoffs sum it. The plan
     refuses a query where a term reaches :data:`FIXED_LIMIT` (labels of 2**32 or more,
-    or exponential gains of labels of 32 or more), so the fixed-point sums never
+    or exponential gains of labels above 32), so the fixed-point sums never
     overflow.
     """
 
