@@ -31,6 +31,7 @@ from polars_irmetrics.ground.validate import (
     TALLY,
     DocsHint,
     Hint,
+    coverage_unsaid,
     is_text,
     judged_tally,
     warn_from_plan,
@@ -257,7 +258,10 @@ def _renamed(old: str, new: str, tail: str) -> Callable[[str], None]:
 @contextlib.contextmanager
 def quiet() -> Iterator[None]:
     """The coverage warnings of the evaluations inside a fit or a grid left unsaid
-    (module doc): :func:`warn_on_training` says them, of the runs."""
-    with warnings.catch_warnings():
+    (module doc): :func:`warn_on_training` says them, of the runs. Their hints are not
+    read either (:func:`~polars_irmetrics.ground.validate.coverage_unsaid`): a hint
+    reads the run again, and a grid's run is a plan whose overlap count rows would be
+    handed on twice."""
+    with warnings.catch_warnings(), coverage_unsaid():
         warnings.simplefilter("ignore", CoverageWarning)
         yield

@@ -26,9 +26,11 @@ import polars as pl
 from polars_irmetrics.ground.validate import INTERNAL
 
 __all__ = [
+    "FOLDS",
     "Sides",
     "spelling_change",
     "spelling_digits",
+    "spelling_fold",
     "spelling_folded",
     "spelling_hint",
     "spelling_matches",
@@ -73,6 +75,25 @@ def spelling_folded(text: str) -> str:
     'armb'
     """
     return _apply(text, _CHANGES[:3])
+
+
+def spelling_fold(ids: pl.Expr) -> pl.Expr:
+    """:func:`spelling_folded` in a plan: each id (text) once the spaces around it, case
+    and separators are ignored. An id of lowercase ASCII letters and digits alone is
+    its own fold (:data:`FOLDS`, a cheap filter before it).
+
+    Examples
+    --------
+    >>> ids = pl.Series([" Doc-7", "doc_7", "d7"])
+    >>> pl.select(spelling_fold(pl.lit(ids))).to_series().to_list()
+    ['doc7', 'doc7', 'd7']
+    """
+    return ids.str.strip_chars().str.to_lowercase().str.replace_all(_SEPARATORS, "")
+
+
+#: A pattern that every id :func:`spelling_fold` changes contains (a character other
+#: than a lowercase ASCII letter or a digit): the ids without one are their own fold.
+FOLDS = "[^a-z0-9]"
 
 
 def _keyed(ids: pl.Expr) -> tuple[pl.Expr, pl.Expr]:

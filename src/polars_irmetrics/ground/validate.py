@@ -33,6 +33,7 @@ __all__ = [
     "FLOAT64_EXACT",
     "KEYED_TABLES",
     "LIST_TWO_ORDERS",
+    "ODD_DOCS",
     "SYSTEM_TALLIES",
     "TALLY_ROW",
     "CheckSpec",
@@ -47,6 +48,7 @@ __all__ = [
     "check_id_kinds",
     "common_id_dtype",
     "coverage_counts",
+    "coverage_unsaid",
     "describe_query",
     "doubled_group_error",
     "empty_table_text",
@@ -70,6 +72,7 @@ __all__ = [
     "null_key_error",
     "numeric_cast_fix",
     "ordered",
+    "partly_queries",
     "raise_on_bad_rows",
     "raise_unplaced",
     "rank_against",
@@ -121,6 +124,12 @@ INTERNAL = "__irm_"
 JUDGED_DOCS = f"{INTERNAL}judged_docs"
 FOUND_DOCS = f"{INTERNAL}found_docs"
 LISTED = f"{INTERNAL}listed"
+#: Per query of the run, how many of its rows hold a document id that is not its own
+#: fold once the spaces around it, case and separators are ignored (an Int64 on the
+#: run's own check rows, one per query after :func:`raise_on_bad_rows`, null where none
+#: does; absent where the plan does not count them): the queries where a document of
+#: the run may be spelt apart from a judged one (:func:`partly_queries`).
+ODD_DOCS = f"{INTERNAL}odd_docs"
 
 
 #: Float64's largest exact integer: every integer of smaller magnitude has an exact
@@ -950,6 +959,15 @@ def raise_on_bad_rows(
                 score=spec.against or spec.score,
             )
             raise ordered(error(text), 1, rank, [row[k] for k in spec.keys])
+    if ODD_DOCS in frame.columns:  # the run's odd ids, from its per-query check rows
+        odd = (
+            frame.filter(pl.col(check_rows) & pl.col(ODD_DOCS).is_not_null())
+            .group_by(spec.keys)
+            .agg(pl.col(ODD_DOCS).sum())
+        )
+        frame = frame.drop(ODD_DOCS).join(
+            odd, on=spec.keys, how="left", nulls_equal=True, maintain_order="left"
+        )
     if LISTED in frame.columns:  # the run's queries, from its per-query check rows
         listed = (
             frame.filter(pl.col(check_rows) & pl.col(LISTED).fill_null(False))
@@ -1294,6 +1312,22 @@ def blind_queries(frame: pl.DataFrame, listed: str | None) -> pl.DataFrame:
     return frame.filter(blind)
 
 
+def partly_queries(frame: pl.DataFrame) -> pl.DataFrame:
+    """The rows of :func:`warn_on_coverage`'s ``frame`` of the judged queries where the
+    run retrieves some judged documents but not all, those whose other documents a
+    :data:`DocsHint` of documents spelt apart reads (its ``partly=``).
+
+    Examples
+    --------
+    >>> frame = pl.DataFrame({"q": ["a", "b", "c"], "__irm_judged": [True, True, True],
+    ...                       "__irm_judged_docs": [2, 1, 3], "__irm_found_docs": [1, 1, 0]})
+    >>> partly_queries(frame).get_column("q").to_list()
+    ['a']
+    """
+    found = pl.col(FOUND_DOCS)
+    return frame.filter(pl.col(f"{INTERNAL}judged") & (found > 0) & (found < pl.col(JUDGED_DOCS)))
+
+
 def warn_on_coverage(
     frame: pl.DataFrame,
     *,
@@ -1302,6 +1336,7 @@ def warn_on_coverage(
     unretrieved: Policy,
     hints: Sequence[Hint] = (),
     docs: Callable[[pl.DataFrame], Mapping[tuple[Any, ...], tuple[int, str]]] | None = None,
+    partly: Callable[[pl.DataFrame], Mapping[tuple[Any, ...], tuple[int, str]]] | None = None,
 ) -> pl.DataFrame:
     """Warn once per run (each value of the ``systems`` keys) that retrieves no judged
     document, or does not list most judged queries, then return ``frame`` unchanged.
@@ -1317,12 +1352,18 @@ def warn_on_coverage(
     engine adds up the counts of its parts, :func:`merge_counts`, and warns the same).
     ``docs``: the :data:`DocsHint` of the rows of ``frame`` it is given
     (:func:`blind_queries`), read only where a run retrieves no judged document in some
-    judged query it lists.
+    judged query it lists. ``partly``: the same of the rows of the judged queries where
+    a run retrieves some judged documents but not all (:func:`partly_queries`), its
+    other documents there spelt apart from the judged ones (read wherever there are
+    such queries: no count tells them apart).
     """
     counts = coverage_counts(frame, systems=systems, listed=listed)
-    read = docs
+    read, some = docs, partly
     spelt = None if read is None else lambda: read(blind_queries(frame, listed))
-    warn_on_counts(counts, systems=systems, unretrieved=unretrieved, hints=hints, docs=spelt)
+    apart = None if some is None else lambda: some(partly_queries(frame))
+    warn_on_counts(
+        counts, systems=systems, unretrieved=unretrieved, hints=hints, docs=spelt, partly=apart
+    )
     return frame
 
 
@@ -1416,6 +1457,24 @@ def _missed_fate(unretrieved: Policy) -> str:
     return f"each score as an empty ranking does (unretrieved='zero', as trec_eval -c: {_NOTHING})"
 
 
+#: How many callers leave the coverage warnings unsaid now (:func:`coverage_unsaid`).
+_UNSAID = [0]
+
+
+@contextlib.contextmanager
+def coverage_unsaid() -> Iterator[None]:
+    """Inside, :func:`warn_on_counts` says nothing and reads none of its hints (which
+    read the inputs again: a lazy run's whole plan, with any side effect of its own),
+    for a caller that ignores the :class:`~polars_irmetrics.errors.CoverageWarning` of
+    its evaluations (fusion's fits and grids). Process-wide, as the warnings' filters
+    are (a plan's callbacks run on polars' threads)."""
+    _UNSAID[0] += 1
+    try:
+        yield
+    finally:
+        _UNSAID[0] -= 1
+
+
 def warn_on_counts(
     counts: pl.DataFrame,
     *,
@@ -1426,6 +1485,7 @@ def warn_on_counts(
     scores: str | None = None,
     docs: DocsHint | None = None,
     blind_scores: str | None = None,
+    partly: DocsHint | None = None,
 ) -> None:
     """The coverage warnings of a tally (:func:`coverage_counts`, :func:`merge_counts`):
     once per system that retrieves no judged document or lists fewer than half of the
@@ -1448,9 +1508,15 @@ def warn_on_counts(
     only where such a query is; not for a system warned above with every hint: the
     document hint there counts those pairs too); ``blind_scores``: what such a query
     scores, for measures that do not score it as the ranking metrics do (default: "as a
-    ranking of no judged document does (0 in ndcg, ...)"). Not detected: a query where
-    only some of the run's documents are spelt apart (it retrieves a judged document;
-    the others are read as unjudged)."""
+    ranking of no judged document does (0 in ndcg, ...)"). ``partly``: also once per
+    system (not one warned above with every hint) where the :data:`DocsHint` finds, in
+    judged queries where it retrieves some judged documents but not all, documents of
+    its run that no judgment names and that match a judged one of the same query once
+    the spaces around them, case and separators are ignored (``'D3'`` beside a judged
+    ``'d3'``: scored as unjudged documents); read wherever a system is left to warn
+    of."""
+    if _UNSAID[0]:  # left unsaid by the caller (coverage_unsaid): no hint read either
+        return
     emit = emit or warn_from_plan
     if not counts.height:
         where = " (with systems=: or the run has no rows)" if systems else ""
@@ -1472,12 +1538,7 @@ def warn_on_counts(
     blind: list[tuple[str, tuple[Any, ...], str]] = []
     for row in counts.sort(list(systems)).iter_rows(named=True):
         name = _run_name(row, systems)
-        tally = (
-            f"{row['found']} of {row['docs']} judged documents, in {row['found_queries']} of "
-            f"{row['queries']} judged queries"
-        )
-        if listed:
-            tally += f"; it lists {row['listed']} of the {row['queries']} judged queries"
+        tally = _tally_text(row, listed)
         if row["found"] and row["found_queries"] < (row["listed"] if listed else row["queries"]):
             blind.append((name, tuple(row[k] for k in systems), tally))
         if row["found"] == 0:
@@ -1542,20 +1603,49 @@ def warn_on_counts(
         for text in said:
             emit(f"{text}. {advice}")
     blind = [case for case in blind if case[0] not in warned]
-    if docs is None or not blind:
+    if docs is not None and blind:
+        found = docs()  # read only where a listed judged query gets no judged document
+        for name, key, tally in blind:
+            if key not in found:
+                continue
+            count, hint = found[key]
+            which = "query" if count == 1 else "queries"
+            fate = "it scores" if count == 1 else "they score"
+            emit(
+                f"{name} retrieves no judged document in {count} judged {which} where its "
+                f"documents match judged ones once their spelling is ignored ({tally}): "
+                f"{fate} {blind_scores or _AS_UNJUDGED}. {hint}"
+            )
+    # the systems not warned of with every hint (whose document hint counts every pair)
+    rest = [
+        (_run_name(row, systems), tuple(row[k] for k in systems), _tally_text(row, listed))
+        for row in counts.sort(list(systems)).iter_rows(named=True)
+        if row["found"] and _run_name(row, systems) not in warned
+    ]
+    if partly is None or not rest:
         return
-    found = docs()  # read only where a listed judged query gets no judged document
-    for name, key, tally in blind:
-        if key not in found:
+    apart = partly()
+    for name, key, tally in rest:
+        if key not in apart:
             continue
-        count, hint = found[key]
+        count, hint = apart[key]
         which = "query" if count == 1 else "queries"
-        fate = "it scores" if count == 1 else "they score"
         emit(
-            f"{name} retrieves no judged document in {count} judged {which} where its "
-            f"documents match judged ones once their spelling is ignored ({tally}): "
-            f"{fate} {blind_scores or _AS_UNJUDGED}. {hint}"
+            f"{name} retrieves documents spelt apart from judged ones in {count} judged "
+            f"{which} where it retrieves other judged documents ({tally}): {hint}"
         )
+
+
+def _tally_text(row: Mapping[str, Any], listed: bool) -> str:
+    """A system's coverage tally (a row of :func:`coverage_counts`), as the warnings
+    of :func:`warn_on_counts` say it."""
+    tally = (
+        f"{row['found']} of {row['docs']} judged documents, in {row['found_queries']} of "
+        f"{row['queries']} judged queries"
+    )
+    if listed:
+        tally += f"; it lists {row['listed']} of the {row['queries']} judged queries"
+    return tally
 
 
 def judged_tally(

@@ -10,11 +10,13 @@ its own rows (the pairs that match only once their spelling is ignored,
 :func:`~polars_irmetrics.ground.spelling.spelling_matches`, counted, with the first;
 the query ids of the run the judgments lack, and the judged ones; the run's documents
 that match judged ones of the same query once their spelling is ignored, in the judged
-queries where it retrieves no judged document: :func:`docs_hint`). The engine adds the
+queries where it retrieves no judged document: :func:`docs_hint`; and those that no
+judgment names, in the judged queries where it retrieves some judged documents but not
+all: :func:`partly_hint`). The engine adds the
 parts up on the driver (:meth:`Coverage.merged`) and warns with the same text
 (:meth:`Coverage.warn`): the tallies are exact; a hint counts what the suspect parts hold
-(every part where a run retrieves no judged document); the document hint of such queries
-is exact (each part holds whole queries).
+(every part where a run retrieves no judged document); the document hints of such queries
+are exact (each part holds whole queries).
 """
 
 from __future__ import annotations
@@ -26,10 +28,17 @@ from typing import Any
 import polars as pl
 
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.spelling import spelling_change, spelling_digits, spelling_matches
+from polars_irmetrics.ground.spelling import (
+    FOLDS,
+    spelling_change,
+    spelling_digits,
+    spelling_fold,
+    spelling_matches,
+)
 from polars_irmetrics.ground.validate import (
     INTERNAL,
     LISTED,
+    ODD_DOCS,
     TALLY,
     DocsHint,
     Hint,
@@ -41,6 +50,7 @@ from polars_irmetrics.ground.validate import (
     coverage_counts,
     is_text,
     merge_counts,
+    partly_queries,
     suspect,
     warn_on_absent_groups,
     warn_on_counts,
@@ -56,7 +66,9 @@ __all__ = [
     "judged_coverage",
     "judged_docs",
     "judged_hints",
+    "odd_docs",
     "part_coverage",
+    "partly_hint",
     "spelt_hint",
     "spelt_queries",
     "spelt_tally",
@@ -111,6 +123,11 @@ class Coverage:
     #: :meth:`merged` adds up over every part for each system (a system absent from a
     #: part has no row of that part's tally).
     totals: pl.DataFrame | None = None
+    #: The document hint's data of the judged queries where a run retrieves some judged
+    #: documents but not all (:func:`partly_hint`: per system, the queries and the
+    #: unjudged documents there that match a judged one once their spelling is ignored,
+    #: and the first); ``None`` where none does.
+    partly: pl.DataFrame | None = None
 
     @staticmethod
     def merged(parts: Sequence[Coverage], systems: Sequence[str]) -> Coverage | None:
@@ -123,6 +140,7 @@ class Coverage:
         rans = [p.ran for p in parts if p.ran is not None]
         judged = [p.judged for p in parts if p.judged is not None]
         blind = [p.blind for p in parts if p.blind is not None]
+        partly = [p.partly for p in parts if p.partly is not None]
         pairs = [first.query_id, first.doc_id]
         counts = merge_counts([p.counts for p in parts], systems=systems)
         totals = [p.totals for p in parts if p.totals is not None]
@@ -144,6 +162,9 @@ class Coverage:
             unjudged=next((p.unjudged for p in parts if p.group_keys), first.unjudged),
             group_fate=next((p.group_fate for p in parts if p.group_keys), None),
             totals=pl.concat(totals).sum() if totals else None,
+            partly=_blind_merged(partly, systems, first.query_id, first.doc_id)
+            if partly
+            else None,
         )
 
     def hints(self) -> tuple[Hint, ...]:
@@ -161,6 +182,7 @@ class Coverage:
         """The warnings one machine gives on the same queries
         (:func:`~polars_irmetrics.ground.validate.warn_on_counts`; ``emit`` as there)."""
         blind, query_id, doc_id = self.blind, self.query_id, self.doc_id
+        partly = self.partly
         warn_on_counts(
             self.counts,
             systems=systems,
@@ -170,6 +192,9 @@ class Coverage:
             scores=self.scores,
             docs=None if blind is None else lambda: _blind_texts(blind, systems, query_id, doc_id),
             blind_scores=self.blind_scores,
+            partly=None
+            if partly is None
+            else lambda: _partly_texts(partly, systems, query_id, doc_id),
         )
         if self.group_keys and self.ran_groups is not None and self.judged_groups is not None:
             keys = list(self.group_keys)
@@ -229,6 +254,10 @@ def part_coverage(
     if blind is not None and blind.height:  # whole queries per part: exact
         systems = options.system_keys
         part = replace(part, blind=_blind_cases(run, qrels, blind, _blind_keys(setup), systems))
+    partly = partly_queries(frame) if setup.doc_is_string else None
+    if partly is not None and partly.height:  # whole queries per part: exact
+        names, systems = _blind_keys(setup), options.system_keys
+        part = replace(part, partly=_partly_cases(run, qrels, partly, names, systems))
     return with_groups(part, run, qrels, setup.check.judged_keys, setup.check.unjudged)
 
 
@@ -288,6 +317,54 @@ def docs_hint(
     def read(blind: pl.DataFrame) -> Mapping[tuple[Any, ...], tuple[int, str]]:
         cases = _blind_cases(run, qrels, blind, _blind_keys(setup), systems)
         return _blind_texts(cases, systems, query_id, doc_id)
+
+    return read
+
+
+def odd_docs(run: pl.LazyFrame, keys: Sequence[str], doc_id: str) -> pl.LazyFrame:
+    """Per query of ``run`` (its ``keys``) with one, how many of its rows hold a
+    document id (text) that is not its own fold
+    (:func:`~polars_irmetrics.ground.spelling.spelling_fold`), in column
+    :data:`~polars_irmetrics.ground.validate.ODD_DOCS`: a check frame of the plan (one
+    regex test per row, read beside its other checks), which :func:`partly_hint` reads
+    to read the run again only for those queries (none where the ids are lowercase
+    letters and digits).
+
+    >>> run = pl.LazyFrame({"q": ["a", "a", "b"], "d": ["D1", "d2", "d3"]})
+    >>> odd_docs(run, ["q"], "d").collect().rows()
+    [('a', 1)]
+    """
+    odd = pl.col(doc_id).cast(pl.String).str.contains(FOLDS).alias(ODD_DOCS)
+    counted = pl.len().cast(pl.Int64).alias(ODD_DOCS)
+    # a filter on a column of its own: not pushed into ``run``'s plan (a fused run's
+    # overlap tally, counted there, would read the filtered rows alone)
+    marked = run.select(*keys, odd).filter(pl.col(ODD_DOCS))
+    return marked.group_by(list(keys)).agg(counted)
+
+
+def partly_hint(
+    run: pl.LazyFrame, qrels: pl.LazyFrame, setup: Setup, systems: Sequence[str]
+) -> Callable[[pl.DataFrame], Mapping[tuple[Any, ...], tuple[int, str]]] | None:
+    """The coverage warning's hint of the judged queries where a run retrieves some
+    judged documents but not all (``None`` where the documents are not text): given
+    those rows of the per-query frame
+    (:func:`~polars_irmetrics.ground.validate.partly_queries`), the run's documents
+    there that no judgment names and that match a judged document of the same query
+    once the spaces around them, case and separators are ignored (``'D3'`` beside a
+    judged ``'d3'``; :func:`_partly_cases`), per system (each value of the ``systems``
+    keys): how many queries, and a sentence naming the first
+    (:data:`~polars_irmetrics.ground.validate.DocsHint`). Reads the run's documents
+    again, filtered to those that are not their own fold (none where the ids are
+    lowercase letters and digits) before anything else."""
+    if not setup.doc_is_string:
+        return None
+    query_id, doc_id = setup.check.query_id, setup.doc_id
+
+    def read(queries: pl.DataFrame) -> Mapping[tuple[Any, ...], tuple[int, str]]:
+        if not queries.height:
+            return {}
+        cases = _partly_cases(run, qrels, queries, _blind_keys(setup), systems)
+        return {} if cases is None else _partly_texts(cases, systems, query_id, doc_id)
 
     return read
 
@@ -629,6 +706,117 @@ def _blind_cases(
     ]
     per = matched.group_by(list(systems)).agg(aggs) if systems else matched.select(aggs)
     return per.filter(pl.col(_PAIRS) > 0).collect()
+
+
+#: A document id once its spelling is ignored
+#: (:func:`~polars_irmetrics.ground.spelling.spelling_fold`).
+_FOLD = f"{INTERNAL}spelt_fold"
+
+
+def _partly_cases(
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame,
+    queries: pl.DataFrame,
+    names: tuple[list[str], list[str], str, str],
+    systems: Sequence[str],
+) -> pl.DataFrame | None:
+    """The document hint's data of the per-query rows ``queries`` (judged queries where
+    the run retrieves some judged documents but not all), in :func:`_blind_cases`'
+    columns: per system with a match, how many of those queries hold a document of the
+    run that no judgment of the query names and that matches a judged one once the
+    spaces around it, case and separators are ignored
+    (:func:`~polars_irmetrics.ground.spelling.spelling_fold`; a prefix and leading
+    zeros kept: ``'d01'`` and ``'d1'`` may be two documents of one collection), how many
+    (query, document) pairs do, and the first; ``None`` where none does. Two ids that
+    match so differ, so one of them is not its own fold: the run's documents that are
+    not (a regex test, no copy: none where the ids are lowercase letters and digits),
+    matched with the judged ones of their queries, and the judged ones that are not,
+    matched with the run's documents of their queries. ``names``: :func:`_blind_keys`."""
+    keys, shared, query_id, doc_id = names
+    right = f"{doc_id}_right"
+    text = pl.col(doc_id).cast(pl.String)
+    odd = text.str.contains(FOLDS)
+    fold = spelling_fold(pl.col(doc_id)).alias(_FOLD)
+    wanted = queries.lazy().select(keys).unique()
+    ran = run.select(*keys, text)
+    if ODD_DOCS in queries.columns:  # the plan counted them: the run read for those alone
+        marked = queries.filter(pl.col(ODD_DOCS) > 0).get_column(query_id).unique()
+        if marked.len():
+            ran = ran.filter(pl.col(query_id).is_in(marked.implode()))
+        else:  # none: the run not read at all
+            ran = pl.LazyFrame(schema=ran.collect_schema())
+    ran_odd, held_odd = pl.collect_all(
+        [
+            ran.filter(odd).join(wanted, on=keys, how="semi", nulls_equal=True),
+            qrels.select(*shared, text)
+            .filter(odd)
+            .with_columns(fold)
+            .filter(pl.col(_FOLD) != pl.col(doc_id))
+            .join(wanted.select(shared).unique(), on=shared, how="semi", nulls_equal=True),
+        ]
+    )
+    if not ran_odd.height and not held_odd.height:
+        return None
+    found: list[pl.LazyFrame] = []
+    if ran_odd.height:  # the run's documents that are not their own fold: every judged one
+        among = pl.col(query_id).is_in(ran_odd.get_column(query_id).unique().implode())
+        held = qrels.filter(among).select(*shared, text.alias(right))
+        found.append(
+            ran_odd.lazy()
+            .with_columns(fold)
+            .join(
+                held.with_columns(spelling_fold(pl.col(right)).alias(_FOLD)), on=[*shared, _FOLD]
+            )
+            .select(*keys, doc_id, right)
+        )
+    if held_odd.height:  # the judged ones that are not: the run's documents, their fold
+        among = pl.col(query_id).is_in(held_odd.get_column(query_id).unique().implode())
+        folded = held_odd.lazy().select(
+            *shared, pl.col(_FOLD).alias(doc_id), pl.col(doc_id).alias(right)
+        )
+        found.append(
+            run.filter(among)
+            .select(*keys, text)
+            .join(wanted, on=keys, how="semi", nulls_equal=True)
+            .join(folded, on=[*shared, doc_id])
+            .select(*keys, doc_id, right)
+        )
+    pairs = pl.concat(found).filter(pl.col(doc_id) != pl.col(right)).unique().collect()
+    if not pairs.height:
+        return None
+    # a run's document that a judgment of its query names is judged, whatever it matches
+    among = pl.col(query_id).is_in(pairs.get_column(query_id).unique().implode())
+    judged = qrels.filter(among).select(*shared, text)
+    unjudged = pairs.lazy().join(judged, on=[*shared, doc_id], how="anti")
+    order = [query_id, doc_id, right]
+    aggs = [
+        pl.struct(keys).n_unique().alias(_QUERIES),
+        pl.struct(*keys, doc_id).n_unique().alias(_PAIRS),
+        *(pl.col(c).sort_by(order).first() for c in order),
+    ]
+    per = unjudged.group_by(list(systems)).agg(aggs) if systems else unjudged.select(aggs)
+    cases = per.filter(pl.col(_PAIRS) > 0).collect()
+    return cases if cases.height else None
+
+
+def _partly_texts(
+    cases: pl.DataFrame, systems: Sequence[str], query_id: str, doc_id: str
+) -> dict[tuple[Any, ...], tuple[int, str]]:
+    """The document hint (:data:`~polars_irmetrics.ground.validate.DocsHint`) of the
+    data :func:`_partly_cases` gives."""
+    texts: dict[tuple[Any, ...], tuple[int, str]] = {}
+    for row in cases.iter_rows(named=True):
+        ran_id, judged_id = row[doc_id], row[f"{doc_id}_right"]
+        what, fix = spelling_change(ran_id, judged_id)
+        texts[tuple(row[k] for k in systems)] = (
+            row[_QUERIES],
+            f"{row[_PAIRS]} (query, document) pair(s) of the run there match a judgment of "
+            f"the query only when {what} (query {row[query_id]!r}: run {ran_id!r}, "
+            f"judgments {judged_id!r}) and are scored as unjudged documents: ids are "
+            "compared exactly, as trec_eval compares them; give both the same spelling, "
+            f"e.g. pl.col({doc_id!r}){fix} on the run and the judgments.",
+        )
+    return texts
 
 
 def _blind_merged(

@@ -56,6 +56,7 @@ from polars_irmetrics.ground.validate import (
     INTERNAL,
     JUDGED_DOCS,
     LISTED,
+    ODD_DOCS,
     flag,
     raise_on_bad_rows,
     warn_on_coverage,
@@ -95,7 +96,9 @@ from polars_irmetrics.offline.coverage import (
     CoverageSink,
     docs_hint,
     id_hints,
+    odd_docs,
     part_coverage,
+    partly_hint,
 )
 from polars_irmetrics.offline.setup import Setup, resolve
 
@@ -210,6 +213,7 @@ def build_plan(
     elif warn:  # over every bucket's queries at once: one warning per run
         hints = () if qrels is None else id_hints(run, qrels, setup)
         docs = None if qrels is None else docs_hint(run, qrels, setup, options.system_keys)
+        partly = None if qrels is None else partly_hint(run, qrels, setup, options.system_keys)
         result = result.map_batches(
             lambda frame: warn_on_coverage(
                 frame,
@@ -218,6 +222,7 @@ def build_plan(
                 unretrieved=setup.check.unretrieved,
                 hints=hints,
                 docs=docs,
+                partly=partly,
             ),
             schema=result.collect_schema(),
         )
@@ -306,7 +311,7 @@ def _kept(
         keep = keep & pl.col(JUDGED)
     if check.unretrieved == "drop":
         keep = keep & pl.col(RETRIEVED)
-    kept = checked.filter(keep).drop(JUDGED_DOCS, FOUND_DOCS, LISTED)
+    kept = checked.filter(keep).drop(JUDGED_DOCS, FOUND_DOCS, LISTED, ODD_DOCS, strict=False)
     empty_checks = _empty_checks(requests)
     if not empty_checks:
         return kept
@@ -373,6 +378,9 @@ def _per_query(
         check_frames.append(_spanning(run, qrels, check.query_id, partitioned_by))
     if sample_id is not None and sample_id in run.collect_schema():
         check_frames.append(sampled_rows(run, keys, sample_id))
+    odd = qrels is not None and setup.doc_is_string
+    if odd:  # the run's ids that are not their own fold, per query (partly_hint reads them)
+        check_frames.append(odd_docs(run, keys, doc_id))
     # One row per query of the run (its num_ret), only where something needs it: a
     # formula, a query-set policy that looks at the run's queries, or a judged table.
     # With the defaults (unjudged='drop', unretrieved='zero') the queries evaluated are
@@ -542,6 +550,8 @@ def _per_query(
         FOUND_DOCS: pl.Int64(),
         **{name: pl.Boolean() for name in empty_checks},
     }
+    if odd:
+        checked_schema[ODD_DOCS] = pl.Int64()
     listed_from_checks = markers is None and check.check_duplicates
     if listed_from_checks:
         checked_schema[LISTED] = pl.Boolean()
