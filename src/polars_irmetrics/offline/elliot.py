@@ -18,8 +18,9 @@ One lazy query, nothing collected:
 2. **Top k**: each user's position (by rank, or by score descending with ties broken
    by the item id descending compared as text, as :func:`~polars_irmetrics.evaluate`
    orders), the rows at positions ``<= k`` (:func:`top_rows`: one filter of the run
-   for the MAD metrics of the call too) with their item's popularity, head flag and
-   whether the judgments hold them relevant (left joins).
+   for the MAD metrics of the call too) with whether the judgments hold them relevant
+   (:func:`judged_top`: one join for the MAD metrics and RecTools' ``serendipity``
+   of the call too) and their item's popularity and head flag (left joins).
 3. **Per user** then **per ``by`` group**: the counts and sums each formula needs.
    PopRSP's and PopREO's denominators, the group items a user did not interact with,
    are ``|U_g| x |SH|`` less the user's training pairs in the head (a semi-join of the
@@ -60,7 +61,13 @@ from polars_irmetrics.metrics._common import exact_level
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import fixed_sum
 
-__all__ = ["build_elliot_plan", "elliot_means", "refuse_out_of_core", "top_rows"]
+__all__ = [
+    "build_elliot_plan",
+    "elliot_means",
+    "judged_top",
+    "refuse_out_of_core",
+    "top_rows",
+]
 
 Requests = Sequence[tuple[str, MetricRequest]]
 
@@ -73,6 +80,9 @@ _REL = f"{INTERNAL}elliot_rel"
 _HAS_REL = f"{INTERNAL}elliot_has_rel"
 _BEFORE = f"{INTERNAL}elliot_before"
 _ONE = f"{INTERNAL}elliot_one"
+#: :func:`judged_top`'s columns: whether the judgments hold the row relevant, its gain.
+TOP_REL = f"{INTERNAL}top_rel"
+TOP_GAIN = f"{INTERNAL}top_gain"
 
 
 def _head(ratio: float) -> str:
@@ -170,6 +180,52 @@ def top_rows(
     return shared_frame(shared, run, f"top_rows|{cut}|{options.order}", built)
 
 
+def judged_top(
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame,
+    keys: list[str],
+    options: EvalOptions,
+    cut: int,
+    shared: SharedIds | None = None,
+) -> pl.LazyFrame:
+    """:func:`top_rows` (``keys``: the run's ``by`` keys and the user) left joined with
+    the relevant judgments (``relevance >= relevance_level``) on the judgments' keys
+    and the item, the ids cast to the dtype that holds the run's and the judgments'
+    (each plan casts them on to its own after: a cast to a wider dtype keeps them
+    apart): :data:`TOP_REL`, whether the row is relevant, and :data:`TOP_GAIN`, its
+    gain ``2 ** (relevance - level + 1) - 1`` (Elliot's discounted relevance, which the
+    MAD metrics read; ``0.0`` where the row is not relevant). One join for Elliot's
+    metrics and the MAD metrics of one call (``shared``: the door's frames, where both
+    ask for the same cut of the same run and judgments). A document of the run judged
+    twice in its query would meet both judgments; the judgments are refused then,
+    whatever ``check_duplicates=`` says."""
+    user, item = options.query_id, options.doc_id
+    run_schema, q_schema = run.collect_schema(), qrels.collect_schema()
+    target = {c: common_id_dtype([run_schema[c], q_schema[c]]) for c in (user, item)}
+    q_keys = [k for k in keys if k in q_schema.names()]
+    level = float(options.relevance_level)
+    rel = pl.col(options.relevance).cast(pl.Float64)
+    relevant = qrels.filter(pl.col(options.relevance) >= exact_level(level)).select(
+        *(pl.col(c).cast(target[c]) if c in target else pl.col(c) for c in q_keys),
+        pl.col(item).cast(target[item]),
+        (2.0 ** (rel - level + 1.0) - 1.0).alias(TOP_GAIN),
+        pl.lit(True).alias(TOP_REL),
+    )
+    built = (
+        top_rows(run, keys, options, cut, shared)
+        .select(
+            *(pl.col(c).cast(target[c]) if c in target else pl.col(c) for c in keys),
+            pl.col(item).cast(target[item]),
+            _POS,
+            *_order_columns(run_schema.names(), options),
+        )
+        .join(relevant, on=[*q_keys, item], how="left")
+        .with_columns(pl.col(TOP_REL).fill_null(False), pl.col(TOP_GAIN).fill_null(0.0))
+    )
+    kind = f"judged_top|{cut}|{options.order}|{level}|{id(qrels)}|{'|'.join(q_keys)}"
+    return shared_frame(shared, run, kind, built)
+
+
 def build_elliot_plan(
     run: pl.LazyFrame,
     requests: Requests,
@@ -258,7 +314,9 @@ def build_elliot_plan(
     pairs = _checked_interactions(interactions, run, user, item, target, ib).unique()
     train = shared_frame(shared, interactions, "pairs", pairs)
     cutoffs = sorted({_cut(r) for _, r in requests})
-    within = top_rows(run, keys, options, max(cutoffs), shared)
+    # each user's top k, whether the judgments hold each row relevant (one join, shared
+    # with the MAD metrics beside)
+    within = judged_top(run, qrels, keys, options, max(cutoffs), shared)
     run = run.with_columns(pl.col(c).cast(t) for c, t in target.items())
     qrels_names = qrels.collect_schema().names()
     q_keys = [k for k in keys if k in qrels_names]
@@ -267,7 +325,7 @@ def build_elliot_plan(
         judged.filter(pl.col(options.relevance) >= exact_level(float(options.relevance_level)))
         .select(*q_keys, item)
         .unique()
-        .cache()  # read by the rows, the users with a test item and the fresh heads
+        .cache()  # read by the users with a test item and the fresh heads
     )
 
     # 1. popularity and the short heads
@@ -299,11 +357,14 @@ def build_elliot_plan(
 
     # 2. the top k of each user, and the users
     rows = (
-        within.select(*by, *(pl.col(c).cast(target[c]) for c in (user, item)), _POS)
+        within.select(
+            *by,
+            *(pl.col(c).cast(target[c]) for c in (user, item)),
+            _POS,
+            pl.col(TOP_REL).alias(_REL),
+        )
         .join(pop, on=[*ib, item], how="left", nulls_equal=True)
         .pipe(_beside, scalars, ib, how="left")
-        .join(relevant.with_columns(pl.lit(True).alias(_REL)), on=[*q_keys, item], how="left")
-        .with_columns(pl.col(_REL).fill_null(False))
     )
     # a user with no row within k counts too (``users``: the run's distinct users, where
     # the door has them and there are no by keys)

@@ -10,7 +10,9 @@ One lazy query per metric requested, nothing collected:
    (:func:`~polars_irmetrics.offline.elliot.top_rows`: one filter of the run for
    Elliot's other metrics of the call too) of the users with a relevant test item,
    with the item's gain (Elliot's discounted
-   relevance, or the run's score of a relevant item for ``kind='rating'``).
+   relevance, or the run's score of a relevant item for ``kind='rating'``): the top
+   rows joined with the judgments once for Elliot's other metrics too
+   (:func:`~polars_irmetrics.offline.elliot.judged_top`).
 2. **Values**: per item (its mean gain over the users listing it) or per user (its
    nDCG@k, or the mean score of its top ``k``), joined on the clusters (an id the
    table lacks is left out, as Elliot does).
@@ -60,6 +62,9 @@ from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import fixed_sum
 from polars_irmetrics.offline.elliot import (
     _NOT_READ,
+    TOP_GAIN,
+    TOP_REL,
+    judged_top,
     refuse_out_of_core,
     run_kind,
     top_rows,
@@ -306,24 +311,42 @@ def build_mad_plan(
     # each metric reads its own top k: the deepest cut, joined once and kept for them all
     # (the run's rows within it, filtered once for Elliot's metrics beside too)
     deepest = max(r.k if r.k is not None else 0 for _, r in requests)
-    rows = (
-        top_rows(original, keys, options, deepest, ids)
-        .select(
-            *by,
-            *(pl.col(c).cast(t) for c, t in target.items()),
-            _POS,
-            *(pl.col(c).cast(pl.Float64) for c in scored),
+    if q_keys == [user]:
+        # the top k joined with the relevant judgments once for Elliot's metrics beside
+        # too (a null id is refused in the run; only a by key of the judgments, which
+        # may be null, would tell that join, which does not match nulls, from this one)
+        rows = (
+            judged_top(original, qrels, keys, options, deepest, ids)
+            .select(
+                *by,
+                *(pl.col(c).cast(t) for c, t in target.items()),
+                _POS,
+                *(pl.col(c).cast(pl.Float64) for c in scored),
+                pl.col(TOP_GAIN).alias(_GAIN),
+                pl.col(TOP_REL).alias(_REL),
+            )
+            .join(with_rel, on=q_keys, how="semi", nulls_equal=True)
+            .cache()
         )
-        .join(with_rel, on=q_keys, how="semi", nulls_equal=True)
-        .join(
-            relevant.with_columns(pl.lit(True).alias(_REL)),
-            on=[*q_keys, item],
-            how="left",
-            nulls_equal=True,
+    else:
+        rows = (
+            top_rows(original, keys, options, deepest, ids)
+            .select(
+                *by,
+                *(pl.col(c).cast(t) for c, t in target.items()),
+                _POS,
+                *(pl.col(c).cast(pl.Float64) for c in scored),
+            )
+            .join(with_rel, on=q_keys, how="semi", nulls_equal=True)
+            .join(
+                relevant.with_columns(pl.lit(True).alias(_REL)),
+                on=[*q_keys, item],
+                how="left",
+                nulls_equal=True,
+            )
+            .with_columns(pl.col(_REL).fill_null(False), pl.col(_GAIN).fill_null(0.0))
+            .cache()
         )
-        .with_columns(pl.col(_REL).fill_null(False), pl.col(_GAIN).fill_null(0.0))
-        .cache()
-    )
     every = run.select(by).unique() if by else None
     clusters_of = {"item_mad": items, "user_mad": users}
 
