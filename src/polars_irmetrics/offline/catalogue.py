@@ -53,7 +53,7 @@ from polars_irmetrics.metrics.rectools import (
 from polars_irmetrics.metrics.registry import MetricRequest, get_metric, means
 from polars_irmetrics.metrics.scope import exact_sum
 from polars_irmetrics.offline.coverage import CoverageSink
-from polars_irmetrics.offline.elliot import build_elliot_plan
+from polars_irmetrics.offline.elliot import TOP_REL, build_elliot_plan, judged_top
 from polars_irmetrics.offline.mad import build_mad_plan
 from polars_irmetrics.offline.plan import build_plan
 
@@ -71,6 +71,7 @@ _MAX_RANK = f"{INTERNAL}max_rank"
 #: RecTools' pAUC and pAp: with insufficient_handling='exclude', computed beside the plan.
 _AUC = ("partial_auc", "pap")
 _POSITION, _RELEVANT, _POPULAR = (f"{INTERNAL}{n}" for n in ("position", "relevant", "popular"))
+_POS = f"{INTERNAL}elliot_pos"  # the position column of judged_top's rows
 _NUM_REL_RET, _NUM_REL = get_metric("num_rel_ret"), get_metric("num_rel")
 
 
@@ -591,10 +592,26 @@ def _kotkov(
     counted = None if shared is None else shared.frame(on, order, schema)
     queries = rows.select(on).unique() if counted is None else counted.select(on)
     cuts = [math.inf if request.k is None else float(request.k) for _, request in wanted]
-    if math.isfinite(max(cuts)):
-        rows = rows.filter(pl.col(_POSITION) <= max(cuts))
     level = options.relevance_level
     judged = [c for c in on if c in qrels.collect_schema().names()]
+    # by rank (whole ranks), the rows within the largest k and whether each is relevant:
+    # the top k that Elliot's and the MAD metrics beside join with the judgments too
+    # (one filter, one join; a null id is refused in the run, a document judged twice
+    # in the judgments, so only a by key of theirs, which may be null, would tell it
+    # from the join below)
+    top = None
+    keys = [*(c for c in options.by_keys if c in names), options.query_id]
+    if by_rank and math.isfinite(max(cuts)) and judged == [options.query_id] and keys == on:
+        top = judged_top(run, qrels, keys, options, int(max(cuts)), ids)
+    if top is not None:
+        rows = top.select(
+            *(pl.col(c).cast(schema[c]) for c in on),
+            pl.col(doc).cast(doc_type),
+            pl.col(_POS).cast(pl.Float64).alias(_POSITION),
+            pl.col(TOP_REL).alias(_RELEVANT),
+        )
+    elif math.isfinite(max(cuts)):
+        rows = rows.filter(pl.col(_POSITION) <= max(cuts))
     hits = (
         qrels.filter(pl.col(options.relevance) >= exact_level(level))
         .select(*judged, pl.col(doc).cast(doc_type), pl.lit(True).alias(_RELEVANT))
@@ -612,9 +629,9 @@ def _kotkov(
         (ranked.over(ib) if ib else ranked).cast(pl.Float64).alias(_POPULAR),
     )
     size = pl.len().cast(pl.Float64).alias(_CATALOGUE)
-    rows = rows.join(hits, on=[*judged, doc], how="left", nulls_equal=True).join(
-        popularity, on=[*ib, doc], how="left", nulls_equal=True
-    )
+    if top is None:
+        rows = rows.join(hits, on=[*judged, doc], how="left", nulls_equal=True)
+    rows = rows.join(popularity, on=[*ib, doc], how="left", nulls_equal=True)
     catalogue = counts.group_by(ib).agg(size) if ib else counts.select(size)
     if ib:  # a group the interactions lack: a catalogue of none, as alone
         rows = rows.join(catalogue, on=ib, how="left", nulls_equal=True).with_columns(
