@@ -252,17 +252,20 @@ def build_recsys_plan(
         named, category_checks = _categories(item_features, scope, options, kinds, tables.ids)
         checks.append(category_checks)
 
-    joins: list[Callable[[pl.LazyFrame], pl.LazyFrame]] = []
+    joins: list[Callable[[pl.LazyFrame, bool], pl.LazyFrame]] = []
     if scope.needs & {"popularity", "cooccurrence"} and interactions is not None:
         joins.append(_popularity(interactions, scope, options, kinds, tables.ids))
     if scope.needs & {"item_users", "seen"} and interactions is not None:
         joins.append(_history_users(interactions, scope, options, kinds, tables.ids))
 
-    def joined(frame: pl.LazyFrame) -> pl.LazyFrame:
+    def joined(frame: pl.LazyFrame, checks: bool = False) -> pl.LazyFrame:
         """``frame``'s rows with what the formulas read of their item and user: its
-        popularity, its users in the history, whether the user saw it, its categories."""
+        popularity, its users in the history, whether the user saw it, its categories.
+        ``checks``: only what :func:`_item_checks` reads (the popularity, the catalogue
+        and history sizes, the categories): the joins left out give each row one match
+        at most, so the rows are the same."""
         for join in joins:
-            frame = join(frame)
+            frame = join(frame, checks)
         if named is not None:
             frame = frame.join(named, on=item, how="left", nulls_equal=False)
         return frame
@@ -347,7 +350,7 @@ def build_recsys_plan(
             pl.col(user).min(), pl.len().cast(pl.Int64).alias(_ROWS)
         )
         item_checks = _item_checks(scope, options, kinds, keys, rows=pl.col(_ROWS))
-        per_group = _aggregate(joined(items), by, item_checks)
+        per_group = _aggregate(joined(items, checks=True), by, item_checks)
         if row_exprs:
             per_group = _join(per_group, _aggregate(rows, by, row_exprs), by)
     if options.check_run:  # the run's ids, order and duplicates, from the rows as given
@@ -855,7 +858,7 @@ def _with_popularity(
 ) -> pl.LazyFrame:
     """Each row's item popularity, the interactions total and catalogue size, and the
     popularity head for each share asked for."""
-    return _popularity(interactions, scope, options, kinds)(rows)
+    return _popularity(interactions, scope, options, kinds)(rows, False)
 
 
 def _popularity(
@@ -864,9 +867,10 @@ def _popularity(
     options: RecsysOptions,
     kinds: dict[str, pl.DataType],
     shared: SharedIds | None = None,
-) -> Callable[[pl.LazyFrame], pl.LazyFrame]:
+) -> Callable[[pl.LazyFrame, bool], pl.LazyFrame]:
     """:func:`_with_popularity`'s joins, the interactions' tables built once (cached)
-    for every frame they are joined to."""
+    for every frame they are joined to; with ``True``, no popularity head (which the
+    item checks do not read)."""
     item = options.item_id
     keys = _interaction_keys(interactions, options)
     history = _cast_ids(interactions.select(*keys, item), kinds)
@@ -888,10 +892,10 @@ def _popularity(
             .cache()
         )
 
-    def join(rows: pl.LazyFrame) -> pl.LazyFrame:
+    def join(rows: pl.LazyFrame, checks: bool = False) -> pl.LazyFrame:
         rows = rows.join(counts, on=[*keys, item], how="left", nulls_equal=False)
         rows = _join(rows, sizes, keys)
-        if levels is None:
+        if levels is None or checks:
             return rows
         return rows.join(
             levels, on=[*keys, POPULARITY], how="left", nulls_equal=False
@@ -909,10 +913,11 @@ def _history_users(
     options: RecsysOptions,
     kinds: dict[str, pl.DataType],
     shared: SharedIds | None,
-) -> Callable[[pl.LazyFrame], pl.LazyFrame]:
+) -> Callable[[pl.LazyFrame, bool], pl.LazyFrame]:
     """Joins giving each row the distinct users of its item in the interactions and the
     distinct users of the interactions (RePlay's surprisal); whether the user interacted
-    with the item, and has any interaction (RePlay's novelty). The interactions' tables
+    with the item, and has any interaction (RePlay's novelty); with ``True``, the
+    distinct users of the interactions alone (what the item checks read). The interactions' tables
     are built once (cached) for every frame they are joined to; the distinct pairs and
     their count per item once for every route of the call where the door shares them
     (``shared``: Elliot's metrics read them too)."""
@@ -933,8 +938,10 @@ def _history_users(
         seen = distinct_pairs.with_columns(pl.lit(True).alias(SEEN)).cache()
         known = history.select(*keys, user, pl.lit(True).alias(HAS_HISTORY))
 
-    def join(rows: pl.LazyFrame) -> pl.LazyFrame:
+    def join(rows: pl.LazyFrame, checks: bool = False) -> pl.LazyFrame:
         rows = _join(rows, users, keys)
+        if checks:
+            return rows
         if per_item is not None:
             rows = rows.join(per_item, on=[*keys, item], how="left", nulls_equal=False)
         if seen is not None and known is not None:
@@ -1498,7 +1505,7 @@ def raise_on_unseen_items(
     rows, interactions = with_common_key_frames(by, rows, interactions)
     kinds = _unseen_kinds(recommendations, interactions, options)
     scope = CollectionScope(item=pl.col(item))
-    joined = _popularity(interactions, scope, options, kinds)(_cast_ids(rows, kinds))
+    joined = _popularity(interactions, scope, options, kinds)(_cast_ids(rows, kinds), False)
     unseen = (pl.col(CATALOG).fill_null(0) > 0) & pl.col(POPULARITY).is_null()
     ids = [(pl.col(item), kinds[item]), (pl.col(user), kinds[user])]
     exprs = flag(
