@@ -333,6 +333,15 @@ def check_system(runs: object, options: FusionOptions) -> None:
 def build_fusion(runs: Runs, options: FusionOptions) -> tuple[pl.LazyFrame, bool]:
     """The lazy plan behind :func:`fuse`, and whether its input was eager."""
     check_system(runs, options)
+    if options.score == options.rank:
+        # the fused run gives its scores under score= and its ranks under rank=: one
+        # name for both made polars' own duplicate-name error at collect
+        raise InvalidValueError(
+            f"score={options.score!r} and rank={options.rank!r} name one column, but the "
+            "fused run gives its scores and its ranks in two columns named by them: leave "
+            "score= out (a run without a score column is ordered by its rank column, "
+            "lowest first), or rename the runs' rank column and pass its new name as score="
+        )
     method = get_fusion_method(options.method)
     norm = resolve_norm(options.norm)
     params = resolve_params(method, options.params)
@@ -610,7 +619,8 @@ def fuse(
         Fewer than two runs, or two named alike (``1`` and ``'1'``); bad ``weights``;
         a NaN, infinite or null score or id; a ``sort`` that is not a bool; a
         ``spill_dir`` without ``buckets``, or that is not an existing folder's path; a
-        ``rank=`` naming a column of a run ordered by its scores; a ``system=`` naming
+        ``rank=`` naming a column of a run ordered by its scores; ``score=`` and
+        ``rank=`` naming one column (the fused run has both); a ``system=`` naming
         the query ids', document ids', scores' or ranks' column (``system='query_id'``);
         a ``fitted`` table that is not fit_fusion's (an index twice, missing or moved,
         a value not finite).
