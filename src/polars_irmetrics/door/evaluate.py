@@ -1102,7 +1102,10 @@ def evaluate_plan(
     partition, a comparison's empty system), whose coverage is warned about once, by
     the whole; a function to hand an engine's part's coverage to the engine, which adds
     the parts up and warns as one machine does
-    (:class:`~polars_irmetrics.offline.coverage.Coverage`). ``facts``: set by this
+    (:class:`~polars_irmetrics.offline.coverage.Coverage`; the click metrics' part
+    keeps each session's count of clicks instead, a column
+    :data:`~polars_irmetrics.online.sessions.CLICKS` the engine takes off and adds up).
+    ``facts``: set by this
     function where two routes of one call check the same run (the exposure measures
     beside the accuracy metrics), for the second (its own call, below), and where
     RecTools' metrics beside the ranking plan read its counts per ranking; ``ids``
@@ -1379,7 +1382,8 @@ def evaluate_plan(
             "they read the impression log alone, its sessions the queries and its own "
             "columns the by= segments",
         )
-        return _online(table, routes["online"], options, warn=warn is True)
+        parted = not isinstance(warn, bool)  # an engine's part: its clicks counted there
+        return _online(table, routes["online"], options, warn=warn is True, clicks=parted)
     for keyword, route, what in (
         ("prefs", "prefs", "the preference judgments the prefs_* measures"),
         ("qrels_jg", "jg", "the judgment groups the *_avgjg measures"),
@@ -1489,11 +1493,19 @@ def _refuse_result_keys(options: EvalOptions, taken: Sequence[str], table: str) 
 
 
 def _online(
-    log: pl.LazyFrame, requests: Requests, options: EvalOptions, *, warn: bool = True
+    log: pl.LazyFrame,
+    requests: Requests,
+    options: EvalOptions,
+    *,
+    warn: bool = True,
+    clicks: bool = False,
 ) -> pl.LazyFrame:
     """Click metrics: the table is an impression log, its sessions the queries;
-    ``warn``: whether an empty log is warned about (not in an engine's part, which may
-    hold no session of a log that has some: the engine warns for the whole log)."""
+    ``warn``: whether an empty log, or one of no click, is warned about (not in an
+    engine's part, which may hold no session or no click of a log that has some: the
+    engine warns for the whole log); ``clicks``: each session's count of clicks kept
+    (:data:`~polars_irmetrics.online.sessions.CLICKS`: an engine's part, which hands
+    the sum on)."""
     if options.systems is not None:
         raise InvalidValueError(
             "systems= is not available for click metrics: an impression log's arms or "
@@ -1519,6 +1531,7 @@ def _online(
         spill_dir=options.spill_dir,
         progress=options.progress,
         warn=warn,
+        clicks=clicks,
         hint="an impression log's sessions are the queries: name your columns, e.g. "
         "query_id='session_id', rank='position', clicked='click' ("
         "irm.evaluate_online(log, metrics, session_id=..., position=...) for the first two)",

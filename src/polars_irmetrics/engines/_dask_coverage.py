@@ -28,10 +28,12 @@ from dask.delayed import Delayed, delayed
 
 from polars_irmetrics.engines._dask_frames import meta, to_pandas, to_table
 from polars_irmetrics.engines._partition import (
+    Clicks,
     Job,
     Relay,
     arrow_schema,
     as_polars_frame,
+    clicks_of,
     summarize_part,
     summarized_segments,
     values_tally,
@@ -57,9 +59,9 @@ def carrier_meta(job: Job) -> pd.DataFrame:
     return to_pandas(_schema(job).empty_table())
 
 
-def carried(job: Job, values: pa.Table, found: list[Coverage]) -> pd.DataFrame:
+def carried(job: Job, values: pa.Table, found: list[Coverage | Clicks]) -> pd.DataFrame:
     """A part's per-query values (in :attr:`Job.per_query_schema`) and, in rows of their
-    own, the coverage its plan gave."""
+    own, the coverage its plan gave (or its count of clicks)."""
     schema = _schema(job)
     rows = values.append_column(COVERAGE, pa.nulls(values.num_rows, pa.binary()))
     columns = {f.name: pa.nulls(len(found), f.type) for f in schema if f.name != COVERAGE}
@@ -68,7 +70,7 @@ def carried(job: Job, values: pa.Table, found: list[Coverage]) -> pd.DataFrame:
     return to_pandas(pa.concat_tables([rows.cast(schema), extra.cast(schema)]))
 
 
-def _split(frame: pd.DataFrame) -> tuple[pa.Table, list[Coverage]]:
+def _split(frame: pd.DataFrame) -> tuple[pa.Table, list[Coverage | Clicks]]:
     table = to_table(frame)
     given = table.column(COVERAGE)
     values = table.filter(pc.is_null(given)).drop_columns([COVERAGE])
@@ -108,8 +110,14 @@ def _summarize(
     values: pd.DataFrame, job: Job, segments: pd.DataFrame | None, _before: object
 ) -> pd.DataFrame:
     per_query, found = _split(values)
-    warn_coverage(job, found, emit=emitter())
-    warn_on_values(job, [values_tally(job, per_query)], emit=emitter(IrmWarning), summary=True)
+    warn_coverage(job, [c for c in found if isinstance(c, Coverage)], emit=emitter())
+    warn_on_values(
+        job,
+        [values_tally(job, per_query)],
+        emit=emitter(IrmWarning),
+        summary=True,
+        clicks=clicks_of(found),
+    )
     means = summarize_part(job, per_query)
     if segments is None:
         return to_pandas(means)
@@ -119,16 +127,24 @@ def _summarize(
     return to_pandas(whole.to_arrow(compat_level=pl.CompatLevel.oldest()))
 
 
-def _found_in(frame: pd.DataFrame, job: Job) -> tuple[list[Coverage], tuple[pl.DataFrame, int]]:
+def _found_in(
+    frame: pd.DataFrame, job: Job
+) -> tuple[list[Coverage | Clicks], tuple[pl.DataFrame, int]]:
     values, coverage = _split(frame)
     return coverage, values_tally(job, values)
 
 
 def _warn_all(
-    job: Job, _before: object, *found: tuple[list[Coverage], tuple[pl.DataFrame, int]]
+    job: Job, _before: object, *found: tuple[list[Coverage | Clicks], tuple[pl.DataFrame, int]]
 ) -> bool:
-    warn_coverage(job, [c for part, _ in found for c in part], emit=emitter())
-    warn_on_values(job, [undefined for _, undefined in found], emit=emitter(IrmWarning))
+    told = [c for part, _ in found for c in part]
+    warn_coverage(job, [c for c in told if isinstance(c, Coverage)], emit=emitter())
+    warn_on_values(
+        job,
+        [undefined for _, undefined in found],
+        emit=emitter(IrmWarning),
+        clicks=clicks_of(told),
+    )
     return True
 
 

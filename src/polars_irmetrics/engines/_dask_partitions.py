@@ -65,6 +65,7 @@ from polars_irmetrics.engines._dask_frames import (
 )
 from polars_irmetrics.engines._partition import (
     PART,
+    Clicks,
     Job,
     as_polars_frame,
     evaluate_lazy,
@@ -250,7 +251,7 @@ def _task(
         ids = pl.concat([ids, found], how="vertical_relaxed").unique()
         if crossing is not None:  # the run's groups of the by keys the judgments lack
             judged = judged.join(_lazy(crossing), how="cross")
-    given: list[Coverage] = []
+    given: list[Coverage | Clicks] = []
     values = carried(job, evaluate_lazy(job, runs, judged, given.append), given)
     return values, ids.to_arrow()
 
@@ -271,7 +272,7 @@ def _unretrieved(
     query_id = job.options.query_id
     ids = as_polars_frame(retrieved)
     rest = judged.join(ids.cast(judged.select(query_id).schema), on=query_id, how="anti")
-    found: list[Coverage] = []
+    found: list[Coverage | Clicks] = []
     return carried(job, evaluate_lazy(job, _lazy(empty), rest.lazy(), found.append), found)
 
 

@@ -75,7 +75,8 @@ from polars_irmetrics.metrics.registry import (
     user_mean,
 )
 from polars_irmetrics.offline.attributes import with_query_attributes
-from polars_irmetrics.offline.coverage import Coverage, CoverageSink
+from polars_irmetrics.offline.coverage import Coverage
+from polars_irmetrics.online.sessions import CLICKS, warn_on_no_click
 
 if TYPE_CHECKING:
     from polars_irmetrics.metrics.registry import MetricRequest
@@ -83,9 +84,11 @@ if TYPE_CHECKING:
 __all__ = [
     "PART",
     "CarriedError",
+    "Clicks",
     "Covered",
     "Job",
     "ParsedJob",
+    "PartSink",
     "Relay",
     "Withheld",
     "arrow_schema",
@@ -94,6 +97,7 @@ __all__ = [
     "carry_error",
     "check_options_read",
     "check_run_columns",
+    "clicks_of",
     "engine_options",
     "evaluate_lazy",
     "evaluate_part",
@@ -123,6 +127,31 @@ _CARRIED = re.compile(rf"{_MARK}\[(\w+)\]\[([A-Za-z0-9+/=]*)\]")
 
 class CarriedError(RuntimeError):
     """A library error raised inside a task, its class and message in its text."""
+
+
+@dataclass(frozen=True)
+class Clicks:
+    """A part's count of clicks in its impression log (the click metrics'), which the
+    engine adds up over every part: a log of sessions and no click at all is warned of
+    as one machine warns (:func:`warn_on_values`)."""
+
+    count: int
+
+
+#: Where a part hands what the engine adds up (:func:`evaluate_part`'s ``sink``): its
+#: coverage, or its count of clicks.
+PartSink = Callable[[Coverage | Clicks], None]
+
+
+def clicks_of(told: Iterable[object]) -> int | None:
+    """The clicks of every part (the :class:`Clicks` among ``told``, what the parts
+    handed their sinks), ``None`` where no part handed any (not the click metrics).
+
+    >>> clicks_of([Clicks(0), "a coverage", Clicks(2)]), clicks_of([])
+    (2, None)
+    """
+    counts = [t.count for t in told if isinstance(t, Clicks)]
+    return sum(counts) if counts else None
 
 
 class ParsedJob:
@@ -534,24 +563,35 @@ def _refuse_unplaced(key: str, requests: list[tuple[str, MetricRequest]]) -> NoR
 
 
 def evaluate_part(
-    job: Job, run: pa.Table, qrels: pa.Table | None, sink: CoverageSink | None = None
+    job: Job, run: pa.Table, qrels: pa.Table | None, sink: PartSink | None = None
 ) -> pa.Table:
     """The per-query values of one part: every row of its queries, from both sides.
 
     A data error is the library's own exception, raised as the one-machine plan
     raises it (Spark carries it back with :func:`carry_error`). ``sink`` is handed the
     part's :class:`~polars_irmetrics.offline.coverage.Coverage`, which the engine adds
-    up (:func:`warn_coverage`).
+    up (:func:`warn_coverage`); for the click metrics, the part's :class:`Clicks`
+    (:func:`warn_on_values`).
     """
     qrels_frame = None if qrels is None else _frame(qrels).lazy()
     plan = evaluate_plan(
         _frame(run).lazy(), job.requests, job.tables(qrels_frame), job.options, warn=sink or False
     )
-    return _to_arrow(plan.collect(), job.per_query_schema)
+    return _to_arrow(_handed_clicks(plan.collect(), sink), job.per_query_schema)
+
+
+def _handed_clicks(frame: pl.DataFrame, sink: PartSink | None) -> pl.DataFrame:
+    """A part's values without the sessions' counts of clicks the click metrics' plan
+    keeps for a part (:data:`~polars_irmetrics.online.sessions.CLICKS`), their sum
+    handed to ``sink``; other values as they are."""
+    if sink is None or CLICKS not in frame.columns:
+        return frame
+    sink(Clicks(int(frame[CLICKS].sum())))
+    return frame.drop(CLICKS)
 
 
 def evaluate_lazy(
-    job: Job, run: pl.LazyFrame, qrels: pl.LazyFrame | None, sink: CoverageSink | None = None
+    job: Job, run: pl.LazyFrame, qrels: pl.LazyFrame | None, sink: PartSink | None = None
 ) -> pa.Table:
     """:func:`evaluate_part` of lazy frames (files not read yet), collected by polars'
     streaming engine: the rows are read, joined and aggregated in batches, so a task's
@@ -565,7 +605,8 @@ def evaluate_lazy(
         job.options,
         warn=sink or False,
     )
-    return _to_arrow(plan.collect(engine="streaming"), job.per_query_schema)
+    values = _handed_clicks(plan.collect(engine="streaming"), sink)
+    return _to_arrow(values, job.per_query_schema)
 
 
 def summarize_part(job: Job, per_query: pa.Table) -> pa.Table:
@@ -733,24 +774,42 @@ def warn_on_values(
     emit: Callable[[str], None] | None = None,
     *,
     summary: bool = False,
+    clicks: int | None = None,
 ) -> None:
     """Warn as :func:`~polars_irmetrics.evaluate` warns on the whole run's per-query
     values, from every part's :func:`values_tally`: a ``rnd``, ``rkl`` or ``rrd``
     asked for NaN on some queries (the one plan's text, over the whole run's queries),
     or an impression log of no session (a part may hold none of a log that has some,
     so the parts do not warn: :func:`~polars_irmetrics.ground.validate.warn_empty_table`
-    once here), or, where the result is the means (``summary``; a job's own options
+    once here), or of sessions and no click at all (``clicks``, every part's
+    :class:`Clicks` added up, :func:`clicks_of`: a part may hold no click of a log
+    that has some, so this is warned here, once:
+    :func:`~polars_irmetrics.online.sessions.warn_on_no_click`, its class kept through
+    ``emit``), or, where the result is the means (``summary``; a job's own options
     are per query), an expected-exposure measure that leaves out queries the exposure
-    measures beside score. ``emit`` as :func:`warn_coverage`'s."""
+    measures beside score. ``emit`` as :func:`warn_coverage`'s.
+
+    >>> schema = pa.schema([("session_id", pa.string()), ("position", pa.int64()),
+    ...                     ("clicked", pa.bool_())])
+    >>> job = prepare(schema, None, ["ctr"], EvalOptions(query_id="session_id",
+    ...                                                 rank="position"))
+    >>> parts = [(pl.DataFrame(), 2), (pl.DataFrame(), 1)]
+    >>> warn_on_values(job, parts, emit=print, clicks=0)  # doctest: +ELLIPSIS
+    column 'clicked' of the impression log has no click: every impression of its 3 ...
+    >>> warn_on_values(job, parts, emit=print, clicks=1)
+    """
     options, found = job.options, list(parts)
     online = any(r.route == "online" for _, r in job.requests)
-    if online and not sum(count for _, count in found):
+    sessions = sum(count for _, count in found)
+    if online and not sessions:
         text = empty_table_text("the impression log")
         if emit is None:
             warn_from_plan(text, IrmWarning)
         else:
             emit(text)
         return
+    if online and clicks == 0:  # the one machine's words, and its class
+        warned_to(lambda: warn_on_no_click(options.clicked, sessions), emit)
     warn_undefined_parts(
         found,
         list(job.requests),

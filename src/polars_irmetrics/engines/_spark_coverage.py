@@ -22,14 +22,17 @@ import pyarrow as pa
 from pyspark import Accumulator, AccumulatorParam, SparkContext, TaskContext
 
 from polars_irmetrics.engines._partition import (
+    Clicks,
     Covered,
     Job,
+    PartSink,
+    clicks_of,
     tells_values,
     values_tally,
     warn_coverage,
     warn_on_values,
 )
-from polars_irmetrics.offline.coverage import Coverage, CoverageSink
+from polars_irmetrics.offline.coverage import Coverage
 
 __all__ = [
     "Parts",
@@ -44,9 +47,10 @@ __all__ = [
 
 _T = TypeVar("_T")
 
-#: What a part tells the driver: its coverage, or (under ``(_UNDEFINED, key)``) its
-#: per-query rows where a rnd/rkl/rrd is undefined, and its count of rows.
-Told = Coverage | tuple[pl.DataFrame, int]
+#: What a part tells the driver: its coverage (or, the click metrics', its count of
+#: clicks), or (under ``(_UNDEFINED, key)``) its per-query rows where a rnd/rkl/rrd is
+#: undefined, and its count of rows.
+Told = Coverage | Clicks | tuple[pl.DataFrame, int]
 
 #: The accumulator of the parts' coverage (and undefined rows), by key.
 Parts = Accumulator[dict[Hashable, Told]]
@@ -86,10 +90,11 @@ def task_key(*more: Any) -> tuple[Any, ...]:
     return (None if context is None else context.partitionId(), *more)
 
 
-def into(parts: Parts, key: Hashable) -> CoverageSink:
-    """The sink a part hands its coverage to (in a task or on the driver)."""
+def into(parts: Parts, key: Hashable) -> PartSink:
+    """The sink a part hands its coverage (or its count of clicks) to (in a task or on
+    the driver)."""
 
-    def sink(coverage: Coverage) -> None:
+    def sink(coverage: Coverage | Clicks) -> None:
         parts.add({key: coverage})
 
     return sink
@@ -112,8 +117,10 @@ def warn_parts(job: Covered, parts: Parts) -> None:
 
 def warn_values(job: Job, parts: Parts, *, summary: bool = False) -> None:
     """The warnings the whole run's values give (a rnd/rkl/rrd undefined on some
-    queries, an impression log of no session; where the result is the means,
-    ``summary``, an expected-exposure measure that leaves out queries), from the parts'
-    :func:`undefined_into` (:func:`warn_on_values`), on the driver."""
+    queries, an impression log of no session or of no click; where the result is the
+    means, ``summary``, an expected-exposure measure that leaves out queries), from the
+    parts' :func:`undefined_into` and counts of clicks (:func:`warn_on_values`), on the
+    driver."""
     found = [v for k, v in parts.value.items() if isinstance(k, tuple) and k[:1] == (_UNDEFINED,)]
-    warn_on_values(job, [v for v in found if not isinstance(v, Coverage)], summary=summary)
+    tallies = [v for v in found if isinstance(v, tuple)]
+    warn_on_values(job, tallies, summary=summary, clicks=clicks_of(parts.value.values()))

@@ -69,6 +69,7 @@ from polars_irmetrics.engines._ope import ope_route
 from polars_irmetrics.engines._ope_dask import ope_frame
 from polars_irmetrics.engines._partition import (
     PART,
+    Clicks,
     Job,
     as_polars_frame,
     attribute_columns,
@@ -270,7 +271,9 @@ def evaluate(
         As :func:`polars_irmetrics.evaluate` warns on the same data (the same text and
         counts, once per run or system), by ``compute()`` (by this call with
         ``progress=True``): each part's tally travels beside its values and is added
-        up in one task (:mod:`polars_irmetrics.engines._dask_coverage`).
+        up in one task (:mod:`polars_irmetrics.engines._dask_coverage`); as
+        :func:`polars_irmetrics.evaluate_online` warns of an impression log of no click
+        (each part's count of clicks, added up there).
 
     Examples
     --------
@@ -928,12 +931,12 @@ def _docs_in_parts(metrics: str | Iterable[str]) -> bool:
 
 
 def _one_side(run: pd.DataFrame, job: Job) -> pd.DataFrame:
-    found: list[Coverage] = []
+    found: list[Coverage | Clicks] = []
     return carried(job, evaluate_part(job, to_table(run), None, found.append), found)
 
 
 def _both_sides(run: pd.DataFrame, qrels: pd.DataFrame, job: Job) -> pd.DataFrame:
-    found: list[Coverage] = []
+    found: list[Coverage | Clicks] = []
     values = evaluate_part(job, to_table(run), to_table(qrels), found.append)
     return carried(job, values, found)
 

@@ -267,7 +267,9 @@ def evaluate(
         As :func:`polars_irmetrics.evaluate` warns on the same data (the same text and
         counts, once per run or system), by this call: each part's tally, gathered by
         an accumulator and added up on the driver
-        (:mod:`polars_irmetrics.engines._spark_coverage`).
+        (:mod:`polars_irmetrics.engines._spark_coverage`); as
+        :func:`polars_irmetrics.evaluate_online` warns of an impression log of no click
+        (each part's count of clicks, added up there).
 
     Examples
     --------

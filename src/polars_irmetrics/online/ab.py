@@ -40,12 +40,14 @@ from polars_irmetrics.online.columns import (
     refuse_nested,
 )
 from polars_irmetrics.online.sessions import (
+    CLICKS,
     column_readers,
     denominator,
     ensure_click_metrics,
     log_roles,
     numerator,
     session_plan,
+    warn_on_no_click,
 )
 from polars_irmetrics.online.stats import ArmMoments, compare, srm_p_values
 from polars_irmetrics.stats.multitest import Correction, adjust, check_correction
@@ -199,6 +201,13 @@ def ab_test(
         ``strict=True``; a ``by`` key with two values in a session; the data errors of
         :func:`polars_irmetrics.evaluate_online`.
 
+    Warns
+    -----
+    CoverageWarning
+        A log of sessions and no click at all (every impression unclicked, most often
+        a join of the clicks onto the impressions that matched nothing), tested as it
+        is, in :func:`polars_irmetrics.evaluate_online`'s words.
+
     Examples
     --------
     Four users, two per arm, one session each (so the unit is also the session): in
@@ -301,7 +310,11 @@ def ab_test(
     mixed_plan = per_unit.filter(pl.col(_ARMS) > 1).select(
         pl.col(unit), pl.col(arm).cast(pl.String)
     )
-    moments, counts, mixed = pl.collect_all([moments_plan, counts_plan, mixed_plan])
+    # the log's sessions and clicks, whatever the metrics: a log of no click is warned
+    clicks_plan = plan.frame.select(pl.len().alias("n"), pl.col(CLICKS).sum().alias("c"))
+    moments, counts, mixed, clicks = pl.collect_all(
+        [moments_plan, counts_plan, mixed_plan, clicks_plan]
+    )
 
     if not counts.height and not mixed.height:  # no unit at all: not a misnamed control
         raise InvalidValueError(
@@ -327,6 +340,8 @@ def ab_test(
     _refuse_absent_arms(counts, by_keys, arms, arm, unit)
     srm = _srm(counts, by_keys, shares)
     rows = _rows(moments, counts, requests, by_keys, arm, control)
+    if clicks["c"].item() == 0:  # sessions (the log has rows) and not one click
+        warn_on_no_click(clicked, clicks["n"].item())
     return _result(rows, requests, by_keys, control, alpha, correction, srm,
                    srm_alpha, shares, unit, warnings)  # fmt: skip
 

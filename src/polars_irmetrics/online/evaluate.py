@@ -24,7 +24,7 @@ from typing import Literal
 
 import polars as pl
 
-from polars_irmetrics.errors import CoverageWarning, IrmWarning
+from polars_irmetrics.errors import IrmWarning
 from polars_irmetrics.ground.buckets import evaluate_in_buckets
 from polars_irmetrics.ground.options import metrics_named
 from polars_irmetrics.ground.validate import warn_empty_table, warn_from_plan
@@ -40,13 +40,13 @@ from polars_irmetrics.online.sessions import (
     numerator,
     raise_on_split_sessions,
     session_plan,
+    warn_on_no_click,
 )
 
 __all__ = [
     "OnlineBuckets",
     "aggregate",
     "build_online_plan",
-    "warn_on_no_click",
     "warn_on_null_segments",
 ]
 
@@ -65,6 +65,7 @@ def build_online_plan(
     spill_dir: str | Path | None,
     progress: bool | None = None,
     warn: bool = True,
+    clicks: bool = False,
     hint: str = "name your columns, e.g. session_id='query_id', clicked='click'",
 ) -> pl.LazyFrame:
     """The online wing's plan: per-session values of ``requests`` (``per_session``) or
@@ -75,7 +76,10 @@ def build_online_plan(
     session) is refused (:func:`~polars_irmetrics.online.columns.refuse_data_keys`);
     one whose values vary within a session is refused when the plan runs
     (:func:`~polars_irmetrics.online.sessions.raise_on_split_sessions`). ``warn``:
-    whether a log of no session is warned about (not in an engine's part)."""
+    whether a log of no session, or of no click, is warned about (not in an engine's
+    part); ``clicks`` (``warn=False`` only): each row keeps its count of clicks
+    (:data:`~polars_irmetrics.online.sessions.CLICKS`), which an engine's part hands on
+    (the engine adds the parts' up and warns of a log of no click as this plan does)."""
     labels = [label for label, _ in requests]
     refuse_data_keys(by_keys, columns, metrics_named(labels), column_readers(requests))
     plan = session_plan(log, requests, columns, by_keys, hint, segments=by_keys)
@@ -117,7 +121,7 @@ def build_online_plan(
     else:
         result = aggregate(sessions, requests, by_keys, clicks=True)
     if not warn:
-        return result.drop(CLICKS)
+        return result if clicks else result.drop(CLICKS)
     counted = not per_session and not by_keys  # one row, of num_sessions 0 when empty
     sessions_of = pl.len() if per_session else pl.col("num_sessions").sum()
 
@@ -135,31 +139,6 @@ def build_online_plan(
 
     schema = result.drop(CLICKS).collect_schema()
     return result.map_batches(warns_in_order(warn_if_empty), schema=schema)
-
-
-def warn_on_no_click(clicked: str, sessions: int) -> None:
-    """A :class:`~polars_irmetrics.errors.CoverageWarning` for an impression log of
-    ``sessions`` sessions (> 0) and no click at all (column ``clicked``): scored as it
-    is (every click rate 0, every session abandoned), but most often the sign of a
-    join of the clicks onto the impressions that matched nothing.
-
-    Examples
-    --------
-    >>> import warnings
-    >>> with warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("always")
-    ...     warn_on_no_click("clicked", 3)
-    >>> str(caught[0].message)[:62]
-    "column 'clicked' of the impression log has no click: every imp"
-    """
-    warn_from_plan(
-        f"column {clicked!r} of the impression log has no click: every impression of its "
-        f"{sessions} session(s) is unclicked, and is scored so (a click rate 0, every "
-        "session abandoned, no click position or dwell); a log without a click most often "
-        "comes from a join of the clicks onto the impressions that matched nothing (ids or "
-        "dtypes that differ): check the join, or ignore this warning if no one clicked",
-        CoverageWarning,
-    )
 
 
 def warn_on_null_segments(frame: pl.DataFrame, labels: Sequence[str], by: Sequence[str]) -> None:

@@ -30,6 +30,7 @@ import polars as pl
 from polars_irmetrics.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
+    CoverageWarning,
     DuplicateError,
     InvalidValueError,
     MetricParameterError,
@@ -39,6 +40,7 @@ from polars_irmetrics.ground.validate import (
     INTERNAL,
     numeric_cast_fix,
     require_columns,
+    warn_from_plan,
 )
 from polars_irmetrics.metrics.online import ClickMetric, ClickScope
 from polars_irmetrics.metrics.registry import MetricRequest
@@ -57,6 +59,7 @@ __all__ = [
     "raise_on_split_sessions",
     "refuse_unread_column",
     "session_plan",
+    "warn_on_no_click",
 ]
 
 
@@ -72,8 +75,36 @@ def denominator(label: str) -> str:
 
 #: Internal column of each session's count of clicked impressions, whatever the metrics
 #: (:func:`~polars_irmetrics.online.evaluate.build_online_plan` warns of a log with no
-#: click at all from it).
+#: click at all from it, :func:`~polars_irmetrics.online.ab.ab_test` too, and an
+#: engine's part hands it on: :func:`warn_on_no_click`).
 CLICKS = f"{INTERNAL}clicks"
+
+
+def warn_on_no_click(clicked: str, sessions: int) -> None:
+    """A :class:`~polars_irmetrics.errors.CoverageWarning` for an impression log of
+    ``sessions`` sessions (> 0) and no click at all (column ``clicked``): scored as it
+    is (every click rate 0, every session abandoned), but most often the sign of a
+    join of the clicks onto the impressions that matched nothing. The one check of
+    every route that reads an impression log's sessions (:data:`CLICKS`): the one
+    machine's plan, ``ab_test``, and Spark and Dask from their parts' counts.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_on_no_click("clicked", 3)
+    >>> str(caught[0].message)[:62]
+    "column 'clicked' of the impression log has no click: every imp"
+    """
+    warn_from_plan(
+        f"column {clicked!r} of the impression log has no click: every impression of its "
+        f"{sessions} session(s) is unclicked, and is scored so (a click rate 0, every "
+        "session abandoned, no click position or dwell); a log without a click most often "
+        "comes from a join of the clicks onto the impressions that matched nothing (ids or "
+        "dtypes that differ): check the join, or ignore this warning if no one clicked",
+        CoverageWarning,
+    )
 
 
 def _flag(name: str) -> str:
