@@ -18,6 +18,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import dask
@@ -132,6 +134,33 @@ def dask_values(request: pytest.FixtureRequest) -> dict[tuple[str, bool], pl.Dat
     }
 
 
+#: The Spark calls :func:`spark_values` makes at once (threads of this process, each
+#: call's jobs submitted to the one session as they come)
+SPARK_CALLS_AT_ONCE = 4
+
+
+@pytest.fixture(scope="module")
+def spark_values(request: pytest.FixtureRequest) -> Iterator[dict[tuple[str, bool], Future[Any]]]:
+    """Every case's result on Spark, by (case id, per_query): each case its own
+    ``evaluate`` call (its own Spark jobs, about ten small ones each), the 18 calls made
+    from a few threads at once, so that their jobs share the session's time rather
+    than wait one call after another (measured, the file's Spark tests on a loaded
+    machine: 383 s one after another, 186 s so; benchmarks/results_tests.md). Each
+    case's test takes its own call's result, or its error, from its ``Future``."""
+    evaluate, frame, back = engine_io("spark", request)
+
+    def call(metrics: list[str], tables: dict[str, pl.DataFrame], per_query: bool) -> Any:
+        given = {k: frame(v) for k, v in tables.items()}
+        return back(evaluate(frame(RUN), metrics, **given, by="segment", per_query=per_query))
+
+    with ThreadPoolExecutor(SPARK_CALLS_AT_ONCE) as pool:
+        yield {
+            (name, per_query): pool.submit(call, metrics, tables, per_query)
+            for name, metrics, tables in VALUES
+            for per_query in PER_QUERY
+        }
+
+
 @pytest.mark.parametrize("per_query", PER_QUERY, ids=["means", "per_query"])
 @pytest.mark.parametrize(("name", "metrics", "tables"), VALUES, ids=[case[0] for case in VALUES])
 @pytest.mark.parametrize("engine", ["spark", "dask"])
@@ -148,10 +177,7 @@ def test_engines_give_one_machines_values(
     if engine == "dask":
         got = request.getfixturevalue("dask_values")[(name, per_query)]
     else:
-        evaluate, frame, back = engine_io(engine, request)
-        got = back(
-            evaluate(frame(RUN), metrics, **{k: frame(v) for k, v in tables.items()}, **options)
-        )
+        got = request.getfixturevalue("spark_values")[(name, per_query)].result()
     keys = ["segment", "query_id"] if per_query else ["segment"]
     assert_frame_equal(got.sort(keys), expected.sort(keys), check_dtypes=False, check_exact=True)
 
