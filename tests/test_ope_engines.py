@@ -7,6 +7,7 @@ import json
 import math
 import re
 import warnings
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -273,6 +274,66 @@ def _one_plan(tables: dict[str, pl.DataFrame], metrics: list[str], **kw: Any) ->
     return _evaluate("DataFrame", tables, metrics, **kw)  # type: ignore[no-any-return]
 
 
+def _engine_tables(case: str, tables: tuple[str, ...]) -> dict[str, pl.DataFrame]:
+    """The case's tables, their first 300 rounds (a few partitions' worth, so the
+    engines' tasks stay short); the warned case's policy taking action 9."""
+    given_tables = _tables(case, tables)
+    first = given_tables["log"]["round_id"].unique(maintain_order=True).head(300)
+    given_tables = {
+        k: v.filter(pl.col("round_id").is_in(first.implode())) for k, v in given_tables.items()
+    }
+    if case == _WARNED:  # the same call checks the support warning of the whole log
+        given_tables["policy"] = _takes_action_9(given_tables["policy"])
+    return given_tables
+
+
+def _engine_call(
+    evaluate: Any,
+    frame: Any,
+    given_tables: dict[str, pl.DataFrame],
+    metrics: list[str],
+    by: str | None,
+    partitions: int,
+) -> Any:
+    """``evaluate`` of the engine over the case's tables, as its frames."""
+    frames = {k: frame(v) for k, v in given_tables.items()}
+    return evaluate(
+        frames["log"],
+        metrics,
+        policy=frames["policy"],
+        reward_model=frames.get("reward_model"),
+        by=by,
+        partitions=partitions,
+    )
+
+
+#: The Spark calls :func:`spark_bits` makes at once (threads of this process)
+SPARK_CALLS_AT_ONCE = 4
+
+
+@pytest.fixture(scope="module")
+def spark_bits(request: pytest.FixtureRequest) -> dict[str, Future[Any]]:
+    """The Spark calls of :func:`test_engines_give_the_same_bits` but the warned case's
+    (whose test records its own call's warnings; these cases warn of nothing, as one
+    plan), by case: each its own ``evaluate`` call, the calls made from a few threads at
+    once, so that their jobs share the session's time rather than wait one call after
+    another. Each case's test takes its own call's result, or its error, from its
+    ``Future``."""
+    evaluate, frame = _engine("spark", request)
+    pool = ThreadPoolExecutor(SPARK_CALLS_AT_ONCE)
+    calls = {
+        case: pool.submit(
+            _engine_call, evaluate, frame, _engine_tables(case, tables), metrics, by, parts
+        )
+        for case, metrics, tables, engine, by, parts in (r.values for r in _ENGINE_RUNS)
+        if engine == "spark" and case != _WARNED
+    }
+    # every call ended before the first test takes one: none runs beside a later test
+    # (its warnings, its jobs beside another test's failing ones)
+    pool.shutdown(wait=True)
+    return calls
+
+
 @pytest.mark.parametrize(("case", "metrics", "tables", "engine", "by", "partitions"), _ENGINE_RUNS)
 def test_engines_give_the_same_bits(
     engine: str,
@@ -284,28 +345,16 @@ def test_engines_give_the_same_bits(
     request: pytest.FixtureRequest,
 ) -> None:
     evaluate, frame = _engine(engine, request)
-    # the first 300 rounds: a few partitions' worth, so the engines' tasks stay short
-    given_tables = _tables(case, tables)
-    first = given_tables["log"]["round_id"].unique(maintain_order=True).head(300)
-    given_tables = {
-        k: v.filter(pl.col("round_id").is_in(first.implode())) for k, v in given_tables.items()
-    }
+    given_tables = _engine_tables(case, tables)
     warned = case == _WARNED
-    if warned:  # the same call checks the support warning of the whole log, as one plan
-        given_tables["policy"] = _takes_action_9(given_tables["policy"])
-    frames = {k: frame(v) for k, v in given_tables.items()}
     whole = _one_plan(given_tables, metrics, by=by)
     assert whole.height == (1 if by is None else 3)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        out = evaluate(
-            frames["log"],
-            metrics,
-            policy=frames["policy"],
-            reward_model=frames.get("reward_model"),
-            by=by,
-            partitions=partitions,
-        )
+        if engine == "spark" and not warned:  # made by spark_bits
+            out = request.getfixturevalue("spark_bits")[case].result()
+        else:
+            out = _engine_call(evaluate, frame, given_tables, metrics, by, partitions)
     if warned:  # one warning, the one plan's
         said = [str(w.message) for w in caught if issubclass(w.category, SupportWarning)]
         with pytest.warns(SupportWarning) as one_plan:
