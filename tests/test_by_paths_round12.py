@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -140,25 +139,29 @@ SPARK_CALLS_AT_ONCE = 4
 
 
 @pytest.fixture(scope="module")
-def spark_values(request: pytest.FixtureRequest) -> Iterator[dict[tuple[str, bool], Future[Any]]]:
+def spark_values(request: pytest.FixtureRequest) -> dict[tuple[str, bool], Future[Any]]:
     """Every case's result on Spark, by (case id, per_query): each case its own
     ``evaluate`` call (its own Spark jobs, about ten small ones each), the 18 calls made
     from a few threads at once, so that their jobs share the session's time rather
-    than wait one call after another (measured, the file's Spark tests on a loaded
-    machine: 383 s one after another, 186 s so; benchmarks/results_tests.md). Each
-    case's test takes its own call's result, or its error, from its ``Future``."""
+    than wait one call after another (measured, the file's Spark tests on a shared
+    machine: 56 s one after another, 41 s so; benchmarks/results_tests.md). Each case's
+    test takes its own call's result, or its error, from its ``Future``."""
     evaluate, frame, back = engine_io("spark", request)
 
     def call(metrics: list[str], tables: dict[str, pl.DataFrame], per_query: bool) -> Any:
         given = {k: frame(v) for k, v in tables.items()}
         return back(evaluate(frame(RUN), metrics, **given, by="segment", per_query=per_query))
 
-    with ThreadPoolExecutor(SPARK_CALLS_AT_ONCE) as pool:
-        yield {
-            (name, per_query): pool.submit(call, metrics, tables, per_query)
-            for name, metrics, tables in VALUES
-            for per_query in PER_QUERY
-        }
+    pool = ThreadPoolExecutor(SPARK_CALLS_AT_ONCE)
+    calls = {
+        (name, per_query): pool.submit(call, metrics, tables, per_query)
+        for name, metrics, tables in VALUES
+        for per_query in PER_QUERY
+    }
+    # every call ended before the first test takes one: none runs beside a later test
+    # (its warnings, its jobs beside another test's failing ones)
+    pool.shutdown(wait=True)
+    return calls
 
 
 @pytest.mark.parametrize("per_query", PER_QUERY, ids=["means", "per_query"])
