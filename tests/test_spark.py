@@ -8,6 +8,7 @@ import importlib
 import re
 import sys
 import warnings
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -95,14 +96,56 @@ _SPARK_MATRIX = {
 SPARK_MATRIX = [(*c, _SPARK_MATRIX[c[0]]) for c in MATRIX if c[0] in _SPARK_MATRIX]
 
 
+def _matrix_call(
+    spark: SparkSession,
+    run: pl.DataFrame,
+    qrels: pl.DataFrame | None,
+    options: dict[str, Any],
+    per_query: bool,
+) -> pl.DataFrame:
+    """A case of the matrix on Spark, every metric, as a polars frame."""
+    got = irm_spark.evaluate(
+        _spark_frame(spark, run),
+        METRICS,
+        qrels=None if qrels is None else _spark_frame(spark, qrels),
+        per_query=per_query,
+        **options,
+    )
+    return _polars(got)
+
+
+#: The Spark calls :func:`map_values` makes at once (threads of this process)
+SPARK_CALLS_AT_ONCE = 4
+
+
+@pytest.fixture(scope="module")
+def map_values(spark: SparkSession) -> dict[str, Future[pl.DataFrame]]:
+    """The cases of SPARK_MATRIX that take the default way to the tasks ("map"), by id:
+    each its own ``evaluate`` call, the calls made from a few threads at once, so that
+    their jobs share the session's time rather than wait one call after another; every
+    call ended before the first test takes one (none runs beside a later test, which
+    may set another STRATEGY). Each case's test takes its own call's result, or its
+    error, from its ``Future``."""
+    pool = ThreadPoolExecutor(SPARK_CALLS_AT_ONCE)
+    calls = {
+        name: pool.submit(_matrix_call, spark, run, qrels, options, per_query)
+        for name, run, qrels, options, per_query, strategy in SPARK_MATRIX
+        if strategy == "map"
+    }
+    pool.shutdown(wait=True)
+    return calls
+
+
 @pytest.mark.parametrize(
-    ("run", "qrels", "options", "per_query", "strategy"),
-    [c[1:] for c in SPARK_MATRIX],
+    ("name", "run", "qrels", "options", "per_query", "strategy"),
+    SPARK_MATRIX,
     ids=[f"{c[0]}-{c[-1]}" for c in SPARK_MATRIX],
 )
 def test_spark_equals_evaluate_bit_for_bit(
     spark: SparkSession,
     monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+    name: str,
     run: pl.DataFrame,
     qrels: pl.DataFrame | None,
     options: dict[str, Any],
@@ -111,16 +154,12 @@ def test_spark_equals_evaluate_bit_for_bit(
 ) -> None:
     from polars_irmetrics.engines import spark as engine
 
-    monkeypatch.setattr(engine, "STRATEGY", strategy)
     expected = _reference(run, qrels, options, per_query)
-    got = irm_spark.evaluate(
-        _spark_frame(spark, run),
-        METRICS,
-        qrels=None if qrels is None else _spark_frame(spark, qrels),
-        per_query=per_query,
-        **options,
-    )
-    result = _polars(got)
+    if strategy == "map":  # the default way to the tasks: made by map_values
+        result = request.getfixturevalue("map_values")[name].result()
+    else:
+        monkeypatch.setattr(engine, "STRATEGY", strategy)
+        result = _matrix_call(spark, run, qrels, options, per_query)
     assert result.schema == expected.schema
     assert result.height == expected.height > 0
     # exact: the same bits, row for row, in the same order
