@@ -144,37 +144,45 @@ def _tally(
         grouped_docs = groups.select(doc_id).unique()
     grouped = grouped_docs.with_columns(pl.lit(True).alias(_GROUPED)).cache()
 
+    def flags(ids: pl.LazyFrame) -> pl.LazyFrame:
+        """The distinct documents of ``ids``, each with its flag (null: no group)."""
+        return ids.unique().join(grouped, on=doc_id, how="left")
+
     def counted(ids: pl.LazyFrame, total: str, matched: str) -> pl.LazyFrame:
         """The distinct documents of ``ids``, and those groups= gives a group."""
-        return (
-            ids.unique()
-            .join(grouped, on=doc_id, how="left")
-            .select(
-                pl.len().cast(pl.Int64).alias(total),
-                pl.col(_GROUPED).count().cast(pl.Int64).alias(matched),
-            )
+        return flags(ids).select(
+            pl.len().cast(pl.Int64).alias(total),
+            pl.col(_GROUPED).count().cast(pl.Int64).alias(matched),
         )
 
     docs = counted(run, _DOCS, _GROUPED)
     if systems and system_rows is not None:  # each system's own documents too
         per_system = systems_tally(system_rows, grouped, doc_id, _GROUPED, systems, distinct=True)
         docs = pl.concat([docs, per_system], how="horizontal")
-    if relevant is not None:
-        judged = counted(relevant.select(doc_id), _RELEVANT, _RELEVANT_GROUPED)
+    # the relevant documents, each once, with their flag: counted, and (below) those
+    # without a group, the few rows the pairs of the lost ones are matched with
+    flagged = None if relevant is None else flags(relevant.select(doc_id)).cache()
+    if flagged is not None:
+        judged = flagged.select(
+            pl.len().cast(pl.Int64).alias(_RELEVANT),
+            pl.col(_GROUPED).count().cast(pl.Int64).alias(_RELEVANT_GROUPED),
+        )
         docs = pl.concat([docs, judged], how="horizontal")
-    if relevant is not None and query_id is not None:  # the relevant ones without a group
-        pairs = relevant.select(query_id, doc_id).unique()
+    if flagged is not None and relevant is not None and query_id is not None:
+        # the relevant ones without a group (a null document too, as no group holds
+        # it; each pair read as often as listed: the counts below are of distinct ids,
+        # the first after a sort)
+        ungrouped = flagged.filter(pl.col(_GROUPED).is_null()).select(doc_id)
+        pairs = relevant.select(query_id, doc_id).join(
+            ungrouped, on=doc_id, how="semi", nulls_equal=True
+        )
         if queries is not None:  # of the run's queries only
             pairs = pairs.join(queries, on=query_id, how="semi")
-        lost = (
-            pairs.join(grouped, on=doc_id, how="anti")
-            .sort(query_id, doc_id)
-            .select(
-                pl.col(doc_id).n_unique().cast(pl.Int64).alias(_LOST),
-                pl.col(query_id).n_unique().cast(pl.Int64).alias(_LOST_QUERIES),
-                pl.col(doc_id).first().cast(pl.String).alias(_LOST_DOC),
-                pl.col(query_id).first().cast(pl.String).alias(_LOST_QUERY),
-            )
+        lost = pairs.sort(query_id, doc_id).select(
+            pl.col(doc_id).n_unique().cast(pl.Int64).alias(_LOST),
+            pl.col(query_id).n_unique().cast(pl.Int64).alias(_LOST_QUERIES),
+            pl.col(doc_id).first().cast(pl.String).alias(_LOST_DOC),
+            pl.col(query_id).first().cast(pl.String).alias(_LOST_QUERY),
         )
         docs = pl.concat([docs, lost], how="horizontal")
     if target is None:

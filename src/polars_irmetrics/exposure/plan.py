@@ -365,11 +365,14 @@ def build_exposure_plan(
     if whole_rows:
         rows = ranked.join(rel_rows, on=[query_id, doc_id], how="left", coalesce=True)
     relevant_rows: pl.LazyFrame | None = None  # the relevant rows with their positions
+    # where every ranking may be whole: the rows, the run's flag and the sorted rest
+    parts: tuple[pl.LazyFrame, pl.LazyFrame, pl.LazyFrame] | None = None
     if from_ranks and not whole_rows:  # the relevant rows apart (below): a few rows
         every = per_ranking.select(pl.col(_WHOLE).all().alias(_EVERY)).cache()
         rows = rows.cache()  # read by the positions and the relevant rows' own join
         fast, rest = _ranked_parts(rows, every, query_id, doc_id, order)
         rest = rest.cache()  # no row where every ranking is whole
+        parts = rows, every, rest
         ordered = pl.concat([fast, rest]).cache()
         shared = None
         if facts is not None and not keys and not sampled:
@@ -403,9 +406,12 @@ def build_exposure_plan(
         # by rND's counts and awrf's distributions alike: one join of the rows with the
         # groups, and one group-by per (ranking, group) for rND's minority group and
         # awrf's attention
-        in_groups = ordered.join(
-            alignments(groups, doc_id, dimensions, named=False), on=doc_id
-        ).cache()
+        align = alignments(groups, doc_id, dimensions, named=False)
+        if parts is None:
+            in_groups = ordered.join(align, on=doc_id)
+        else:  # the run's flag put on the few rows of groups=, not on every ranked row
+            in_groups = _grouped_positions(*parts, align, query_id, doc_id, order)
+        in_groups = in_groups.cache()
         totals = cell_totals(in_groups, query_id, sampled=sampled).cache()
     if segregation and groups is not None:
         sizes = per_ranking.select(query_id, _S, pl.col(_LENGTH).alias("__l"))
@@ -514,7 +520,8 @@ def build_exposure_plan(
             options,
             relevant.select(native, doc_id),
             system_rows=system_rows,
-            queries=run.select(native),
+            # the run's queries: the door's distinct ones where it holds them (one pass)
+            queries=run.select(native) if ids is None or keys else ids.queries,
             grouped_docs=None if per_doc is None else per_doc.select(doc_id),
         )
         checked = with_tally(
@@ -834,6 +841,28 @@ def _whole_positions(flagged: pl.LazyFrame, rank: str) -> pl.LazyFrame:
         .drop(_EVERY)
         .with_columns((pl.col(rank) - 1.0).cast(pl.Int64).alias(_POS))
     )
+
+
+def _grouped_positions(
+    rows: pl.LazyFrame,
+    every: pl.LazyFrame,
+    rest: pl.LazyFrame,
+    align: pl.LazyFrame,
+    query_id: str,
+    doc_id: str,
+    rank: str,
+) -> pl.LazyFrame:
+    """``query_id, __s, doc_id, __pos, __g0, __a``: the ranked rows with their
+    positions (:func:`_ranked_parts`' ``rows``, ``every`` and sorted ``rest``) joined
+    with their groups (``align``, :func:`~polars_irmetrics.exposure.awrf.alignments`):
+    the rows of whole rankings joined with ``align`` crossed with the run's flag (a
+    cross join of the few rows of groups=, not of every ranked row), each position its
+    rank less one; the sorted rest joined with ``align``."""
+    columns = [query_id, _S, doc_id, _POS, f"{_G}0", "__a"]
+    align = align.cache()  # read by both parts: one pass of groups=
+    flagged = rows.join(align.join(every, how="cross"), on=doc_id)
+    whole = _whole_positions(flagged, rank).select(columns)
+    return pl.concat([whole, rest.join(align, on=doc_id).select(columns)])
 
 
 def _relevant_positions(
