@@ -59,6 +59,18 @@ def test_the_bootstrap_flags_are_refused_by_the_parser(
     assert (done.returncode, done.stdout, done.stderr.strip().splitlines()[-1]) == (2, "", message)
 
 
+def test_compare_seed_is_refused_by_the_parser(files: Path) -> None:
+    # it was the keyword's words, after reading the files: "--seed -1 must be a whole
+    # number >= 0 (e.g. --seed 0) or None (a fresh random draw each call)": no None on
+    # a command line
+    done = irm_in_process("compare", "run", "run", "--qrels", "qrels", "--seed", "-1", cwd=files)
+    message = (
+        "irm compare: error: argument --seed: expected an integer >= 0, got '-1' (see 'irm "
+        "compare --help')"
+    )
+    assert (done.returncode, done.stdout, done.stderr.strip().splitlines()[-1]) == (2, "", message)
+
+
 @pytest.mark.parametrize(
     ("args", "fmt", "output", "named", "example"),
     [

@@ -21,6 +21,7 @@ from polars_irmetrics.cli.flags import (
     add_ids_flag,
     add_ranking_flags,
     ids_as_text,
+    non_negative_int,
     ranking_options,
     refuse_repeated_runs,
     refuse_trec_columns,
@@ -130,7 +131,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("--n-resamples", type=int, default=10_000, help="resamples (10000)")
     p.add_argument(
-        "--seed", type=int, default=0, help="random seed of the resampling tests (default 0)"
+        "--seed",
+        type=non_negative_int,
+        default=0,
+        help="random seed of the resampling tests (default 0)",
     )
     p.add_argument(
         "--query-set",
