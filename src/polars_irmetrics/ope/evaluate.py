@@ -1202,7 +1202,7 @@ def _rows(
             # a q_hat too small at the rewards' scale where the policy may go
             _bit(_Q_SMALL, in_p & (prob > 0) & scaled_tiny(scaled_q).fill_null(False)),
         ]
-        hi, lo, flag = bounded_columns(_EQ, term, nan=bit & _PQ_NAN != 0)
+        hi, lo, rest, flag = bounded_columns(_EQ, term, nan=bit & _PQ_NAN != 0)
         aggs += [
             # the logged action's row: one at most (a second is refused as a duplicate);
             # a reduction, which polars' streaming group_by runs faster than a filter
@@ -1210,6 +1210,7 @@ def _rows(
             # bounded: q_hat below 2**62 (else refused) times probabilities adding to 1
             hi,
             lo,
+            rest,
         ]
         # _q_codes' largest over the round: too large, else missing, else 0
         read += [
