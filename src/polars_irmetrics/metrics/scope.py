@@ -349,19 +349,18 @@ def fixed_sum(value: pl.Expr) -> pl.Expr:
 
 def _fixed_terms(value: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
     """Per Float64 term ``v`` (no null; below :data:`FIXED_LIMIT` in magnitude): its
-    whole units of 2**-64, ``trunc(v 2**64)``, and the whole units of 2**-128 of the
-    rest, ``trunc((v 2**64 - trunc(v 2**64)) 2**64)``, of ``v``'s sign and below 2**64
-    in magnitude, both Int128 (null where ``v`` is not finite). A product by a power of
-    two and the fraction of a double are exact, so the two units hold ``v`` exactly down
-    to 2**-128, negative terms as positive ones (a term and its negation give opposite
-    integers: ``x + -x`` sums to 0). Truncated first: a float-to-integer cast of a value
-    with a fractional part rounds one way in one engine and the other way in another."""
+    whole units of 2**-64, ``floor(v 2**64)``, and the whole units of 2**-128 of the
+    rest, ``floor((v 2**64 mod 1) 2**64)``, in ``[0, 2**64)``, both Int128 (null where
+    ``v`` is not finite). A product by a power of two and the fraction of a double are
+    exact, so the two units hold ``v`` exactly down to 2**-128, but for a negative term
+    above -2**-64, whose rest ``1 - |v| 2**64`` is rounded to a double (by at most
+    2**-118 of the sum). Floored first: a float-to-integer cast of a value with a
+    fractional part rounds one way in one engine and the other way in another."""
     scaled = value * _SCALE
-    whole = scaled.truncate()
-    rest = (scaled - whole) * _SCALE  # exact: the fraction of a double, with its sign
+    rest = (scaled % 1.0) * _SCALE  # each its own expression: no value read twice
     return (
-        whole.cast(pl.Int128, strict=False),
-        rest.truncate().cast(pl.Int128, strict=False),
+        scaled.floor().cast(pl.Int128, strict=False),
+        rest.floor().cast(pl.Int128, strict=False),
     )
 
 

@@ -7,8 +7,8 @@ them in two steps, on one machine as out of core (``buckets=``) and on Spark and
 
 1. :meth:`Summary.part`: one row per ``by`` group of a part of the log (on one machine,
    the whole log is one part) with each sum kept *exactly*, as three integers (Int128):
-   whole numbers, units of 2**-64 and units of 2**-128, each term ``trunc(v 2**64)``
-   units and the rest of it ``trunc((v 2**64 - trunc(v 2**64)) 2**64)`` units of 2**-128 (exact
+   whole numbers, units of 2**-64 and units of 2**-128, each term ``floor(v 2**64)``
+   units and the rest of it ``floor((v 2**64 mod 1) 2**64)`` units of 2**-128 (exact
    down to 2**-128 per term for terms of 2**-76 and more, negative ones too, whatever
    their size below 2**96; :func:`_exact_terms`);
 2. :meth:`Summary.merge`: the parts' rows of each group added (integers: in any order,
@@ -192,11 +192,11 @@ _SMALL = 2.0**32
 
 def _exact_terms(value: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
     """Per term, three Int128 whose sums give the exact sum: a term below 2**32 in
-    magnitude as a whole number of 2**-64, ``trunc(v 2**64)`` (one product by a power of
+    magnitude as a whole number of 2**-64, ``floor(v 2**64)`` (one product by a power of
     2, exact; negative terms too), in the second, and what is left of it as a whole
-    number of 2**-128, ``trunc((v 2**64 - trunc(v 2**64)) 2**64)`` (of ``v``'s sign,
-    below 2**64 in magnitude), in the third (exact: the fraction of a double, as
-    :func:`~polars_irmetrics.metrics.scope.fixed_sum`'s);
+    number of 2**-128, ``floor((v 2**64 mod 1) 2**64)`` in ``[0, 2**64)``, in the third
+    (exact: the fraction of a double; for a negative term above -2**-64, ``1 - |v|
+    2**64`` rounded to a double, as :func:`~polars_irmetrics.metrics.scope.fixed_sum`'s);
     a larger one (below :data:`EXACT_LIMIT`) as its whole part in the first and its
     fraction's units of 2**-64 in the second (``v - floor(v)`` is exact for ``|v| >= 1``;
     its third 0). A term keeps its 53 bits down to 2**-76 (in units of 2**-64 alone,
@@ -218,17 +218,14 @@ def _exact_terms(value: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
 
 
 def _units_and_rest(units: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
-    """Per term in units of 2**-64 (Float64): its whole units, ``trunc(u)``, and the
-    whole units of 2**-128 of the rest, ``trunc((u - trunc(u)) 2**64)`` (of ``u``'s
-    sign), both Int128 (null where ``u`` is not finite): exact, negative terms as
-    positive ones (as :func:`~polars_irmetrics.metrics.scope.fixed_sum`'s). Truncated
-    first: a float-to-integer cast of a value with a fractional part rounds one way in
-    one engine and the other way in another."""
-    whole = units.truncate()
-    rest = (units - whole) * _UNIT  # exact: the fraction of a double, with its sign
+    """Per term in units of 2**-64 (Float64): its whole units, ``floor(u)``, and the
+    whole units of 2**-128 of the rest, ``floor((u mod 1) 2**64)``, both Int128 (null
+    where ``u`` is not finite). Floored first: a float-to-integer cast of a value with a
+    fractional part rounds one way in one engine and the other way in another."""
+    rest = (units % 1.0) * _UNIT
     return (
-        whole.cast(pl.Int128, strict=False),
-        rest.truncate().cast(pl.Int128, strict=False),
+        units.floor().cast(pl.Int128, strict=False),
+        rest.floor().cast(pl.Int128, strict=False),
     )
 
 
@@ -353,7 +350,7 @@ def bounded_list_columns(name: str, items: pl.Expr) -> list[pl.Expr]:
 
 
 def _units(value: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
-    """Per term of a bounded sum: ``trunc(v 2**64)`` and the rest's units of 2**-128
+    """Per term of a bounded sum: ``floor(v 2**64)`` and the rest's units of 2**-128
     (:func:`_units_and_rest`), Int128 (nulls 0; NaN null)."""
     return _units_and_rest(value.cast(pl.Float64).fill_null(0.0) * _UNIT)
 
