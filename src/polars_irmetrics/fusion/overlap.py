@@ -25,7 +25,13 @@ count the queries several runs hold whose documents are each retrieved by one ru
 alone (a window by query over the documents' masks); where there are such queries,
 the runs' documents are read for a match once their spelling is ignored, named in a
 third warning where one is found (:meth:`Overlap.warn_spelt_apart`: ``'D1'`` beside
-``'d1'`` in query ``q1`` while the other queries share their documents).
+``'d1'`` in query ``q1`` while the other queries share their documents). The count
+rows also count the queries several runs hold, with a shared document, where a document
+one run alone retrieves is not its own fold (a character other than a-z0-9); where there
+are such queries, the runs' documents there are matched once the spaces around them,
+case and separators are ignored, named in a fourth warning where one is found
+(:meth:`Overlap.warn_partly_spelt`: ``'D3'`` beside ``'d3'`` in query ``q1`` while both
+runs retrieve ``'d1'``).
 """
 
 from __future__ import annotations
@@ -40,7 +46,13 @@ import polars as pl
 from polars_irmetrics.errors import CoverageWarning, IrmWarning
 from polars_irmetrics.fusion.methods import RUN
 from polars_irmetrics.fusion.norms import FLOOR, FLOORED
-from polars_irmetrics.ground.spelling import Sides, spelling_hint
+from polars_irmetrics.ground.spelling import (
+    FOLDS,
+    Sides,
+    spelling_change,
+    spelling_fold,
+    spelling_hint,
+)
 from polars_irmetrics.ground.validate import warn_from_plan
 
 __all__ = ["KIND", "Overlap"]
@@ -57,6 +69,14 @@ _QUERIES = "__irmf_ov_queries"
 #: On the count rows: how many queries they open that several runs hold and whose
 #: documents are each retrieved by one run alone (no document shared there).
 _APART = "__irmf_ov_apart"
+#: On the count rows: how many queries they open that several runs hold, where some
+#: document is shared and some document retrieved by one run alone has a character
+#: other than a-z0-9 (:data:`~polars_irmetrics.ground.spelling.FOLDS`): those that
+#: :meth:`Overlap.warn_partly_spelt` reads again.
+_PARTLY = "__irmf_ov_partly"
+#: A document id once the spaces around it, case and separators are ignored.
+_FOLD = "__irmf_ov_fold"
+_LONE = "__irmf_ov_lone"
 #: Runs per mask word: bits 0..61 of an Int64, so that every OR stays positive.
 _BITS = 62
 #: Pairs of runs named in the warning; the others are counted.
@@ -112,6 +132,7 @@ class Overlap:
             _COUNT,
             _QUERIES,
             _APART,
+            _PARTLY,
         ]
 
     def words(self, retrieved: pl.Expr | None = None) -> list[pl.Expr]:
@@ -154,18 +175,38 @@ class Overlap:
         ]
         # a query several runs hold where no document is retrieved by two of them
         shared = (_runs_of(self.masks) >= 2).any().over(q)
-        apart = (_runs_of(self.query_masks) >= 2) & ~shared
+        several = _runs_of(self.query_masks) >= 2
+        apart = several & ~shared
         first = pl.col(q).is_first_distinct()
+        if self.text_ids[1]:
+            # a document one run alone retrieves, not its own fold ('D3'): maybe spelt
+            # apart from another run's ('d3') in a query whose other documents line up
+            odd = pl.col(self.doc_id).cast(pl.String).str.contains(FOLDS)
+            lone = ((_runs_of(self.masks) == 1) & odd).any().over(q)
+            partly = first & several & shared & lone
+        else:
+            partly = pl.lit(False)
         return (
             fused.with_columns(*of_query)
-            .with_columns(first.alias(_QUERIES), (first & apart).alias(_APART))
+            .with_columns(
+                first.alias(_QUERIES), (first & apart).alias(_APART), partly.alias(_PARTLY)
+            )
             .group_by(*masks, *self.query_masks)
             .agg(
                 pl.len().cast(pl.Int64).alias(_COUNT),
                 pl.col(_QUERIES).sum().cast(pl.Int64),
                 pl.col(_APART).sum().cast(pl.Int64),
+                pl.col(_PARTLY).sum().cast(pl.Int64),
             )
-            .select(pl.lit(True).alias(KIND), *masks, *self.query_masks, _COUNT, _QUERIES, _APART)
+            .select(
+                pl.lit(True).alias(KIND),
+                *masks,
+                *self.query_masks,
+                _COUNT,
+                _QUERIES,
+                _APART,
+                _PARTLY,
+            )
         )
 
     @property
@@ -240,6 +281,7 @@ class Overlap:
         if not apart:
             self.warn_missing(queries, int(rows.get_column(_QUERIES).sum()))
             self.warn_spelt_apart(rows, queries)
+            self.warn_partly_spelt(rows)
             return
         clauses = [self._clause(i, j, queries, docs) for i, j in apart[:_SHOWN]]
         if len(apart) > _SHOWN:
@@ -259,6 +301,7 @@ class Overlap:
             "with warnings.filterwarnings('ignore', category=irm.CoverageWarning).",
             CoverageWarning,
         )
+        self.warn_partly_spelt(rows)
 
     def read_queries(self, rows: pl.DataFrame) -> None:
         """The query sets' warning alone (:meth:`warn_missing`) of the count rows ``rows``
@@ -269,6 +312,7 @@ class Overlap:
         queries = self.shared(rows, queries=True)
         self.warn_missing(queries, int(rows.get_column(_QUERIES).sum()))
         self.warn_spelt_apart(rows, queries)
+        self.warn_partly_spelt(rows)
 
     def warn_spelt_apart(self, rows: pl.DataFrame, queries: Matrix) -> None:
         """Where every pair of runs shares a document but some queries that several
@@ -296,6 +340,76 @@ class Overlap:
                 CoverageWarning,
             )
             return
+
+    def warn_partly_spelt(self, rows: pl.DataFrame) -> None:
+        """Where some queries that several runs hold share a document and have one,
+        retrieved by one run alone, with a character other than a-z0-9 (``_PARTLY``),
+        one warning where such a document matches another run's document of the query
+        once the spaces around them, case and separators are ignored
+        (:func:`~polars_irmetrics.ground.spelling.spelling_fold`; a prefix and leading
+        zeros kept: ``'d01'`` and ``'d1'`` may be two documents): ``'D3'`` beside
+        ``'d3'`` in query ``q1`` while both runs retrieve ``'d1'``, fused as two
+        documents. The runs are read again only where the count rows hold such queries,
+        for the queries with such a document."""
+        partly = int(rows.get_column(_PARTLY).sum()) if _PARTLY in rows.columns else 0
+        if not partly or not self.text_ids[1]:
+            return
+        q, d = self.query_id, self.doc_id
+        text = pl.col(d).cast(pl.String)
+        runs = self.runs.select(RUN, q, text).unique()
+        retrieved_by = pl.len().over(q, d)
+        # each pair once: one document retrieved by one run alone and not its own fold,
+        # another run's document of the query (not retrieved by the first run) with the
+        # same fold; the other document is taken as found only where it is not also such
+        # a document spelt before it (two odd spellings: 'D-3' beside 'D_3')
+        within = (
+            runs.join(runs.filter(text.str.contains(FOLDS)).select(q).unique(), on=q)
+            .with_columns(
+                spelling_fold(text).alias(_FOLD),
+                ((retrieved_by == 1) & text.str.contains(FOLDS)).alias(_LONE),
+            )
+            .cache()
+        )
+        right, run_right = f"{d}_right", f"{RUN}_right"
+        pairs = (
+            within.filter(pl.col(_LONE))
+            .join(within, on=[q, _FOLD])
+            .filter(
+                (pl.col(RUN) != pl.col(run_right))
+                & (pl.col(d) != pl.col(right))
+                & ~(pl.col(f"{_LONE}_right") & (pl.col(right) < pl.col(d)))
+            )
+            .join(
+                within.select(q, RUN, pl.col(d).alias(right)),
+                on=[q, RUN, right],
+                how="anti",
+            )
+        )
+        sample, count = pl.collect_all(
+            [
+                pairs.sort(q, RUN, d, run_right, right)
+                .head(1)
+                .select(q, RUN, d, run_right, right),
+                pairs.select(pl.len().alias("pairs"), pl.col(q).n_unique().alias("queries")),
+            ]
+        )
+        if not sample.height:
+            return
+        query, left, ran_id, other, held_id = sample.row(0)
+        what, fix = spelling_change(ran_id, held_id)
+        n, k = count.row(0)
+        warn_from_plan(
+            f"{n} pair(s) of documents of two runs in {_count(k, 'query')} held by several "
+            "runs, beside documents the runs share, match only when "
+            f"{what} (query {query!r}: run {self.names[left]!r} {ran_id!r}, run "
+            f"{self.names[other]!r} {held_id!r}): ids are compared exactly, so each such "
+            "pair is fused as two different documents, one scored by each run. Give the "
+            "runs the same spelling, e.g. "
+            f"pl.col({d!r}){fix} on each; if those documents are meant to differ, the "
+            "fused run is as documented: silence this with "
+            "warnings.filterwarnings('ignore', category=irm.CoverageWarning).",
+            CoverageWarning,
+        )
 
     def warn_missing(self, queries: Matrix, total: int) -> None:
         """One warning where no run holds every one of the fused run's ``total`` queries
