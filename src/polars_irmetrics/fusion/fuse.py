@@ -333,7 +333,7 @@ def check_system(runs: object, options: FusionOptions) -> None:
 def build_fusion(runs: Runs, options: FusionOptions) -> tuple[pl.LazyFrame, bool]:
     """The lazy plan behind :func:`fuse`, and whether its input was eager."""
     check_system(runs, options)
-    if options.score == options.rank:
+    if isinstance(options.score, str) and options.score == options.rank:  # names: gather
         # the fused run gives its scores under score= and its ranks under rank=: one
         # name for both made polars' own duplicate-name error at collect
         raise InvalidValueError(
