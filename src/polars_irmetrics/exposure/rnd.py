@@ -39,7 +39,6 @@ from polars_irmetrics.metrics.fairness import (
     SEGREGATION_LENGTH,
 )
 from polars_irmetrics.metrics.registry import MetricRequest
-from polars_irmetrics.metrics.scope import fixed_float
 
 __all__ = [
     "CUT",
@@ -59,8 +58,6 @@ Requests = list[tuple[str, MetricRequest]]
 
 #: The paper's cut-offs: every 10 positions.
 CUT = 10
-#: The 32-bit limbs of :func:`rrd_normaliser`'s sums, and a limb's mask.
-_LIMBS, _MASK = 4, 2**32 - 1
 _S, _POS, _G = "__s", "__pos", "__g"
 _I, _K, _N, _P = "__i", "__k", "__n", "__p"
 _NB, _START, _X, _Y, _U = "__nb", "__start", "__x", "__y", "__u"
@@ -115,23 +112,20 @@ def _weighted(name: str, k: pl.Expr) -> pl.Expr:
     return (1.0 / i.log(2)) * _TERMS[name](k, i, pl.col(_N), pl.col(_P))
 
 
-def _shifted_max(sums: tuple[np.ndarray, ...], shift: int) -> tuple[np.ndarray, ...]:
+def _shifted_max(
+    sums: tuple[np.ndarray, np.ndarray, np.ndarray], shift: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per row and column ``u``, the larger of the sums at ``u`` and ``u - shift`` (a
-    sum: its limbs, highest first, then ``alive``; compared limb by limb), as
-    :func:`rrd_normaliser` holds them."""
-    *limbs, alive = (part.copy() for part in sums)
-    *c_limbs, c_alive = (part[:, :-shift] for part in sums)
-    *h_limbs, a = (part[:, shift:] for part in sums)
-    greater = np.zeros(a.shape, dtype=bool)
-    equal = np.ones(a.shape, dtype=bool)
-    for c, h in zip(c_limbs, h_limbs, strict=True):
-        greater |= equal & (c > h)
-        equal &= c == h
-    better = c_alive & (~a | greater)
-    for limb, c, h in zip(limbs, c_limbs, h_limbs, strict=True):
-        limb[:, shift:] = np.where(better, c, h)
+    sum: ``high * 2**32 + low``, where ``alive``), as :func:`rrd_normaliser` holds
+    them."""
+    high, low, alive = (part.copy() for part in sums)
+    c_high, c_low, c_alive = (part[:, :-shift] for part in sums)
+    h, lo, a = sums[0][:, shift:], sums[1][:, shift:], sums[2][:, shift:]
+    better = c_alive & (~a | (c_high > h) | ((c_high == h) & (c_low > lo)))
+    high[:, shift:] = np.where(better, c_high, h)
+    low[:, shift:] = np.where(better, c_low, lo)
     alive[:, shift:] = a | c_alive
-    return (*limbs, alive)
+    return high, low, alive
 
 
 def rrd_normaliser(n: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -146,9 +140,9 @@ def rrd_normaliser(n: np.ndarray, p: np.ndarray) -> np.ndarray:
     over the cut-offs keeps, for each ``u``, the best sum of a feasible sequence ending
     there (all the ``(n, p)`` pairs at once, one step per cut-off). Each term is the
     rankings' own (the plan's expression, evaluated by polars) and the sums are the
-    rankings' fixed-point sums (whole numbers of 2**-128, added exactly), so the
+    rankings' fixed-point sums (whole numbers of 2**-64, added exactly), so the
     maximum is the exact largest of the rankings' sums: the ranking that reaches it
-    scores 1.0 exactly, and none scores above 1. Its highest int64 limb holds sums below
+    scores 1.0 exactly, and none scores above 1. Its int64 parts hold sums below
     2**31, which every ``n`` up to ``SEGREGATION_LENGTH['rrd']`` (500,000) keeps: a
     longer ranking is refused (:class:`~polars_irmetrics.errors.InvalidValueError`),
     as the plan's checks refuse it.
@@ -190,10 +184,10 @@ def rrd_normaliser(n: np.ndarray, p: np.ndarray) -> np.ndarray:
     width = int((n_ok - p_ok).max()) + 1
     u = np.arange(width)[None, :]
     rows = (len(n_ok), width)
-    # each sum a whole number of 2**-128 (exact_sum's fixed point: units of 2**-64 and
-    # of 2**-128), held in four limbs l0 2**96 + l1 2**64 + l2 2**32 + l3 with l1, l2,
-    # l3 in [0, 2**32) (int64 each; numpy has no 128-bit integer)
-    limbs = tuple(np.zeros(rows, dtype=np.int64) for _ in range(_LIMBS))
+    # each sum a whole number of 2**-64 (exact_sum's fixed point), held as high * 2**32
+    # + low with 0 <= low < 2**32 (int64 each; numpy has no 128-bit integer)
+    high = np.zeros(rows, dtype=np.int64)
+    low = np.zeros(rows, dtype=np.int64)
     alive = np.broadcast_to(u == 0, rows).copy()  # a feasible sequence ends at u
     table = pl.DataFrame(
         {
@@ -207,10 +201,10 @@ def rrd_normaliser(n: np.ndarray, p: np.ndarray) -> np.ndarray:
         i = step * CUT
         # the best of the previous cut-off's u - 10 .. u (u never decreases): windows
         # of 1, 2, 4, 8, then 11 positions, each the larger of two shifted
-        reach = (*limbs, alive)
+        reach = (high, low, alive)
         for shift in (1, 2, 4, 3):
             reach = _shifted_max(reach, shift)
-        *r_limbs, r_alive = reach
+        r_high, r_low, r_alive = reach
         feasible = (u >= np.maximum(0, i - p_ok)[:, None]) & (
             u <= np.minimum(i, n_ok - p_ok)[:, None]
         )
@@ -228,36 +222,27 @@ def rrd_normaliser(n: np.ndarray, p: np.ndarray) -> np.ndarray:
             .to_numpy()
             .reshape(rows)
         )
-        # the term in whole 2**-64 and 2**-128 units, as fixed_sum splits it (exact: a
-        # power of two scales, the fraction of a double is one, and the terms are not
-        # negative), in limbs of 32 bits
-        scaled = term * 2.0**64
-        whole = np.floor(scaled)
-        rest = np.floor((scaled - whole) * 2.0**64).astype(np.uint64)
-        high = np.floor(term * 2.0**32)
-        t_limbs = (
-            high.astype(np.int64),
-            (whole - high * 2.0**32).astype(np.int64),
-            (rest >> np.uint64(32)).astype(np.int64),
-            (rest & np.uint64(_MASK)).astype(np.int64),
-        )
-        added = [r + t for r, t in zip(r_limbs, t_limbs, strict=True)]
-        for j in range(_LIMBS - 1, 0, -1):  # carried up
-            added[j - 1] += added[j] >> 32
-            added[j] &= _MASK
+        # the term in whole 2**-64 units, as fixed_sum floors it (exact: a power of two
+        # scales, and the low part is a whole number below 2**32)
+        t_high = np.floor(term * 2.0**32)
+        t_low = (np.floor(term * 2.0**64) - t_high * 2.0**32).astype(np.int64)
+        s_low = r_low + t_low
+        s_high = r_high + t_high.astype(np.int64) + (s_low >> 32)
         active = (i <= n_ok)[:, None]  # a ranking shorter than i keeps its last step
-        limbs = tuple(np.where(active, a, b) for a, b in zip(added, limbs, strict=True))
+        high = np.where(active, s_high, high)
+        low = np.where(active, s_low & 0xFFFFFFFF, low)
         alive = np.where(active, r_alive & feasible, alive)
-    # the largest sum per pair (limb by limb), as the plan's fixed_sum turns its 128-bit
-    # totals into a float: the units of 2**-64 carried to the nearest, the rest apart
-    tops = []
-    for limb in limbs:
-        top = np.where(alive, limb, np.iinfo(np.int64).min).max(axis=1)
-        alive = alive & (limb == top[:, None])
-        tops.append(pl.lit(pl.Series(top, dtype=pl.Int128)))
-    bits = pl.lit(2**32, dtype=pl.Int128)
-    units = fixed_float(tops[0] * bits + tops[1], tops[2] * bits + tops[3])
-    total = pl.select(units).to_series()
+    # the largest sum per pair (high first, then low), as the plan's fixed_sum turns
+    # its 128-bit total into a float
+    top = np.where(alive, high, np.iinfo(np.int64).min).max(axis=1)
+    bottom = np.where(alive & (high == top[:, None]), low, -1).max(axis=1)
+    total = pl.select(
+        (
+            pl.lit(pl.Series(top, dtype=pl.Int128)) * pl.lit(2**32, dtype=pl.Int128)
+            + pl.lit(pl.Series(bottom, dtype=pl.Int128))
+        ).cast(pl.Float64)
+        / 2.0**64
+    ).to_series()
     out[ok] = total.to_numpy()
     return out
 

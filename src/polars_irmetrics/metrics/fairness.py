@@ -66,7 +66,7 @@ AWRF_LENGTH = 500
 #: The longest ranking rND and rRD score exactly; a longer one is refused, naming it.
 #: ``rnd``'s terms ``|k N - P i| / (i N)`` are whole numbers up to ``N**2``, exact in
 #: Float64 while ``N**2 <= 2**53`` (``N <= 94,906,265``); ``rrd``'s normaliser adds
-#: its dynamic programme's sums as whole 2**-128 units in int64 limbs (sums below
+#: its dynamic programme's sums as whole 2**-64 units in two int64 parts (sums below
 #: 2**31), and every ranking of up to 500,000 documents keeps its sums below that
 #: (each term is at most ``N - 1``, weighted ``1/log2(i)``: under 1.5e9 in all),
 #: where one of about 900,000 could overflow them. ``rkl`` forms no such product.

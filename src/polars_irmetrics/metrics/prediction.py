@@ -171,9 +171,8 @@ def _predictions_only(name: str) -> Callable[[Scope, Params], pl.Expr]:
 
 # --------------------------------------------------------------------------- formulas
 #: The means of :func:`polars_irmetrics.evaluate` add every float in whole units of
-#: 2**-64 (:func:`units`): integers, added exactly in any order and converted to a float
-#: once (:func:`~polars_irmetrics.metrics.scope.fixed_sum` counts each term's rest
-#: below 2**-64 too, in units of 2**-128; these sums do not).
+#: 2**-64 (:func:`units`), as :func:`~polars_irmetrics.metrics.scope.fixed_sum` does:
+#: integers, added exactly in any order and converted to a float once.
 UNIT: float = 2.0**64
 #: The terms of a histogram's area (each at most 1) are added times 2**31, so that a
 #: term's rounding down to a unit costs 2**-95 of the area, not 2**-64.
@@ -183,11 +182,10 @@ AREA: float = 2.0**31
 def units(value: pl.Expr) -> pl.Expr:
     """Per row: ``value`` (nulls as 0) in whole units of 2**-64, rounded down, as Int128.
 
-    The sum of a group's units, converted once (:func:`from_units`), is the same to the
-    last bit in any order and any split of the rows (the units of 2**-64 of
-    :func:`~polars_irmetrics.metrics.scope.fixed_sum`, without its units of 2**-128).
-    Null where the value is :func:`~polars_irmetrics.metrics.scope.beyond_fixed` (2**32
-    or more, or not finite).
+    The sum of a group's units, converted once (:func:`from_units`), is
+    :func:`~polars_irmetrics.metrics.scope.fixed_sum`: the same to the last bit in any
+    order and any split of the rows. Null where the value is
+    :func:`~polars_irmetrics.metrics.scope.beyond_fixed` (2**32 or more, or not finite).
 
     Examples
     --------

@@ -43,8 +43,6 @@ __all__ = [
     "exact_mean",
     "exact_sum",
     "exact_sum_horizontal",
-    "fixed_float",
-    "fixed_list_sum",
     "fixed_sum",
     "fixed_weighted_mean",
     "judgment_flags",
@@ -185,13 +183,8 @@ class Scope(ABC):
         """
 
 
-#: Fixed point of :func:`fixed_sum`: terms are counted in units of 2**-64, and what is
-#: left of each in units of 2**-128.
+#: Fixed point of :func:`fixed_sum`: terms are counted in units of 2**-64.
 _SCALE = 2.0**64
-#: One unit of 2**-64 in units of 2**-128 (the carry of :func:`fixed_float`).
-_WHOLE = pl.lit(2**64, dtype=pl.Int128)
-#: Half a unit of 2**-64 in units of 2**-128.
-_HALF = pl.lit(2**63, dtype=pl.Int128)
 #: The terms of a fixed-point sum stay below this: the total, in units of 2**-64, then
 #: fits in 128 bits for up to 2**31 terms.
 FIXED_LIMIT = 2.0**32
@@ -203,10 +196,10 @@ def beyond_fixed(value: pl.Expr) -> pl.Expr:
     return ~(value.abs() < FIXED_LIMIT)
 
 
-#: The smallest magnitude, other than 0, of a relevance label or a sample weight: a
-#: value in ``[FIXED_FLOOR, FIXED_LIMIT)`` keeps its 53 bits in :func:`fixed_sum`
-#: (units of 2**-64 and 2**-128), and so do the gains and terms made of it down to
-#: about 2**-76; a gain of 1e-30 would keep 28 bits, one of 1e-40 count 0.
+#: The smallest magnitude, other than 0, of a relevance label or a sample weight:
+#: :func:`fixed_sum` counts 2**-64 units, so a value in ``[FIXED_FLOOR, FIXED_LIMIT)``
+#: is held to 2**-34 of itself or better, and a smaller one would lose digits (1e-30
+#: would count 0).
 FIXED_FLOOR = 2.0**-30
 
 
@@ -320,85 +313,17 @@ def _in_order(term: pl.Expr, where: pl.Expr | None) -> pl.Expr:
 def fixed_sum(value: pl.Expr) -> pl.Expr:
     """Group context: the sum of float ``value`` (nulls as 0), independent of row order.
 
-    Each value becomes a whole number of 2**-64 and what is left of it a whole number of
-    2**-128 (:func:`_fixed_terms`: exact for any value of 2**-76 or more in magnitude,
-    53 bits down to 2**-128; a smaller one is rounded down, by less than 2**-128), the
-    two counts are added as 128-bit integers, which is exact in any order, and the total
-    becomes a float once (:func:`fixed_float`: the nearest double where no term has
-    digits below 2**-64, else within a rounding or two of the total). trec_eval adds its
-    terms one by one, so its last bit may differ: 0.1 + 0.2 + 0.3 is 0.6000000000000001
-    there and 0.6 here. Two plain reductions, so a group-by of such sums streams. Every
-    value must be below :data:`FIXED_LIMIT` in magnitude.
-
-    Examples
-    --------
-    Small terms keep their digits (in units of 2**-64 alone, the sum of three 1e-7 was
-    2.9999999999984466e-07), and a term of 2**-70 counts:
-
-    >>> import math
-    >>> import polars as pl
-    >>> terms = [1e-7, 1e-7, 1e-7, 2.0**-70]
-    >>> pl.DataFrame({"x": terms[:3]}).select(fixed_sum(pl.col("x"))).item()
-    3e-07
-    >>> pl.DataFrame({"x": terms}).select(fixed_sum(pl.col("x"))).item() == math.fsum(terms)
-    True
+    Each value becomes a whole number of 2**-64 (exact for any value above 2**-11;
+    smaller ones are rounded down, by less than 2**-64), the counts are added as
+    128-bit integers, which is exact in any order, and the total becomes a float once.
+    trec_eval adds its terms one by one, so its last bit may differ: 0.1 + 0.2 + 0.3 is
+    0.6000000000000001 there and 0.6 here. A plain reduction, so a group-by of such sums
+    streams. Every value must be below :data:`FIXED_LIMIT` in magnitude.
     """
-    high, low = _fixed_terms(value.fill_null(0.0))
-    return fixed_float(high.sum(), low.sum())
-
-
-def _fixed_terms(value: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
-    """Per Float64 term ``v`` (no null; below :data:`FIXED_LIMIT` in magnitude): its
-    whole units of 2**-64, ``floor(v 2**64)``, and the whole units of 2**-128 of the
-    rest, ``floor((v 2**64 mod 1) 2**64)``, in ``[0, 2**64)``, both Int128 (null where
-    ``v`` is not finite). A product by a power of two and the fraction of a double are
-    exact, so the two units hold ``v`` exactly down to 2**-128, but for a negative term
-    above -2**-64, whose rest ``1 - |v| 2**64`` is rounded to a double (by at most
-    2**-118 of the sum). Floored first: a float-to-integer cast of a value with a
-    fractional part rounds one way in one engine and the other way in another."""
-    scaled = value * _SCALE
-    rest = (scaled % 1.0) * _SCALE  # each its own expression: no value read twice
-    return (
-        scaled.floor().cast(pl.Int128, strict=False),
-        rest.floor().cast(pl.Int128, strict=False),
-    )
-
-
-def fixed_float(high: pl.Expr, low: pl.Expr) -> pl.Expr:
-    """The float of ``high 2**-64 + low 2**-128`` (Int128 sums of :func:`_fixed_terms`'
-    units, in any order): ``low``'s units of 2**-64, to the nearest, carried into
-    ``high``, which is rounded to a double, plus what is left, below half a unit of
-    2**-64 in magnitude, rounded to a double. Where ``low`` is 0 (no term has digits
-    below 2**-64), the double nearest to ``high 2**-64``; else within a rounding or two
-    of the total (an error of at most about 2**-52 of it), the same bits for the same
-    integers. ``high`` is read once and ``low`` twice, with no branch: inside
-    ``pl.when`` or a group-by, polars computes an expression as often as it is written
-    (a form rounding correctly with branches cost ten times the sum of one Int128).
-
-    >>> import polars as pl
-    >>> i128 = pl.Int128
-    >>> frame = pl.DataFrame({"h": [3, 2**100, -1, -1], "l": [2**64 + 2**63, 1, 2**63, 1]},
-    ...                      schema={"h": i128, "l": i128})
-    >>> frame.select(fixed_float(pl.col("h"), pl.col("l")) * 2.0**64)["h"].to_list()
-    [4.5, 1.2676506002282294e+30, -0.5, -1.0]
-    """
-    shifted = low + _HALF
-    whole = (high + shifted // _WHOLE).cast(pl.Float64)
-    rest = (shifted % _WHOLE - _HALF).cast(pl.Float64)  # in [-2**63, 2**63)
-    return whole * 2.0**-64 + rest * 2.0**-128
-
-
-def fixed_list_sum(items: pl.Expr) -> pl.Expr:
-    """Row-wise: each list's :func:`fixed_sum` of ``items`` (a List of floats), the same
-    integers added, so the same bits as :func:`fixed_sum` over the items as rows.
-
-    >>> import polars as pl
-    >>> frame = pl.DataFrame({"v": [[0.1, 0.2, 0.3], [1e-7, 1e-7, 1e-7], []]})
-    >>> frame.select(fixed_list_sum(pl.col("v")))["v"].to_list()
-    [0.6, 3e-07, 0.0]
-    """
-    high, low = _fixed_terms(pl.element().cast(pl.Float64).fill_null(0.0))
-    return fixed_float(items.list.eval(high).list.sum(), items.list.eval(low).list.sum())
+    # floor first: a float-to-integer cast of a value with a fractional part rounds
+    # one way in one engine and the other way in another
+    counts = (value.fill_null(0.0) * _SCALE).floor().cast(pl.Int128, strict=False)
+    return counts.sum().cast(pl.Float64) / _SCALE
 
 
 def exact_sum(value: pl.Expr) -> pl.Expr:
@@ -454,11 +379,8 @@ def power_scale(peak: pl.Expr) -> pl.Expr:
 def wide_sum(value: pl.Expr) -> pl.Expr:
     """Group context: the sum of float ``value`` (nulls as 0) with the same bits in any
     row order, for terms of any size: each term's whole part (terms of 2**32 and more)
-    and its units of 2**-64 (the rest; exact for terms of 2**-11 and more, the group
-    first scaled as below) added as two Int128 sums, exact in any order, then made one
-    float (one level of units, not :func:`fixed_sum`'s two: the scale keeps a group's
-    small terms, and a second level read inside the group's scale doubled the time of
-    fusion's raw-score sums). A group whose largest
+    and its units of 2**-64 (the rest; exact for terms of 2**-11 and more) added as two
+    Int128 sums, exact in any order, then made one float. A group whose largest
     magnitude is below ``2**-1`` or of ``2**96`` or more is first multiplied by the
     power of two that brings it near 1 (:func:`power_scale`), and the sum divided by it
     last: scores of ``1e-20`` or ``1e300`` keep their digits (in units of 2**-64 alone,
@@ -554,9 +476,8 @@ def exact_sum_horizontal(terms: list[pl.Expr]) -> pl.Expr:
     1.3
     """
     values = [term.cast(pl.Float64).fill_null(0.0) for term in terms]
-    parts = [_fixed_terms(value) for value in values]
-    high = pl.sum_horizontal([h for h, _ in parts])
-    fixed = fixed_float(high, pl.sum_horizontal([low for _, low in parts]))
+    counts = [(value * _SCALE).floor().cast(pl.Int128, strict=False) for value in values]
+    fixed = pl.sum_horizontal(counts).cast(pl.Float64) / _SCALE
     beyond = pl.any_horizontal([beyond_fixed(value) for value in values])
     return pl.when(beyond).then(pl.sum_horizontal(values)).otherwise(fixed)
 
@@ -600,9 +521,8 @@ def fixed_weighted_mean(value: pl.Expr, weight: pl.Expr) -> pl.Expr:
     >>> counted.select(fixed_weighted_mean(pl.col("x"), pl.col("n"))).item()
     0.25
     """
-    high, low = _fixed_terms(value.fill_null(0.0))
-    times = weight.cast(pl.Int128)
-    total = fixed_float((high * times).sum(), (low * times).sum())
+    counts = (value.fill_null(0.0) * _SCALE).floor().cast(pl.Int128, strict=False)
+    total = (counts * weight.cast(pl.Int128)).sum().cast(pl.Float64) / _SCALE
     count = weight.sum()
     return pl.when(count > 0).then(total / count.cast(pl.Float64))
 

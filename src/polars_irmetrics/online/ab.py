@@ -285,7 +285,7 @@ def ab_test(
     # (batches summed apart), however the rows were sorted, so a result is the same to
     # the last bit on every engine, layout or segment filter. Each sum reads its values
     # scaled by a power of two (_pow2_scale, per segment), so that the fixed point's
-    # 2**-128 steps are as fine for values of 1e-20 as for values of 1
+    # 2**-64 steps are as fine for values of 1e-9 as for values of 1
     unit_keys = [*by_keys, arm, unit]
     sessions = plan.frame.sort(list(plan.keys))
     per_unit = _per_unit(sessions, requests, unit_keys, arm, unit, by_keys)
@@ -429,11 +429,10 @@ def _pow2_scale(value: pl.Expr) -> pl.Expr:
     are normal floats), 1 where every value is 0, null or not finite.
 
     A fixed-point sum (:func:`~polars_irmetrics.metrics.scope.exact_sum`) counts units
-    of 2**-64 and 2**-128, exact for terms of 2**-76 and more: terms scaled to below 2
-    in magnitude keep 53 bits down to 2**-76 of the largest whatever their size (values
-    of 1e-20 would keep them unscaled too, but their squares, 1e-40, would count 0). A
-    product by a power of two is exact, so a sum divided back by the scale has the bits
-    of the fixed-point sum.
+    of 2**-64, exact for terms of 2**-11 and more: terms scaled to below 2 in magnitude
+    keep 53 bits down to 2**-11 of the largest whatever their size (values of 1e-9
+    would keep 34 bits unscaled, their squares 4). A product by a power of two is exact,
+    so a sum divided back by the scale has the bits of the exact sum, rounded once.
 
     Examples
     --------

@@ -90,7 +90,7 @@ from polars_irmetrics.metrics.ope import (
     effective_weight,
 )
 from polars_irmetrics.metrics.registry import MetricRequest
-from polars_irmetrics.metrics.scope import fixed_list_sum, fixed_sum
+from polars_irmetrics.metrics.scope import fixed_sum
 from polars_irmetrics.ope.checks import (
     Check,
     broken_shape,
@@ -219,6 +219,8 @@ _LOGGED_TWICE = f"{INTERNAL}logged_twice"
 _POLICY_BELOW = f"{INTERNAL}policy_below"
 #: A row of the policy (or reward model) with a null action: refused.
 _NULL_ACT = f"{INTERNAL}null_act"
+#: The fixed point's unit (:func:`~polars_irmetrics.metrics.scope.fixed_sum`).
+_SCALE = 2.0**64
 
 Requests = Sequence[tuple[str, MetricRequest]]
 
@@ -1202,7 +1204,7 @@ def _rows(
             # a q_hat too small at the rewards' scale where the policy may go
             _bit(_Q_SMALL, in_p & (prob > 0) & scaled_tiny(scaled_q).fill_null(False)),
         ]
-        hi, lo, rest, flag = bounded_columns(_EQ, term, nan=bit & _PQ_NAN != 0)
+        hi, lo, flag = bounded_columns(_EQ, term, nan=bit & _PQ_NAN != 0)
         aggs += [
             # the logged action's row: one at most (a second is refused as a duplicate);
             # a reduction, which polars' streaming group_by runs faster than a filter
@@ -1210,7 +1212,6 @@ def _rows(
             # bounded: q_hat below 2**62 (else refused) times probabilities adding to 1
             hi,
             lo,
-            rest,
         ]
         # _q_codes' largest over the round: too large, else missing, else 0
         read += [
@@ -1424,6 +1425,13 @@ def _listed_rows(
     return _listed_terms(rows, action, model=reward_model is not None), seen_log, seen_policy
 
 
+def _list_fixed_sum(items: pl.Expr) -> pl.Expr:
+    """Each list's :func:`~polars_irmetrics.metrics.scope.fixed_sum` (the same bits as
+    the long form's sum over its rows): the items as integers of 2**-64, added."""
+    counts = (pl.element().fill_null(0.0) * _SCALE).floor().cast(pl.Int128, strict=False)
+    return items.list.eval(counts).list.sum().cast(pl.Float64) / _SCALE
+
+
 def _listed_terms(rows: pl.LazyFrame, action: str, *, model: bool) -> pl.LazyFrame:
     """The columns :func:`_rows` gives, from each log row's lists."""
     prob, act = pl.col(_PROB), pl.col(action)
@@ -1434,7 +1442,7 @@ def _listed_terms(rows: pl.LazyFrame, action: str, *, model: bool) -> pl.LazyFra
         # an action outside the list is refused (_ACT_BAD); its probability read as 0
         prob.list.get(act, null_on_oob=True).fill_null(0.0).alias(_PI),
         in_p.cast(pl.Int64).alias(_N_P),
-        fixed_list_sum(prob).alias(_PSUM),
+        _list_fixed_sum(prob).alias(_PSUM),
         (in_p & (prob.is_null() | prob.list.eval(bad).list.any().fill_null(True))).alias(_PBAD),
         (in_p & ((act < 0) | (act >= length))).fill_null(False).alias(_ACT_BAD),
     ]

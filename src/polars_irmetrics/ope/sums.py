@@ -6,11 +6,10 @@ weights and their squares; :func:`~polars_irmetrics.metrics.ope.components`), a 
 them in two steps, on one machine as out of core (``buckets=``) and on Spark and Dask:
 
 1. :meth:`Summary.part`: one row per ``by`` group of a part of the log (on one machine,
-   the whole log is one part) with each sum kept *exactly*, as three integers (Int128):
-   whole numbers, units of 2**-64 and units of 2**-128, each term ``floor(v 2**64)``
-   units and the rest of it ``floor((v 2**64 mod 1) 2**64)`` units of 2**-128 (exact
-   down to 2**-128 per term for terms of 2**-76 and more, negative ones too, whatever
-   their size below 2**96; :func:`_exact_terms`);
+   the whole log is one part) with each sum kept *exactly*, as two integers (Int128):
+   whole numbers and units of 2**-64, each term ``floor(v 2**64)`` units (exact to
+   2**-64 per term, negative ones too, whatever its size below 2**96;
+   :func:`_exact_terms`);
 2. :meth:`Summary.merge`: the parts' rows of each group added (integers: in any order,
    the same total), then each estimate computed from the totals by the same float
    operations.
@@ -73,8 +72,6 @@ __all__ = [
 EXACT_LIMIT = 2.0**96
 _UNIT = 2.0**64
 _WHOLE = pl.lit(2**64, dtype=pl.Int128)
-#: Half a unit of 2**-64 in units of 2**-128 (:func:`_as_float`'s carry).
-_HALF = pl.lit(2**63, dtype=pl.Int128)
 #: Totals below this many whole units are rounded to a double in one step.
 _ONCE = pl.lit(2**62, dtype=pl.Int128)
 
@@ -85,10 +82,6 @@ def _hi(name: str) -> str:
 
 def _lo(name: str) -> str:
     return f"{INTERNAL}{name}#units"
-
-
-def _rs(name: str) -> str:
-    return f"{INTERNAL}{name}#rest"
 
 
 def _bad(name: str) -> str:
@@ -118,7 +111,7 @@ def exact_total(name: str) -> pl.Expr:
     >>> s.part(frame, []).select(exact_total("v")).collect().item()
     0.6
     """
-    return _as_float(pl.col(_hi(name)), pl.col(_lo(name)), pl.col(_rs(name)), pl.col(_bad(name)))
+    return _as_float(pl.col(_hi(name)), pl.col(_lo(name)), pl.col(_bad(name)))
 
 
 def scale_column(name: str) -> pl.Expr:
@@ -174,12 +167,10 @@ def exact_total_over(name: str, keys: list[str]) -> pl.Expr:
     >>> parts.select("g", exact_total_over("v", [])).collect()["v"].to_list()
     [0.6, 0.6]
     """
-    columns = (_hi(name), _lo(name), _rs(name))
-    hi, lo, rest = (pl.col(column).sum() for column in columns)
-    bad = pl.col(_bad(name)).max()
+    hi, lo, bad = pl.col(_hi(name)).sum(), pl.col(_lo(name)).sum(), pl.col(_bad(name)).max()
     if keys:
-        hi, lo, rest, bad = hi.over(keys), lo.over(keys), rest.over(keys), bad.over(keys)
-    return _as_float(hi, lo, rest, bad).alias(name)
+        hi, lo, bad = hi.over(keys), lo.over(keys), bad.over(keys)
+    return _as_float(hi, lo, bad).alias(name)
 
 
 #: A sum's flag: its terms summed exactly; one is NaN (the sum is NaN, as the
@@ -190,17 +181,12 @@ _EXACT, _NAN, _TOO_LARGE = 0, 1, 2
 _SMALL = 2.0**32
 
 
-def _exact_terms(value: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
-    """Per term, three Int128 whose sums give the exact sum: a term below 2**32 in
+def _exact_terms(value: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """Per term, two Int128 whose sums give the exact sum: a term below 2**32 in
     magnitude as a whole number of 2**-64, ``floor(v 2**64)`` (one product by a power of
-    2, exact; negative terms too), in the second, and what is left of it as a whole
-    number of 2**-128, ``floor((v 2**64 mod 1) 2**64)`` in ``[0, 2**64)``, in the third
-    (exact: the fraction of a double; for a negative term above -2**-64, ``1 - |v|
-    2**64`` rounded to a double, as :func:`~polars_irmetrics.metrics.scope.fixed_sum`'s);
-    a larger one (below :data:`EXACT_LIMIT`) as its whole part in the first and its
-    fraction's units of 2**-64 in the second (``v - floor(v)`` is exact for ``|v| >= 1``;
-    its third 0). A term keeps its 53 bits down to 2**-76 (in units of 2**-64 alone,
-    terms near 1e-7 kept 40 bits, and each term of a long sum lost up to 2**-64). Null terms add
+    2, exact; negative terms too), in the second; a larger one (below
+    :data:`EXACT_LIMIT`) as its whole part in the first and its fraction's units of
+    2**-64 in the second (``v - floor(v)`` is exact for ``|v| >= 1``). Null terms add
     0; NaN, infinities and terms from :data:`EXACT_LIMIT` up add nothing exact, and the
     sum's flag tells (:func:`_sum_flag`). Below 2**32, the units stay below 2**96, so that
     2**31 terms add up within Int128.
@@ -213,19 +199,7 @@ def _exact_terms(value: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
     units = pl.when(large).then(v - whole).otherwise(v) * _UNIT
     return (
         (whole * large.cast(pl.Float64)).cast(pl.Int128, strict=False),
-        *_units_and_rest(units),
-    )
-
-
-def _units_and_rest(units: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
-    """Per term in units of 2**-64 (Float64): its whole units, ``floor(u)``, and the
-    whole units of 2**-128 of the rest, ``floor((u mod 1) 2**64)``, both Int128 (null
-    where ``u`` is not finite). Floored first: a float-to-integer cast of a value with a
-    fractional part rounds one way in one engine and the other way in another."""
-    rest = (units % 1.0) * _UNIT
-    return (
         units.floor().cast(pl.Int128, strict=False),
-        rest.floor().cast(pl.Int128, strict=False),
     )
 
 
@@ -256,22 +230,19 @@ def _flag(too_large: pl.Expr, nan: pl.Expr) -> pl.Expr:
     )
 
 
-def _exact_aggs(
-    value: pl.Expr, *, grouped: bool = True
-) -> tuple[pl.Expr, pl.Expr, pl.Expr, pl.Expr]:
-    """The sum of ``value`` as three Int128 sums, whole numbers, units of 2**-64 and
-    units of 2**-128 (:func:`_exact_terms`), and its flag (Int8, :func:`_sum_flag`);
-    nulls count as 0.
+def _exact_aggs(value: pl.Expr, *, grouped: bool = True) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
+    """The sum of ``value`` as two Int128 sums, whole numbers and units of 2**-64
+    (:func:`_exact_terms`), and its flag (Int8, :func:`_sum_flag`); nulls count as 0.
 
     ``grouped=False`` (a ``select`` over all the rows, no ``group_by``): the whole
     numbers of only the large terms, filtered, are cast and added: the same sum, and
     cheaper than casting every row's 0 (in a ``group_by`` a filter costs more)."""
     v = value.cast(pl.Float64)
-    whole, units, rest = _exact_terms(v)
+    whole, units = _exact_terms(v)
     if not grouped:
         term = v.fill_null(0.0)
         whole = term.filter(_large(term)).floor().cast(pl.Int128, strict=False)
-    return whole.sum(), units.sum(), rest.sum(), _sum_flag(v)
+    return whole.sum(), units.sum(), _sum_flag(v)
 
 
 def _sum_flag(v: pl.Expr) -> pl.Expr:
@@ -296,10 +267,10 @@ def _sum_flag(v: pl.Expr) -> pl.Expr:
 
 def exact_columns(name: str, value: pl.Expr) -> list[pl.Expr]:
     """The aggregations of the exact sum of ``value`` as the columns of ``name``
-    (its whole numbers, units of 2**-64, units of 2**-128 and flag), which
-    :func:`exact_added` adds across parts and :func:`exact_total` reads."""
-    hi, lo, rest, bad = _exact_aggs(value)
-    return [hi.alias(_hi(name)), lo.alias(_lo(name)), rest.alias(_rs(name)), bad.alias(_bad(name))]
+    (its whole numbers, units of 2**-64 and flag), which :func:`exact_added` adds across parts
+    and :func:`exact_total` reads."""
+    hi, lo, bad = _exact_aggs(value)
+    return [hi.alias(_hi(name)), lo.alias(_lo(name)), bad.alias(_bad(name))]
 
 
 #: A bounded sum's terms and total stay below this in magnitude (:func:`bounded_columns`).
@@ -308,9 +279,9 @@ BOUND = 2.0**62
 
 def bounded_columns(name: str, value: pl.Expr, *, nan: pl.Expr | None = None) -> list[pl.Expr]:
     """:func:`exact_columns` of terms whose total is known to stay below :data:`BOUND`
-    in magnitude, each term too: each term's units of 2**-64 (below 2**126) and of
-    2**-128 added in two Int128 sums, the whole numbers' column 0. The same integer
-    totals, so the same float, as :func:`exact_columns` for such terms, at less cost.
+    in magnitude, each term too: each term's units of 2**-64 (below 2**126) added in
+    one Int128 sum, the whole numbers' column 0. The same integer total, so the same
+    float, as :func:`exact_columns` for such terms, at about half the cost.
 
     The caller refuses the inputs that break the bound (the off-policy plan: a policy's
     probabilities, in [0, 1] and adding up to 1, times ``q_hat`` below :data:`BOUND`);
@@ -327,11 +298,9 @@ def bounded_columns(name: str, value: pl.Expr, *, nan: pl.Expr | None = None) ->
     """
     # NaN exactly where a term is: the terms stay below 2**62 (an infinity is refused)
     some_nan = value.cast(pl.Float64).sum().is_nan() if nan is None else nan
-    units, rest = _units(value)
     return [
         pl.lit(0, pl.Int128).alias(_hi(name)),
-        units.sum().alias(_lo(name)),
-        rest.sum().alias(_rs(name)),
+        _units(value).sum().alias(_lo(name)),
         _flag(pl.lit(False), some_nan).alias(_bad(name)),
     ]
 
@@ -340,19 +309,16 @@ def bounded_list_columns(name: str, items: pl.Expr) -> list[pl.Expr]:
     """Row-wise: :func:`bounded_columns` of each list's items, the same integers as
     :func:`exact_list_columns` gives for such items."""
     nan = items.list.eval(pl.element().cast(pl.Float64)).list.sum().is_nan()
-    units, rest = _units(pl.element())
     return [
         pl.lit(0, pl.Int128).alias(_hi(name)),
-        items.list.eval(units).list.sum().alias(_lo(name)),
-        items.list.eval(rest).list.sum().alias(_rs(name)),
+        items.list.eval(_units(pl.element())).list.sum().alias(_lo(name)),
         _flag(pl.lit(False), nan).alias(_bad(name)),
     ]
 
 
-def _units(value: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
-    """Per term of a bounded sum: ``floor(v 2**64)`` and the rest's units of 2**-128
-    (:func:`_units_and_rest`), Int128 (nulls 0; NaN null)."""
-    return _units_and_rest(value.cast(pl.Float64).fill_null(0.0) * _UNIT)
+def _units(value: pl.Expr) -> pl.Expr:
+    """Per term of a bounded sum: ``floor(v 2**64)`` as an Int128 (nulls 0; NaN null)."""
+    return (value.cast(pl.Float64).fill_null(0.0) * _UNIT).floor().cast(pl.Int128, strict=False)
 
 
 def with_exact_totals(frame: pl.LazyFrame, names: Sequence[str]) -> pl.LazyFrame:
@@ -360,53 +326,40 @@ def with_exact_totals(frame: pl.LazyFrame, names: Sequence[str]) -> pl.LazyFrame
     its columns, :func:`exact_columns` or :func:`exact_list_columns`) in a column of
     that name, in place of its integer columns."""
     return frame.with_columns(exact_total(name).alias(name) for name in names).drop(
-        column for name in names for column in (_hi(name), _lo(name), _rs(name), _bad(name))
+        column for name in names for column in (_hi(name), _lo(name), _bad(name))
     )
 
 
 def exact_added(name: str) -> list[pl.Expr]:
     """The aggregations adding the exact sum ``name`` of several rows (parts of it:
     :func:`exact_columns`), exactly: the integers added, the flags' largest kept."""
-    return [
-        pl.col(_hi(name)).sum(),
-        pl.col(_lo(name)).sum(),
-        pl.col(_rs(name)).sum(),
-        pl.col(_bad(name)).max(),
-    ]
+    return [pl.col(_hi(name)).sum(), pl.col(_lo(name)).sum(), pl.col(_bad(name)).max()]
 
 
-def _as_float(hi: pl.Expr, lo: pl.Expr, rest: pl.Expr, bad: pl.Expr) -> pl.Expr:
-    """The float of an exact sum's columns (:func:`_exact_aggs`): ``rest``'s units of
-    2**-128 carried, to the nearest, into ``lo``'s units of 2**-64, the total ``hi 2**64
-    + lo`` units of 2**-64 rounded once to the nearest double, plus what is left of
-    ``rest`` (below half a unit of 2**-64 in magnitude) rounded to a double. Where
-    ``rest`` is 0 (no term has digits below 2**-64), the double nearest to the total;
-    else within a rounding or two of it (as
-    :func:`~polars_irmetrics.metrics.scope.fixed_float`), the same bits for the same
-    integers. Below 2**62 in magnitude, the total's integer is cast (the division by
-    2**64 is exact); above, the whole part is, with the fraction as a last half unit
-    ``2 whole + 1`` (an odd integer of 64 bits or more is never halfway between two
-    doubles, and lies on the same side as the total)."""
-    shifted = rest + _HALF
-    lo = lo + shifted // _WHOLE
-    left = (shifted % _WHOLE - _HALF).cast(pl.Float64) * 2.0**-128  # below 2**-65
+def _as_float(hi: pl.Expr, lo: pl.Expr, bad: pl.Expr) -> pl.Expr:
+    """The float of an exact sum's columns (:func:`_exact_aggs`): the total ``hi 2**64 +
+    lo`` units of 2**-64 rounded once to the nearest double. Below 2**62 in magnitude,
+    the total's integer is cast (the division by 2**64 is exact); above, the whole part
+    is, with the fraction as a last half unit ``2 whole + 1`` (an odd integer of 64 bits
+    or more is never halfway between two doubles, and lies on the same side as the
+    total)."""
     carry = lo // _WHOLE
     whole = hi + carry
     fraction = lo - carry * _WHOLE  # in [0, 2**64)
     small = whole.abs() < _ONCE
     once = (pl.when(small).then(whole).otherwise(0) * _WHOLE + fraction).cast(pl.Float64) / _UNIT
     apart = (whole * 2 + (fraction > 0).cast(pl.Int128)).cast(pl.Float64) / 2.0
-    value = pl.when(small).then(once).otherwise(apart) + left
+    value = pl.when(small).then(once).otherwise(apart)
     return pl.when(bad > _EXACT).then(float("nan")).otherwise(value)
 
 
 def exact_sum(value: pl.Expr) -> pl.Expr:
     """``value.sum()`` (an aggregation) computed exactly (the terms as integers of
-    2**-64 and 2**-128: :func:`_exact_terms`), so the same bits in any row order, nulls
-    skipped; NaN where a term is NaN (an estimator's own 0 / 0, as obp's) or too large
-    to be summed exactly (infinite, or :data:`EXACT_LIMIT` or more in magnitude), which
-    :meth:`Summary.merge` refuses. Its float reads each integer sum several times: in a
-    plan over many rows, :func:`exact_columns` then :func:`exact_total` sums them once.
+    2**-64), so the same bits in any row order, nulls skipped; NaN where a term is NaN
+    (an estimator's own 0 / 0, as obp's) or too large to be summed exactly (infinite, or
+    :data:`EXACT_LIMIT` or more in magnitude), which :meth:`Summary.merge` refuses. Its
+    float reads each integer sum several times: in a plan over many rows,
+    :func:`exact_columns` then :func:`exact_total` sums them once.
 
     Examples
     --------
@@ -438,24 +391,18 @@ def exact_list_sum(items: pl.Expr) -> pl.Expr:
 def exact_list_columns(name: str, items: pl.Expr) -> list[pl.Expr]:
     """Row-wise: the columns of ``name`` holding each list's exact sum of ``items``
     (:func:`exact_list_sum`), which :func:`exact_total` reads in a later step."""
-    large, units, rest, flag = _exact_list_parts(items)
-    return [
-        large.alias(_hi(name)),
-        units.alias(_lo(name)),
-        rest.alias(_rs(name)),
-        flag.alias(_bad(name)),
-    ]
+    large, units, flag = _exact_list_parts(items)
+    return [large.alias(_hi(name)), units.alias(_lo(name)), flag.alias(_bad(name))]
 
 
-def _exact_list_parts(items: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr, pl.Expr]:
-    whole, units, rest = _exact_terms(pl.element())
+def _exact_list_parts(items: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
+    whole, units = _exact_terms(pl.element())
     item = pl.element().cast(pl.Float64)
     too_large = items.list.eval(_too_large(item)).list.any()
     nan = items.list.eval(item.is_nan()).list.any()
     return (
         items.list.eval(whole).list.sum(),
         items.list.eval(units).list.sum(),
-        items.list.eval(rest).list.sum(),
         _flag(too_large, nan),
     )
 
@@ -541,13 +488,8 @@ class Summary:
         aggs = [self.count_expr.cast(pl.Int64).alias(self.count)]
         for name, value in self.sums.items():
             if first[name] == name:
-                hi, lo, rest, bad = _exact_aggs(self._term(name, value), grouped=grouped)
-                aggs += [
-                    hi.alias(_hi(name)),
-                    lo.alias(_lo(name)),
-                    rest.alias(_rs(name)),
-                    bad.alias(_bad(name)),
-                ]
+                hi, lo, bad = _exact_aggs(self._term(name, value), grouped=grouped)
+                aggs += [hi.alias(_hi(name)), lo.alias(_lo(name)), bad.alias(_bad(name))]
                 if self.scaled:  # the part's largest terms: a split log's (rescaled)
                     peak = self._base(name).cast(pl.Float64).abs().max()
                     peak = peak if split else pl.lit(None, pl.Float64)
@@ -681,7 +623,7 @@ class Summary:
         keys = [*by, *([self.within] if self.within else [])]
         aggs = self._part_aggs(first, first_max, grouped=bool(keys), split=peaks is not None)
         part = rows.group_by(keys).agg(aggs) if keys else rows.select(aggs)
-        columns = (_hi, _lo, _rs, _bad, _pk, _sc) if self.scaled else (_hi, _lo, _rs, _bad)
+        columns = (_hi, _lo, _bad, _pk, _sc) if self.scaled else (_hi, _lo, _bad)
         copies = [
             pl.col(column(same)).alias(column(name))
             for name, same in first.items()
@@ -699,7 +641,6 @@ class Summary:
             aggs += [
                 pl.col(_hi(name)).sum(),
                 pl.col(_lo(name)).sum(),
-                pl.col(_rs(name)).sum(),
                 pl.col(_bad(name)).max(),
             ]
             if self.scaled:
