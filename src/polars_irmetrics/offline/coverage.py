@@ -804,19 +804,12 @@ def _partly_texts(
 ) -> dict[tuple[Any, ...], tuple[int, str]]:
     """The document hint (:data:`~polars_irmetrics.ground.validate.DocsHint`) of the
     data :func:`_partly_cases` gives."""
-    texts: dict[tuple[Any, ...], tuple[int, str]] = {}
-    for row in cases.iter_rows(named=True):
-        ran_id, judged_id = row[doc_id], row[f"{doc_id}_right"]
-        what, fix = spelling_change(ran_id, judged_id)
-        texts[tuple(row[k] for k in systems)] = (
-            row[_QUERIES],
-            f"{row[_PAIRS]} (query, document) pair(s) of the run there match a judgment of "
-            f"the query only when {what} (query {row[query_id]!r}: run {ran_id!r}, "
-            f"judgments {judged_id!r}) and are scored as unjudged documents: ids are "
-            "compared exactly, as trec_eval compares them; give both the same spelling, "
-            f"e.g. pl.col({doc_id!r}){fix} on the run and the judgments.",
-        )
-    return texts
+    return _pair_texts(
+        cases,
+        (systems, query_id, doc_id),
+        "there match a judgment of the query",
+        " and are scored as unjudged documents",
+    )
 
 
 def _blind_merged(
@@ -837,17 +830,26 @@ def _blind_texts(
 ) -> dict[tuple[Any, ...], tuple[int, str]]:
     """The document hint (:data:`~polars_irmetrics.ground.validate.DocsHint`) of the
     data :func:`_blind_cases` gives."""
+    return _pair_texts(cases, (systems, query_id, doc_id), "in such queries match a judgment", "")
+
+
+def _pair_texts(
+    cases: pl.DataFrame, names: tuple[Sequence[str], str, str], matched: str, scored: str
+) -> dict[tuple[Any, ...], tuple[int, str]]:
+    """Per system (``names``: the systems' keys, the query and document columns): how
+    many queries, and the sentence naming the first pair of ``cases`` (a run's id and
+    the judged one it matches once spelling is ignored)."""
+    systems, query_id, doc_id = names
     texts: dict[tuple[Any, ...], tuple[int, str]] = {}
     for row in cases.iter_rows(named=True):
         ran_id, judged_id = row[doc_id], row[f"{doc_id}_right"]
         what, fix = spelling_change(ran_id, judged_id)
         texts[tuple(row[k] for k in systems)] = (
             row[_QUERIES],
-            f"{row[_PAIRS]} (query, document) pair(s) of the run in such queries match a "
-            f"judgment only when {what} (query {row[query_id]!r}: run {ran_id!r}, "
-            f"judgments {judged_id!r}): ids are compared exactly, as trec_eval compares "
-            f"them; give both the same spelling, e.g. pl.col({doc_id!r}){fix} on the run "
-            "and the judgments.",
+            f"{row[_PAIRS]} (query, document) pair(s) of the run {matched} only when {what} "
+            f"(query {row[query_id]!r}: run {ran_id!r}, judgments {judged_id!r}){scored}: "
+            "ids are compared exactly, as trec_eval compares them; give both the same "
+            f"spelling, e.g. pl.col({doc_id!r}){fix} on the run and the judgments.",
         )
     return texts
 
