@@ -62,8 +62,19 @@ AGREEMENT: list[tuple[pl.DataFrame, pl.DataFrame, dict[str, Any], Any, Any, str 
             None,
             CONSTANT.format(column="ndcg", side="b", value="0.5", method=method),
         )
-        for method in ("kendall", "tau_ap", "spearman", "pearson")
+        for method in ("kendall", "spearman", "pearson")
     ],
+    # tau_ap (ties='a') averages b's ties over their orders: b's means all equal give
+    # ircor's tauAP_a, 0, as tau_ap@k gives a run that ties every shared document
+    (SPREAD, FLAT, {"method": "tau_ap"}, pytest.approx(0.0, abs=1e-12), None, None),
+    (
+        SPREAD,
+        FLAT,
+        {"method": "tau_ap", "ties": "b"},
+        None,
+        None,
+        CONSTANT.format(column="ndcg", side="b", value="0.5", method="tau_ap"),
+    ),
     # a's means all equal; logloss is lower-is-better: the mean shown as read, 0.5
     (
         _systems({"x": [0.5, 0.5], "y": [0.5, 0.5], "z": [0.5, 0.5]}, "logloss"),

@@ -144,8 +144,10 @@ def system_agreement(
     -------
     pl.DataFrame
         One row: ``method``, ``systems`` (their number), ``correlation`` (null where
-        undefined: one result's means all equal, for every method; ``tau_ap`` with
-        ``ties="a"`` where ``a`` has equal means), ``p_value``
+        undefined: one result's means all equal, for every method but ``tau_ap`` with
+        ``ties="a"``, which averages ``b``'s equal means over their orders, 0 where they
+        are all equal; ``tau_ap`` with ``ties="a"`` where ``a`` has equal means),
+        ``p_value``
         (scipy's; null for ``tau_ap``, which has none, where the correlation is null,
         and where scipy gives none: ``spearman`` of two systems; a null but ``tau_ap``'s
         p-value comes with an :class:`~polars_irmetrics.errors.IrmWarning` naming its
@@ -277,7 +279,9 @@ def system_agreement(
     correlation, p_value = _correlation(method, mean_a, mean_b, ties)
     if correlation is None or (p_value is None and method != "tau_ap"):
         warn_at_caller(
-            _null_reason(method, names, mean_a, mean_b, (column_a, column_b), (sign_a, sign_b)),
+            _null_reason(
+                method, names, mean_a, mean_b, (column_a, column_b), (sign_a, sign_b), ties
+            ),
             IrmWarning,
         )
     return pl.DataFrame(
@@ -330,8 +334,20 @@ def _correlation(
     method: str, mean_a: Array, mean_b: Array, ties: str = "a"
 ) -> tuple[float | None, float | None]:
     """The correlation and its p-value; ``None`` where undefined: one side's means all
-    equal (no order), or scipy's NaN (Spearman's p-value of two systems)."""
-    if np.all(mean_a == mean_a[0]) or np.all(mean_b == mean_b[0]):
+    equal (no order), or scipy's NaN (Spearman's p-value of two systems).
+
+    ``tau_ap`` of ``ties='a'`` reads ``b``'s equal means as tie groups averaged over
+    their orders, so ``b``'s means all equal give that average, 0 (``ircor``'s
+    ``tauAP_a``, and ``tau_ap@k`` of a run that ties every shared document), not null.
+
+    >>> _correlation("tau_ap", np.array([0.3, 0.2, 0.1]), np.array([0.5, 0.5, 0.5]))
+    (0.0, None)
+    """
+    if np.all(mean_a == mean_a[0]):
+        return None, None
+    if method == "tau_ap" and ties == "a":
+        return _tau_ap(mean_a, mean_b, ties), None
+    if np.all(mean_b == mean_b[0]):
         return None, None
     if method == "tau_ap":
         return _tau_ap(mean_a, mean_b, ties), None
@@ -356,6 +372,7 @@ def _null_reason(
     mean_b: Array,
     columns: tuple[str, str],
     signs: tuple[float, float],
+    ties: str = "a",
 ) -> str:
     """Why :func:`_correlation` left the correlation (or its p-value) null, and what to
     do: one result's means all equal (no order), ``tau_ap`` of ``ties='a'`` against a
@@ -371,7 +388,9 @@ def _null_reason(
         ("a", mean_a, columns[0], signs[0]),
         ("b", mean_b, columns[1], signs[1]),
     ):
-        if np.all(means == means[0]):
+        # tau_ap of ties='a' averages b's equal means over their orders: b's all equal
+        # is no reason for its null
+        if np.all(means == means[0]) and not (method == "tau_ap" and ties == "a" and side == "b"):
             return (
                 f"correlation is null: every system's mean {column!r} in {side} is "
                 f"{sign * means[0] + 0.0:.6g} ({len(means)} systems), so {side} orders no "

@@ -1,0 +1,84 @@
+"""Round 33: the off-policy estimators and the ranking agreement against their references
+(obp 0.5.7, Corsi & Urbano's rbo.py, ircor's tauAP_a/tauAP_b, scipy): the few
+disagreements found, each on a tiny input worked by hand."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+
+from .helpers import warned
+
+
+def _systems(means: dict[str, float], column: str = "ndcg") -> pl.DataFrame:
+    """Two queries per system, each system's mean the given one."""
+    names = list(means)
+    return pl.DataFrame(
+        {
+            "system": [s for s in names for _ in range(2)],
+            "query_id": [1, 2] * len(names),
+            column: [means[s] + d for s in names for d in (0.125, -0.125)],
+        }
+    )
+
+
+SPREAD = _systems({"x": 0.75, "y": 0.5, "z": 0.25})
+FLAT = _systems({"x": 0.5, "y": 0.5, "z": 0.5})
+TIED_A = _systems({"x": 0.75, "y": 0.75, "z": 0.25})
+
+# (a, b, keywords, correlation, the warnings' starts)
+TAU_AP: list[tuple[pl.DataFrame, pl.DataFrame, dict[str, Any], float | None, list[str]]] = [
+    # ircor's tauAP_a(x = a's means, y = b's): b's one tie group (p 1, t 3) gives each
+    # system W(1, 3) = (1/1 + 2/2) / (2 * 3) = 1/3, 1 in all: 2/(3-1) * 1 - 1 = 0, the
+    # expected tau_AP over b's orders (tau_ap@k of a run tying every shared document);
+    # null with a warning that b orders no system before
+    (SPREAD, FLAT, {"method": "tau_ap"}, 0.0, []),
+    # ties='b' reads b's side as its own direction: no document below b's first group
+    (
+        SPREAD,
+        FLAT,
+        {"method": "tau_ap", "ties": "b"},
+        None,
+        ["correlation is null: every system's mean 'ndcg' in b is 0.5 (3 systems)"],
+    ),
+    # a (the truth) tied and b constant: null for a's tie, and the warning names it
+    (
+        TIED_A,
+        FLAT,
+        {"method": "tau_ap"},
+        None,
+        ["correlation is null: systems 'x' and 'y' have the same mean 'ndcg' in a (0.75)"],
+    ),
+    # Kendall's tau-b of a constant side: scipy's nan, null
+    (
+        SPREAD,
+        FLAT,
+        {"method": "kendall"},
+        None,
+        ["correlation is null: every system's mean 'ndcg' in b is 0.5 (3 systems)"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("a", "b", "keywords", "correlation", "words"), TAU_AP)
+def test_system_tau_ap_of_a_constant_b_is_ircors_zero(
+    a: pl.DataFrame,
+    b: pl.DataFrame,
+    keywords: dict[str, Any],
+    correlation: float | None,
+    words: list[str],
+) -> None:
+    out, caught = warned(lambda: irm.system_agreement(a, b, **keywords))
+    got = out["correlation"].item()
+    if correlation is None:
+        assert got is None
+    else:
+        assert got == pytest.approx(correlation, abs=1e-15)
+    assert out["p_value"].item() is None
+    assert len(caught) == len(words)
+    for message, start in zip(caught, words, strict=True):
+        assert message.startswith(start)
