@@ -82,3 +82,38 @@ def test_system_tau_ap_of_a_constant_b_is_ircors_zero(
     assert len(caught) == len(words)
     for message, start in zip(caught, words, strict=True):
         assert message.startswith(start)
+
+
+LOG = pl.DataFrame(
+    {"round_id": [1, 2], "action": [0, 1], "reward": [1.0, 0.0], "pscore": [0.5, 0.5]}
+)
+POLICY = pl.DataFrame({"round_id": [1, 1, 2, 2], "action": [0, 1] * 2, "prob": [0.5] * 4})
+MODEL = POLICY.select("round_id", "action", q_hat=pl.lit(0.5))
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize(
+    ("metric", "message"),
+    [
+        # obp's lambda_ of DoublyRobustWithShrinkage: inf leaves the weights as they are
+        # (dr), not a threshold; the message said "inf: no threshold"
+        (
+            "dr_os(lambda=-1)",
+            "metric 'dr_os(lambda=-1)': lambda must be a number >= 0 (inf: no shrinkage, "
+            "dr's estimate), got -1",
+        ),
+        (
+            "switch_dr(tau=nan)",
+            "metric 'switch_dr(tau=nan)': tau must be a number >= 0 (inf: no threshold), got nan",
+        ),
+        (
+            "sg_dr(lambda=1.5)",
+            "metric 'sg_dr(lambda=1.5)': lambda must be a number in [0, 1], got 1.5",
+        ),
+    ],
+)
+def test_a_bad_ope_parameter_names_its_meaning(metric: str, message: str, lazy: bool) -> None:
+    log = LOG.lazy() if lazy else LOG
+    with pytest.raises(irm.errors.MetricParameterError) as caught:
+        irm.evaluate(log, [metric], policy=POLICY, reward_model=MODEL)
+    assert str(caught.value) == message

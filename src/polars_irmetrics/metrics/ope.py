@@ -131,7 +131,12 @@ def ope_parameter(name: str, params: Params, label: str, *, high: float = math.i
                 "of at least 2**-1022"
             )
         return float(value)
-    bound = "in [0, 1]" if high == 1.0 else ">= 0 (inf: no threshold)"
+    if high == 1.0:
+        bound = "in [0, 1]"
+    elif name == "lambda":  # dr_os: lambda shrinks the weights, inf leaves them (dr)
+        bound = ">= 0 (inf: no shrinkage, dr's estimate)"
+    else:
+        bound = ">= 0 (inf: no threshold)"
     raise MetricParameterError(f"metric {label!r}: {name} must be a number {bound}, got {value!r}")
 
 
