@@ -117,3 +117,25 @@ def test_a_bad_ope_parameter_names_its_meaning(metric: str, message: str, lazy: 
     with pytest.raises(irm.errors.MetricParameterError) as caught:
         irm.evaluate(log, [metric], policy=POLICY, reward_model=MODEL)
     assert str(caught.value) == message
+
+
+@pytest.mark.parametrize(
+    ("option", "hint"),
+    [
+        # obp's estimate_interval(alpha=0.05, n_bootstrap_samples=, random_state=) and
+        # its estimators' lambda_ and estimated_pscore: refused, naming irm's spelling
+        (
+            "alpha",
+            ": an interval is asked for by its confidence level, ci=1 - alpha (ci=0.95 for "
+            "obp's alpha=0.05); the options are ",
+        ),
+        ("n_bootstrap_samples", ": obp's n_bootstrap_samples is n_bootstrap= here (with ci=);"),
+        ("random_state", ": obp's random_state of the bootstrap is seed= here (with ci=);"),
+        ("lambda_", ": obp's lambda_ is written in the estimator's name, e.g. 'ips(clip=10)', "),
+        ("use_estimated_pscore", ": the propensities read are the log's column named by "),
+    ],
+)
+def test_obps_names_are_refused_with_irms(option: str, hint: str) -> None:
+    with pytest.raises(irm.errors.InvalidValueError) as caught:
+        irm.evaluate(LOG, ["ips"], policy=POLICY, ci=0.95, **{option: 1})
+    assert str(caught.value).startswith(f"unknown option {option}=...{hint}")

@@ -797,6 +797,26 @@ _METRIC_PARAMETERS = {
     "k": ": the cutoff is written in the metric's name, e.g. 'ndcg@10'",
 }
 
+#: The hint of an unknown option that is Open Bandit Pipeline's name (its estimators'
+#: and ``estimate_interval``'s arguments) for one of the off-policy estimators' options.
+_OBP_NAMES = {
+    "alpha": (
+        ": an interval is asked for by its confidence level, ci=1 - alpha (ci=0.95 for "
+        "obp's alpha=0.05)"
+    ),
+    "n_bootstrap_samples": ": obp's n_bootstrap_samples is n_bootstrap= here (with ci=)",
+    "random_state": ": obp's random_state of the bootstrap is seed= here (with ci=)",
+    "lambda_": (
+        ": obp's lambda_ is written in the estimator's name, e.g. 'ips(clip=10)', "
+        "'dr(clip=10)', 'switch_dr(tau=10)', 'dr_os(lambda=10)', 'sg_ips(lambda=0.1)'"
+    ),
+    **dict.fromkeys(
+        ("estimated_pscore", "use_estimated_pscore"),
+        ": the propensities read are the log's column named by propensity= (e.g. "
+        "propensity='estimated_pscore')",
+    ),
+}
+
 
 @dataclass(frozen=True)
 class EvalOptions:
@@ -950,7 +970,8 @@ class EvalOptions:
         for name in options:
             if name not in fields:
                 raise InvalidValueError(
-                    f"unknown option {name}=...{_METRIC_PARAMETERS.get(name, '')}; the "
+                    f"unknown option {name}=..."
+                    f"{_METRIC_PARAMETERS.get(name) or _OBP_NAMES.get(name, '')}; the "
                     f"options are {', '.join(sorted(fields))}"
                 )
         # a numpy number (np.int64(1) for relevance_level, depth, n_bootstrap) as the
