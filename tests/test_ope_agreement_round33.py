@@ -139,3 +139,71 @@ def test_obps_names_are_refused_with_irms(option: str, hint: str) -> None:
     with pytest.raises(irm.errors.InvalidValueError) as caught:
         irm.evaluate(LOG, ["ips"], policy=POLICY, ci=0.95, **{option: 1})
     assert str(caught.value).startswith(f"unknown option {option}=...{hint}")
+
+
+# obp's edge cases (obp 0.5's estimate_policy_value on these arrays; the first and
+# last by hand): four rounds, three actions, the policy 0.5, 0.25, 0.25 in every round
+# and the reward model 0.5, 0.25, 1.0 (dm 0.5625); logged (action, pscore): (0, 1.0),
+# (1, 1e-12), (0, 0.5), (1, 0.25), so the weights are 0.5, 2.5e11, 1, 1, and action 2
+# is never logged. "edge": rewards 1, 0, 1, 1 (ips (0.5 + 0 + 1 + 1) / 4 = 0.625);
+# "zero": every reward 0; "one": the first round alone (dr 0.5625 + 0.5 (1 - 0.5)).
+EDGE_METRICS = ["ips", "snips", "dm", "dr", "sndr", "switch_dr(tau=2)", "dr_os(lambda=1)"]
+EDGE_METRICS.append("sg_dr(lambda=0.1)")
+EDGE_CASES = {
+    "edge": (
+        [1.0, 0.0, 1.0, 1.0],
+        4,
+        [
+            0.625,
+            9.9999999999e-12,
+            0.5625,
+            -15624999999.0625,
+            0.3125000000085,
+            0.9375,
+            0.76874999999975,
+            0.3157894737067105,
+        ],
+    ),
+    "zero": (
+        [0.0] * 4,
+        4,
+        [
+            0.0,
+            0.0,
+            0.5625,
+            -15624999999.6875,
+            0.3124999999985,
+            0.3125,
+            0.41874999999975,
+            -0.3157894736617105,
+        ],
+    ),
+    "one": (
+        [1.0, 0.0, 1.0, 1.0],
+        1,
+        [0.5, 1.0, 0.5625, 0.8125, 1.0625, 0.8125, 0.7625, 0.825657894736842],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(EDGE_CASES))
+def test_obps_edge_cases(case: str) -> None:
+    rewards, rounds, expected = EDGE_CASES[case]
+    log = pl.DataFrame(
+        {
+            "round_id": [1, 2, 3, 4],
+            "action": [0, 1, 0, 1],
+            "reward": rewards,
+            "pscore": [1.0, 1e-12, 0.5, 0.25],
+        }
+    ).head(rounds)
+    keys = {"round_id": [r for r in range(1, 5) for _ in range(3)], "action": [0, 1, 2] * 4}
+    policy = pl.DataFrame({**keys, "prob": [0.5, 0.25, 0.25] * 4})
+    model = pl.DataFrame({**keys, "q_hat": [0.5, 0.25, 1.0] * 4})
+    out, caught = warned(
+        lambda: irm.evaluate(log, EDGE_METRICS, policy=policy, reward_model=model)
+    )
+    assert out.select(EDGE_METRICS).row(0) == pytest.approx(expected, rel=1e-9, abs=1e-15)
+    # action 2, which the policy takes, is never logged
+    assert len(caught) == 1
+    assert "never" in caught[0]
