@@ -90,6 +90,7 @@ from polars_irmetrics.offline.coverage import (
     judged_coverage,
     judged_docs,
     judged_hints,
+    judged_partly,
     with_groups,
 )
 from polars_irmetrics.offline.jg import build_jg_plan
@@ -1729,6 +1730,7 @@ def _judged_coverage(
     if systems and warn is True:  # each system's tally, in one row; the ranking metrics' hints
         hints = judged_hints(run, qrels, query_id, doc_id)
         docs = judged_docs(run, qrels, query_id, doc_id, systems)
+        partly = judged_partly(run, qrels, query_id, doc_id, systems)
         counts = system_tallies(judged_tally(run, qrels, query_id, doc_id, by=systems))
 
         def say(row: Mapping[str, Any]) -> None:
@@ -1740,6 +1742,7 @@ def _judged_coverage(
                 scores=_EXPOSED,
                 docs=docs,
                 blind_scores=_BLIND_EXPOSED,
+                partly=partly,
             )
 
         return with_tally(plan, counts, say)
@@ -1751,10 +1754,19 @@ def _judged_coverage(
         # and the judged queries where it retrieves no judged document, their documents
         # spelt apart: read only where such a query is
         docs = judged_docs(run, qrels, query_id, doc_id)
+        # and the judged queries where it retrieves some judged documents but not all,
+        # its other documents there spelt apart
+        partly = judged_partly(run, qrels, query_id, doc_id)
 
         def tell(row: Mapping[str, Any]) -> None:
             warn_on_judged(
-                row, unretrieved, hints, scores=_EXPOSED, docs=docs, blind_scores=_BLIND_EXPOSED
+                row,
+                unretrieved,
+                hints,
+                scores=_EXPOSED,
+                docs=docs,
+                blind_scores=_BLIND_EXPOSED,
+                partly=partly,
             )
 
         return with_tally(plan, counts, tell)

@@ -37,9 +37,16 @@ from polars_irmetrics.ground.validate import (
     warn_from_plan,
     warn_on_counts,
 )
-from polars_irmetrics.offline.coverage import judged_docs
+from polars_irmetrics.offline.coverage import judged_docs, judged_partly
 
-__all__ = ["judged_counts", "judged_hints", "quiet", "spelt_docs", "warn_on_training"]
+__all__ = [
+    "judged_counts",
+    "judged_hints",
+    "quiet",
+    "spelt_docs",
+    "spelt_partly",
+    "warn_on_training",
+]
 
 #: The run's name in the counts (null on the row of the runs together).
 NAME = "run"
@@ -144,6 +151,26 @@ def spelt_docs(
     return named
 
 
+def spelt_partly(
+    runs: pl.LazyFrame, judged: pl.LazyFrame, names: Sequence[str], query_id: str, doc_id: str
+) -> DocsHint | None:
+    """The ranking metrics' document hint of the judged queries where a run retrieves
+    some judged documents but not all
+    (:func:`~polars_irmetrics.offline.coverage.judged_partly`), per run (``RUN``),
+    keyed by its name (``names``, in the runs' order): its other documents there that no
+    judgment of the query names and that match a judged one once the spaces around
+    them, case and separators are ignored. ``None`` where the documents are not text."""
+    partly = judged_partly(runs, judged, query_id, doc_id, systems=[RUN])
+    if partly is None:
+        return None
+    read = partly
+
+    def named() -> dict[tuple[str], tuple[int, str]]:
+        return {(names[key[0]],): text for key, text in read().items()}
+
+    return named
+
+
 #: What empty judgments mean to each caller.
 _NOTHING = {
     "fit_fusion": "fit_fusion has nothing to learn from (its table is empty)",
@@ -168,6 +195,15 @@ _SPELT = {
     "can score that run's documents in such a query.",
 }
 
+#: What a run's documents spelt apart from judged ones, in judged queries where it
+#: retrieves other judged documents, mean to each caller.
+_PARTLY = {
+    "fit_fusion": "fit_fusion learns each run's table from these judgments: such "
+    "documents of that run's are learnt as unjudged ones.",
+    "optimize_fusion": "optimize_fusion tunes the fusion on these judgments: no grid point "
+    "can score such documents of that run's.",
+}
+
 #: What judged queries the runs miss mean to each caller that scores them 0.
 _MISSED = {
     "fit_fusion": "mapfuse's table is that run's MAP over every judged query, the missed "
@@ -184,6 +220,7 @@ def warn_on_training(
     missed: bool,
     hints: Sequence[Hint] = (),
     docs: DocsHint | None = None,
+    partly: DocsHint | None = None,
 ) -> None:
     """The coverage warnings of :func:`judged_counts`' rows for ``caller``
     (``"fit_fusion"`` or ``"optimize_fusion"``): in the ranking metrics' words
@@ -195,7 +232,12 @@ def warn_on_training(
     (``mapfuse``) or once for the runs together (the grid) that list fewer than half of
     the judged queries. ``docs``: once per run that retrieves a judged document, but
     none in some judged query where its documents match judged ones once their spelling
-    is ignored (:func:`spelt_docs`; read only where such a query may be).
+    is ignored (:func:`spelt_docs`; read only where such a query may be). ``partly``:
+    once per run that retrieves a judged document, where in judged queries where it
+    retrieves some judged documents but not all its other documents match judged ones
+    once the spaces around them, case and separators are ignored
+    (:func:`spelt_partly`); said once here, the evaluations inside read no hint
+    (:func:`quiet`).
     """
     runs = counts.filter(pl.col(NAME).is_not_null())
     together = counts.filter(pl.col(NAME).is_null()).drop(NAME)
@@ -222,6 +264,14 @@ def warn_on_training(
             unretrieved="zero",
             emit=_renamed("system ", "run ", _SPELT[caller]),
             docs=docs,
+        )
+    if partly is not None and found.height:  # and where it retrieves some, not all
+        warn_on_counts(
+            found.with_columns(no_listed),
+            systems=[NAME],
+            unretrieved="zero",
+            emit=_renamed("system ", "run ", _PARTLY[caller]),
+            partly=partly,
         )
     if not missed:
         return

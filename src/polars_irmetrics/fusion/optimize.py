@@ -49,6 +49,7 @@ from polars_irmetrics.fusion.judged import (
     judged_hints,
     quiet,
     spelt_docs,
+    spelt_partly,
     warn_on_training,
 )
 from polars_irmetrics.fusion.methods import POS, RUN, VALUE, get_fusion_method
@@ -645,6 +646,7 @@ def optimize_fusion(
         missed=True,
         hints=judged_hints(gathered.frame, judged, q, d),
         docs=spelt_docs(gathered.frame, judged, names, q, d),
+        partly=spelt_partly(gathered.frame, judged, names, q, d),
     )
     queries = judged_queries[q].to_list()
     matrix = _matrix(per_query, label, len(points), q, queries)

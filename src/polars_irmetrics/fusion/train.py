@@ -45,6 +45,7 @@ from polars_irmetrics.fusion.judged import (
     judged_hints,
     quiet,
     spelt_docs,
+    spelt_partly,
     warn_on_training,
 )
 from polars_irmetrics.fusion.methods import (
@@ -276,6 +277,7 @@ def fit_fusion(
         missed=name == "mapfuse",
         hints=judged_hints(gathered.frame, judged, q, d),
         docs=spelt_docs(gathered.frame, judged, gathered.names, q, d),
+        partly=spelt_partly(gathered.frame, judged, gathered.names, q, d),
     )
     # a run with no judged query has no table: fuse would refuse the fitted table for
     # these very runs ("fit them on the same runs"), so the cause is named here

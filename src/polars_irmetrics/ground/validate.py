@@ -1751,6 +1751,7 @@ def warn_on_judged(
     scores: str | None = None,
     docs: DocsHint | None = None,
     blind_scores: str | None = None,
+    partly: DocsHint | None = None,
 ) -> None:
     """The coverage warning of the judged queries' counts ``row`` (the :data:`TALLY`
     columns: no judged document retrieved, no judged query), in the words of the
@@ -1758,7 +1759,9 @@ def warn_on_judged(
     :data:`SYSTEM_TALLIES`, one tally per system (:func:`judged_tally` by the system
     keys), each warned about by name; ``scores``, ``docs`` (the judged queries where a
     system retrieves no judged document, its documents there spelt apart from the
-    judged ones) and ``blind_scores``: as :func:`warn_on_counts` reads them."""
+    judged ones), ``blind_scores`` and ``partly`` (the judged queries where it retrieves
+    some judged documents but not all, its other documents there spelt apart from the
+    judged ones): as :func:`warn_on_counts` reads them."""
     if systems:
         counts = pl.DataFrame(row[SYSTEM_TALLIES])
         if counts.height:
@@ -1776,6 +1779,7 @@ def warn_on_judged(
         scores=scores,
         docs=docs,
         blind_scores=blind_scores,
+        partly=partly,
     )
 
 

@@ -36,7 +36,9 @@ from polars_irmetrics.ground.spelling import (
     spelling_matches,
 )
 from polars_irmetrics.ground.validate import (
+    FOUND_DOCS,
     INTERNAL,
+    JUDGED_DOCS,
     LISTED,
     ODD_DOCS,
     TALLY,
@@ -66,6 +68,7 @@ __all__ = [
     "judged_coverage",
     "judged_docs",
     "judged_hints",
+    "judged_partly",
     "odd_docs",
     "part_coverage",
     "partly_hint",
@@ -233,6 +236,16 @@ def _gathered(frames: Sequence[pl.DataFrame | None]) -> pl.DataFrame | None:
 #: :func:`polars_irmetrics.door.evaluate.evaluate_plan`).
 CoverageSink = Callable[[Coverage], None]
 
+#: The run's rows the metrics read, from the rows of some of its whole queries (with
+#: ``depth=``: those ranked within it; the plan gives it): what the document hints
+#: read of the run, so that a document below the depth is not named. ``None``: every
+#: row.
+Cut = Callable[[pl.LazyFrame], pl.LazyFrame] | None
+
+
+def _cut(run: pl.LazyFrame, cut: Cut) -> pl.LazyFrame:
+    return run if cut is None else cut(run)
+
 
 def part_coverage(
     frame: pl.DataFrame,
@@ -240,24 +253,25 @@ def part_coverage(
     qrels: pl.LazyFrame | None,
     setup: Setup,
     options: EvalOptions,
+    cut: Cut = None,
 ) -> Coverage:
     """The :class:`Coverage` of one part: ``frame`` its checked per-query frame, ``run``
     and ``qrels`` its rows (ids cast as the plan casts them), read again for the hints'
-    data only where the tally is suspect."""
+    data only where the tally is suspect (``cut``: :data:`Cut`)."""
     counts = coverage_counts(frame, systems=options.system_keys, listed=LISTED)
     query_id, doc_id = setup.check.query_id, setup.doc_id
     if qrels is None:
         return Coverage(counts, setup.check.unretrieved, doc_id=doc_id, query_id=query_id)
     texts = (setup.doc_is_string, _query_hint_applies(run, setup))
-    part = _part(counts, run, qrels, query_id, doc_id, setup.check.unretrieved, texts)
+    unretrieved = setup.check.unretrieved
+    part = _part(counts, _cut(run, cut), qrels, query_id, doc_id, unretrieved, texts)
+    names, systems = _blind_keys(setup), options.system_keys
     blind = blind_queries(frame, LISTED) if setup.doc_is_string else None
     if blind is not None and blind.height:  # whole queries per part: exact
-        systems = options.system_keys
-        part = replace(part, blind=_blind_cases(run, qrels, blind, _blind_keys(setup), systems))
+        part = replace(part, blind=_blind_cases(run, qrels, blind, names, systems, cut))
     partly = partly_queries(frame) if setup.doc_is_string else None
     if partly is not None and partly.height:  # whole queries per part: exact
-        names, systems = _blind_keys(setup), options.system_keys
-        part = replace(part, partly=_partly_cases(run, qrels, partly, names, systems))
+        part = replace(part, partly=_partly_cases(run, qrels, partly, names, systems, cut))
     return with_groups(part, run, qrels, setup.check.judged_keys, setup.check.unjudged)
 
 
@@ -288,18 +302,25 @@ def with_groups(
     )
 
 
-def id_hints(run: pl.LazyFrame, qrels: pl.LazyFrame, setup: Setup) -> tuple[Hint, ...]:
+def id_hints(
+    run: pl.LazyFrame, qrels: pl.LazyFrame, setup: Setup, cut: Cut = None
+) -> tuple[Hint, ...]:
     """The coverage warning's hints: documents and queries of the run that match the
     judgments' only once their spelling is ignored (case, the spaces around them,
     separators, a prefix, leading zeros:
     :func:`~polars_irmetrics.ground.spelling.spelling_matches`), with the fix. Each
-    reads the run and the judgments again, on the warning's path only."""
+    reads the run and the judgments again (the run's rows ``cut`` gives:
+    :data:`Cut`), on the warning's path only."""
     texts = (setup.doc_is_string, _query_hint_applies(run, setup))
-    return _hints(run, qrels, setup.check.query_id, setup.doc_id, texts)
+    return _hints(_cut(run, cut), qrels, setup.check.query_id, setup.doc_id, texts)
 
 
 def docs_hint(
-    run: pl.LazyFrame, qrels: pl.LazyFrame, setup: Setup, systems: Sequence[str]
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame,
+    setup: Setup,
+    systems: Sequence[str],
+    cut: Cut = None,
 ) -> Callable[[pl.DataFrame], Mapping[tuple[Any, ...], tuple[int, str]]] | None:
     """The coverage warning's hint of the judged queries where a run retrieves no judged
     document (``None`` where the documents are not text): given those rows of the
@@ -308,14 +329,14 @@ def docs_hint(
     spelling is ignored, per system (each value of the ``systems`` keys): how many
     queries, and a sentence naming the first
     (:data:`~polars_irmetrics.ground.validate.DocsHint`). Reads the run again (its
-    query ids, and the documents of those queries), only where there are such queries
-    (the warning's path)."""
+    query ids, and the documents of those queries, those ``cut`` keeps: :data:`Cut`),
+    only where there are such queries (the warning's path)."""
     if not setup.doc_is_string:
         return None
     query_id, doc_id = setup.check.query_id, setup.doc_id
 
     def read(blind: pl.DataFrame) -> Mapping[tuple[Any, ...], tuple[int, str]]:
-        cases = _blind_cases(run, qrels, blind, _blind_keys(setup), systems)
+        cases = _blind_cases(run, qrels, blind, _blind_keys(setup), systems, cut)
         return _blind_texts(cases, systems, query_id, doc_id)
 
     return read
@@ -343,7 +364,11 @@ def odd_docs(run: pl.LazyFrame, keys: Sequence[str], doc_id: str) -> pl.LazyFram
 
 
 def partly_hint(
-    run: pl.LazyFrame, qrels: pl.LazyFrame, setup: Setup, systems: Sequence[str]
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame,
+    setup: Setup,
+    systems: Sequence[str],
+    cut: Cut = None,
 ) -> Callable[[pl.DataFrame], Mapping[tuple[Any, ...], tuple[int, str]]] | None:
     """The coverage warning's hint of the judged queries where a run retrieves some
     judged documents but not all (``None`` where the documents are not text): given
@@ -355,7 +380,8 @@ def partly_hint(
     keys): how many queries, and a sentence naming the first
     (:data:`~polars_irmetrics.ground.validate.DocsHint`). Reads the run's documents
     again, filtered to those that are not their own fold (none where the ids are
-    lowercase letters and digits) before anything else."""
+    lowercase letters and digits) before anything else, those ``cut`` keeps of their
+    queries (:data:`Cut`: a document below ``depth=`` is not named)."""
     if not setup.doc_is_string:
         return None
     query_id, doc_id = setup.check.query_id, setup.doc_id
@@ -363,7 +389,7 @@ def partly_hint(
     def read(queries: pl.DataFrame) -> Mapping[tuple[Any, ...], tuple[int, str]]:
         if not queries.height:
             return {}
-        cases = _partly_cases(run, qrels, queries, _blind_keys(setup), systems)
+        cases = _partly_cases(run, qrels, queries, _blind_keys(setup), systems, cut)
         return {} if cases is None else _partly_texts(cases, systems, query_id, doc_id)
 
     return read
@@ -403,6 +429,34 @@ def judged_docs(
     def read() -> Mapping[tuple[Any, ...], tuple[int, str]]:
         cases = _judged_blind(run, qrels, query_id, doc_id, systems)
         return {} if cases is None else _blind_texts(cases, systems, query_id, doc_id)
+
+    return read
+
+
+def judged_partly(
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame,
+    query_id: str,
+    doc_id: str,
+    systems: Sequence[str] = (),
+) -> DocsHint | None:
+    """:func:`partly_hint` for such a route (:func:`judged_hints`), which counts nothing
+    per query itself: the judged queries where a system (each value of the ``systems``
+    keys) retrieves some judged documents but not all, its documents there that no
+    judgment of the query names and that match a judged one once the spaces around them,
+    case and separators are ignored (``'D3'`` beside a judged ``'d3'``: read as unjudged).
+    Read by :func:`~polars_irmetrics.ground.validate.warn_on_counts` wherever a system
+    retrieves a judged document; reads first the run's and the judgments' ids that are
+    not their own fold (a regex test of each id: none where the ids are lowercase letters
+    and digits, and then nothing more), and only those queries after. ``None`` where the
+    documents are not text."""
+    run, qrels, texts = _common_ids(run, qrels, query_id, doc_id, keep=systems)
+    if not texts[0]:
+        return None
+
+    def read() -> Mapping[tuple[Any, ...], tuple[int, str]]:
+        cases = _judged_partly(run, qrels, query_id, doc_id, systems)
+        return {} if cases is None else _partly_texts(cases, systems, query_id, doc_id)
 
     return read
 
@@ -509,8 +563,13 @@ def judged_coverage(
     run = ran.drop(systems) if systems else ran
     part = _part(counts, run, qrels, query_id, doc_id, unretrieved, texts)
     part = replace(part, scores=scores, blind_scores=blind_scores, totals=totals)
+    if not texts[0]:
+        return part
+    # the judged queries where a system retrieves some judged documents but not all
+    # (each part holds whole queries: exact), read where an id is not its own fold
+    part = replace(part, partly=_judged_partly(ran, qrels, query_id, doc_id, systems))
     blind = pl.col("found_queries") < pl.col("queries")
-    if not texts[0] or not counts.select(blind.any()).item():
+    if not counts.select(blind.any()).item():
         return part
     return replace(part, blind=_judged_blind(ran, qrels, query_id, doc_id, systems))
 
@@ -617,6 +676,49 @@ def _judged_blind(
     return cases if cases.height else None
 
 
+def _judged_partly(
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame,
+    query_id: str,
+    doc_id: str,
+    systems: Sequence[str],
+) -> pl.DataFrame | None:
+    """:func:`_partly_cases` of the judged queries where a system retrieves some judged
+    documents but not all, from ``run`` and ``qrels`` (ids of one dtype:
+    :func:`_common_ids`; ``None`` where no document matches). Only the queries where an
+    id of either side is not its own fold are read (two ids that match once spelling is
+    ignored differ, so one of them is not): found first (one regex test per id), then
+    each system's judged documents found there, against the judged ones of the query."""
+    keys = [*systems, query_id]
+    odd = pl.col(doc_id).cast(pl.String).str.contains(FOLDS)
+    judged = qrels.select(query_id, doc_id).unique()
+    marked = pl.concat(
+        [run.filter(odd).select(query_id), judged.filter(odd).select(query_id)]
+    ).unique()
+    queries = marked.collect()
+    if not queries.height:
+        return None
+    among = pl.col(query_id).is_in(queries.get_column(query_id).implode())
+    ran, held = run.filter(among), judged.filter(among)
+    found = (
+        ran.select(*keys, doc_id)
+        .join(held, on=[query_id, doc_id], how="semi")
+        .unique()
+        .group_by(keys)
+        .agg(pl.len().alias(FOUND_DOCS))
+    )
+    every = held.group_by(query_id).agg(pl.len().alias(JUDGED_DOCS))
+    partly = (
+        found.join(every, on=query_id)
+        .filter(pl.col(FOUND_DOCS) < pl.col(JUDGED_DOCS))
+        .select(keys)
+        .collect()
+    )
+    if not partly.height:
+        return None
+    return _partly_cases(ran, held, partly, (keys, [query_id], query_id, doc_id), systems)
+
+
 def _case_pairs(
     run: pl.LazyFrame, qrels: pl.LazyFrame, query_id: str, doc_id: str
 ) -> tuple[pl.DataFrame, int]:
@@ -668,19 +770,21 @@ def _blind_cases(
     blind: pl.DataFrame,
     names: tuple[list[str], list[str], str, str],
     systems: Sequence[str],
+    cut: Cut = None,
 ) -> pl.DataFrame:
     """The document hint's data of the per-query rows ``blind`` (judged queries where
     the run retrieves no judged document): per system with a match, how many of those
     queries hold a document of the run that matches a judged one of the same query once
     its spelling is ignored (:func:`~polars_irmetrics.ground.spelling.spelling_matches`),
     how many (query, document) pairs do, and the first (query, run document, judged
-    document). ``names``: :func:`_blind_keys`."""
+    document). ``names``: :func:`_blind_keys`; ``cut``: the rows of those queries
+    the metrics read (:data:`Cut`)."""
     keys, shared, query_id, doc_id = names
     # the rows of those queries: a filter on the query id first (a scan of a file
     # reads the other columns of those rows only), then on every key
     among = pl.col(query_id).is_in(blind.get_column(query_id).unique().implode())
     wanted = blind.lazy().select(keys)
-    ran = run.filter(among).select(*keys, doc_id)
+    ran = _cut(run.filter(among), cut).select(*keys, doc_id)
     held = qrels.filter(among)
     if len(keys) > 1:
         ran = ran.join(wanted, on=keys, how="semi")
@@ -719,6 +823,7 @@ def _partly_cases(
     queries: pl.DataFrame,
     names: tuple[list[str], list[str], str, str],
     systems: Sequence[str],
+    cut: Cut = None,
 ) -> pl.DataFrame | None:
     """The document hint's data of the per-query rows ``queries`` (judged queries where
     the run retrieves some judged documents but not all), in :func:`_blind_cases`'
@@ -731,20 +836,23 @@ def _partly_cases(
     match so differ, so one of them is not its own fold: the run's documents that are
     not (a regex test, no copy: none where the ids are lowercase letters and digits),
     matched with the judged ones of their queries, and the judged ones that are not,
-    matched with the run's documents of their queries. ``names``: :func:`_blind_keys`."""
+    matched with the run's documents of their queries. ``names``: :func:`_blind_keys`;
+    ``cut``: the rows of those queries the metrics read (:data:`Cut`), applied once the
+    run is filtered to them."""
     keys, shared, query_id, doc_id = names
     right = f"{doc_id}_right"
     text = pl.col(doc_id).cast(pl.String)
     odd = text.str.contains(FOLDS)
     fold = spelling_fold(pl.col(doc_id)).alias(_FOLD)
     wanted = queries.lazy().select(keys).unique()
-    ran = run.select(*keys, text)
+    ran = run
     if ODD_DOCS in queries.columns:  # the plan counted them: the run read for those alone
         marked = queries.filter(pl.col(ODD_DOCS) > 0).get_column(query_id).unique()
         if marked.len():
             ran = ran.filter(pl.col(query_id).is_in(marked.implode()))
         else:  # none: the run not read at all
             ran = pl.LazyFrame(schema=ran.collect_schema())
+    ran = _cut(ran, cut).select(*keys, text)
     ran_odd, held_odd = pl.collect_all(
         [
             ran.filter(odd).join(wanted, on=keys, how="semi", nulls_equal=True),
@@ -775,7 +883,7 @@ def _partly_cases(
             *shared, pl.col(_FOLD).alias(doc_id), pl.col(doc_id).alias(right)
         )
         found.append(
-            run.filter(among)
+            _cut(run.filter(among), cut)
             .select(*keys, text)
             .join(wanted, on=keys, how="semi", nulls_equal=True)
             .join(folded, on=[*shared, doc_id])

@@ -39,8 +39,9 @@ from polars_irmetrics.ground.validate import (
 )
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric
 from polars_irmetrics.metrics.scope import exact_mean
-from polars_irmetrics.offline.coverage import judged_docs, judged_hints
-from polars_irmetrics.offline.plan import build_plan
+from polars_irmetrics.offline.coverage import judged_docs, judged_hints, judged_partly
+from polars_irmetrics.offline.plan import build_plan, depth_cut
+from polars_irmetrics.offline.setup import resolve
 
 if TYPE_CHECKING:
     pass
@@ -165,14 +166,21 @@ def build_jg_plan(
     # the ranking metrics warn, over the queries and documents (not the groups)
     doc_id = options.doc_id
     judged = qrels_jg.select(query_id, doc_id).unique()
-    counts = judged_tally(run, judged, query_id, doc_id, listed=True)
-    hints = judged_hints(run, judged, query_id, doc_id)
+    # with depth=, the run's documents within it, as the measures read them: the found
+    # ones counted, and the hints read, there alone
+    cut = depth_cut(resolve(run, qrels_jg.drop(jg), options))
+    shown = run if cut is None else cut(run)
+    counts = judged_tally(shown, judged, query_id, doc_id, listed=True)
+    hints = judged_hints(shown, judged, query_id, doc_id)
     # and the judged queries where it retrieves no judged document, its documents there
     # spelt apart from the judged ones: read only where such a query is
-    docs = judged_docs(run, judged, query_id, doc_id)
+    docs = judged_docs(shown, judged, query_id, doc_id)
+    # and those where it retrieves some judged documents but not all, its other
+    # documents there spelt apart from the judged ones
+    partly = judged_partly(shown, judged, query_id, doc_id)
     unretrieved = options.unretrieved
 
     def say(row: Mapping[str, Any]) -> None:
-        warn_on_judged(row, unretrieved, hints, docs=docs)
+        warn_on_judged(row, unretrieved, hints, docs=docs, partly=partly)
 
     return with_tally(values, counts, say)

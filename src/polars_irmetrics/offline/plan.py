@@ -102,7 +102,7 @@ from polars_irmetrics.offline.coverage import (
 )
 from polars_irmetrics.offline.setup import Setup, resolve
 
-__all__ = ["build_plan"]
+__all__ = ["build_plan", "depth_cut"]
 
 #: A judged table's ranked row without a label (a retrieved, unjudged document).
 _UNJUDGED = f"{INTERNAL}unjudged"
@@ -205,15 +205,19 @@ def build_plan(
     if gate is not None:  # the call's other refusals before the warnings below
         result = gate(result)
     if callable(warn):  # an engine's part: its coverage, added up by the engine
-        sink, judged = warn, qrels
+        sink, judged, cut = warn, qrels, depth_cut(setup)
         result = result.map_batches(
-            lambda frame: _handed(frame, sink, part_coverage(frame, run, judged, setup, options)),
+            lambda frame: _handed(
+                frame, sink, part_coverage(frame, run, judged, setup, options, cut)
+            ),
             schema=result.collect_schema(),
         )
     elif warn:  # over every bucket's queries at once: one warning per run
-        hints = () if qrels is None else id_hints(run, qrels, setup)
-        docs = None if qrels is None else docs_hint(run, qrels, setup, options.system_keys)
-        partly = None if qrels is None else partly_hint(run, qrels, setup, options.system_keys)
+        # the hints read the run's rows within depth= (a document below is not read)
+        cut, systems = depth_cut(setup), options.system_keys
+        hints = () if qrels is None else id_hints(run, qrels, setup, cut)
+        docs = None if qrels is None else docs_hint(run, qrels, setup, systems, cut)
+        partly = None if qrels is None else partly_hint(run, qrels, setup, systems, cut)
         result = result.map_batches(
             lambda frame: warn_on_coverage(
                 frame,
@@ -261,6 +265,21 @@ def _shared_judged(
     if list(setup.keys) != [query_id] or list(setup.qrels_keys) != [query_id]:
         return None
     return facts.judged_frame(qrels, setup.rank, run.collect_schema(), setup.doc_id)
+
+
+def depth_cut(setup: Setup) -> Callable[[pl.LazyFrame], pl.LazyFrame] | None:
+    """With ``depth``, the rows of a run ranked within it (their positions as the plan
+    gives them: :func:`_with_positions`), which the coverage hints read
+    (:data:`~polars_irmetrics.offline.coverage.Cut`); ``None`` without."""
+    depth = setup.depth
+    if depth is None:
+        return None
+
+    def cut(rows: pl.LazyFrame) -> pl.LazyFrame:
+        placed = _with_positions(rows, setup, lambda kept: kept)
+        return placed.filter(pl.col(RANK) <= depth).drop(RANK)
+
+    return cut
 
 
 def _handed(frame: pl.DataFrame, sink: CoverageSink, coverage: Coverage) -> pl.DataFrame:

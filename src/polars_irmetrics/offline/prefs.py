@@ -98,7 +98,7 @@ from polars_irmetrics.offline.checks import (
     sampled_rows,
 )
 from polars_irmetrics.offline.columns import CHECK, JUDGED, RETRIEVED
-from polars_irmetrics.offline.coverage import id_hints, judged_docs
+from polars_irmetrics.offline.coverage import id_hints, judged_docs, judged_partly
 from polars_irmetrics.offline.setup import resolve
 
 __all__ = [
@@ -412,13 +412,18 @@ def build_prefs_plan(
     hints = id_hints(run, judgments, setup)
     # the queries where the run retrieves none of the preferences' documents, its
     # documents there spelt apart from theirs: read only where such a query is
-    docs = judged_docs(run, judgments, q, d)
+    # (the run's documents within depth=, as the measures read them)
+    shown = _within_depth(run, q, d, order, by_rank, options.depth)
+    docs = judged_docs(shown, judgments, q, d)
+    # and those where it retrieves some of their documents but not all, its other
+    # documents there spelt apart from theirs
+    partly = judged_partly(shown, judgments, q, d)
     unretrieved = options.unretrieved
     # the coverage counts are read when the plan runs, and warned about then
     tally = _tally(ranked, p, depth)
 
     def say(row: Mapping[str, Any]) -> None:
-        _warn_on_coverage(row, unretrieved, hints, docs)
+        _warn_on_coverage(row, unretrieved, hints, docs, partly)
 
     return with_tally(result, tally, say)
 
@@ -494,11 +499,15 @@ def _warn_on_coverage(
     unretrieved: Policy,
     hints: Sequence[Hint],
     docs: DocsHint | None = None,
+    partly: DocsHint | None = None,
 ) -> None:
     """The ranking metrics' coverage warning (:func:`warn_on_counts`) of :func:`_tally`'s
     row, naming the preferences (``prefs=``) where theirs names the judgments; ``docs``:
     the queries where the run retrieves none of their documents, its documents there
-    spelt apart from theirs (:func:`~polars_irmetrics.offline.coverage.judged_docs`)."""
+    spelt apart from theirs (:func:`~polars_irmetrics.offline.coverage.judged_docs`);
+    ``partly``: those where it retrieves some of them but not all, its other documents
+    there spelt apart from theirs
+    (:func:`~polars_irmetrics.offline.coverage.judged_partly`)."""
     warn_on_counts(
         tally_counts(row, _COUNTS),
         systems=(),
@@ -507,7 +516,24 @@ def _warn_on_coverage(
         emit=lambda text: warn_from_plan(_in_prefs_words(text)),
         docs=docs,
         blind_scores=_BLIND,
+        partly=partly,
     )
+
+
+def _within_depth(
+    run: pl.LazyFrame, q: str, d: str, order: pl.Expr, by_rank: bool, depth: int | None
+) -> pl.LazyFrame:
+    """The run's ids (``q``, ``d``) within ``depth`` as the measures read them (by the
+    given ranks 1..depth, or the top ``depth`` by score, ties by document id ascending:
+    :func:`_docids`), for the coverage hints; the run's ids whole without ``depth``."""
+    ids = run.select(q, d)
+    if depth is None:
+        return ids
+    if by_rank:
+        return run.filter(order.cast(pl.Int64, strict=False) <= depth).select(q, d)
+    place = pl.int_range(pl.len()).over(q)
+    ordered = run.sort([q, order, pl.col(d).cast(pl.String)], descending=[False, True, False])
+    return ordered.filter(place < depth).select(q, d)
 
 
 def _in_prefs_words(text: str) -> str:

@@ -76,6 +76,7 @@ from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum, judgment_fla
 from polars_irmetrics.offline.coverage import (
     SPELT,
     judged_docs,
+    judged_partly,
     spelt_hint,
     spelt_queries,
     spelt_tally,
@@ -450,11 +451,14 @@ class PsPlan:
         # judged document, its documents there spelt apart: read only where such a query
         # is (an engine's finish has no run: its parts' data, counted where they ran)
         docs = None if run is None else judged_docs(run.select(q, d), self.qrels, q, d)
+        # and those where it retrieves some judged documents but not all, its other
+        # documents there spelt apart (not counted by an engine's parts)
+        partly = None if run is None else judged_partly(run.select(q, d), self.qrels, q, d)
         parts_said = run is None
 
         def say(row: Mapping[str, Any]) -> None:
             hint = spelt_hint(row, q, d) if parts_said else docs
-            warn_on_judged(row, unretrieved, docs=hint)
+            warn_on_judged(row, unretrieved, docs=hint, partly=partly)
 
         return with_tally(raised, tally, say)
 
