@@ -69,10 +69,43 @@ def said(
     )
 
 
+#: 'D4' judged as the run spells it, groups= spelling it 'd4': in no group, said
+UNGROUPED = _run("d1", "d3", "D4")
+GROUPS_SAID = (
+    "groups= gives no group to 1 document(s) of the run that match one of its documents "
+    "only when case is ignored (run 'D4', groups= 'd4'): ids are compared exactly, and a "
+    "document without a group counts in no group, so its exposure and relevance are left "
+    "out of every group's (with none grouped, the values are null or NaN). Give both the "
+    "same spelling, e.g. pl.col('doc_id').str.to_lowercase() on the run and groups=."
+)
+UNGROUPED_QRELS = QRELS.with_columns(doc_id=pl.Series(["d1", "d3", "D4"]))
+
 CASES: list[tuple[str, pl.DataFrame, list[str], dict[str, Any], list[str]]] = [
+    (
+        "groups= spelt apart",
+        UNGROUPED,
+        ["ee_relevance", "awrf"],
+        {"qrels": UNGROUPED_QRELS, "groups": GROUPS},
+        [GROUPS_SAID],
+    ),
+    # 'x9' in no group, and like none of its documents: nothing said
+    (
+        "groups= lacks one",
+        _run("d1", "d3", "x9"),
+        ["ee_relevance"],
+        {"qrels": QRELS, "groups": GROUPS},
+        [],
+    ),
     ("exposure", SPELT, ["ee_relevance", "ee_loss"], {"qrels": QRELS}, [said()]),
     ("exposure in buckets", SPELT, ["ee_relevance"], {"qrels": QRELS, "buckets": 2}, [said()]),
-    ("awrf, groups=", SPELT, ["awrf"], {"qrels": QRELS, "groups": GROUPS}, [said()]),
+    # 'D3' spelt apart from groups= too: both said
+    (
+        "awrf, groups=",
+        SPELT,
+        ["awrf"],
+        {"qrels": QRELS, "groups": GROUPS},
+        [GROUPS_SAID.replace("'D4'", "'D3'").replace("'d4'", "'d3'"), said()],
+    ),
     (
         "exposure by system",
         SYSTEMS,
@@ -169,6 +202,7 @@ ENGINE_CASES: list[tuple[str, pl.DataFrame, list[str], dict[str, Any], list[str]
     ),
     ("depth, below", LOW, ["P@3"], {"depth": 2}, []),
     ("depth, within", LOW, ["P@3"], {"depth": 3}, [said(listed=True)]),
+    ("groups=", UNGROUPED, ["ee_relevance", "awrf"], {"groups": GROUPS}, [GROUPS_SAID]),
 ]
 
 
@@ -187,10 +221,10 @@ def test_engines_say_it_as_one_machine(
     request: pytest.FixtureRequest,
 ) -> None:
     evaluate, to_engine, back = engine_io(engine, request)
-    expected = warned(lambda: irm.evaluate(run, metrics, qrels=QRELS, **options))
+    qrels = UNGROUPED_QRELS if "groups" in options else QRELS
+    expected = warned(lambda: irm.evaluate(run, metrics, qrels=qrels, **options))
     assert expected[1] == said_here
-    got = warned(
-        lambda: back(evaluate(to_engine(run), metrics, qrels=to_engine(QRELS), **options))
-    )
+    tables = {k: to_engine(v) if isinstance(v, pl.DataFrame) else v for k, v in options.items()}
+    got = warned(lambda: back(evaluate(to_engine(run), metrics, qrels=to_engine(qrels), **tables)))
     assert got[1] == expected[1]
     assert got[0].equals(expected[0])

@@ -16,8 +16,10 @@ import polars as pl
 
 from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError
 from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.spelling import FOLDS, spelling_change, spelling_fold
 from polars_irmetrics.ground.validate import (
     INTERNAL,
+    is_text,
     lacks_most,
     systems_named,
     systems_tally,
@@ -103,6 +105,47 @@ _DIMENSIONS = f"{INTERNAL}dimensions"
 _RELEVANT, _RELEVANT_GROUPED = f"{INTERNAL}relevant", f"{INTERNAL}relevant_grouped"
 _LOST, _LOST_QUERIES = f"{INTERNAL}lost", f"{INTERNAL}lost_queries"
 _LOST_DOC, _LOST_QUERY = f"{INTERNAL}lost_doc", f"{INTERNAL}lost_query"
+#: The run's documents groups= gives no group that match one of its documents once the
+#: spaces around them, case and separators are ignored: how many, and the first pair.
+_SPELT, _SPELT_RUN, _SPELT_HELD = (
+    f"{INTERNAL}groups_spelt",
+    f"{INTERNAL}groups_spelt_run",
+    f"{INTERNAL}groups_spelt_held",
+)
+_FOLD = f"{INTERNAL}groups_fold"
+
+
+def _spelt_apart(flagged: pl.LazyFrame, grouped: pl.LazyFrame, doc_id: str) -> pl.LazyFrame:
+    """One row: the run's distinct documents without a group (``flagged``: each with
+    its flag, null without) that match a document of groups= (``grouped``) once the
+    spaces around them, case and separators are ignored
+    (:func:`~polars_irmetrics.ground.spelling.spelling_fold`; a prefix and leading zeros
+    kept: ``'d01'`` and ``'d1'`` may be two documents), how many, and the first pair.
+    Two ids that match so differ, so one of them is not its own fold: only those are
+    folded (one regex test of each id first), the others matched as they are."""
+    text = pl.col(doc_id).cast(pl.String)
+    odd = text.str.contains(FOLDS)
+
+    def folded(ids: pl.LazyFrame) -> pl.LazyFrame:
+        ids = ids.select(text.alias(doc_id))
+        return pl.concat(
+            [
+                ids.filter(odd).with_columns(spelling_fold(pl.col(doc_id)).alias(_FOLD)),
+                ids.filter(~odd).with_columns(pl.col(doc_id).alias(_FOLD)),
+            ]
+        )
+
+    lacking = folded(flagged.filter(pl.col(_GROUPED).is_null() & pl.col(doc_id).is_not_null()))
+    held = folded(grouped.select(doc_id).filter(pl.col(doc_id).is_not_null()))
+    right = f"{doc_id}_right"
+    pairs = (
+        lacking.join(held, on=_FOLD).filter(pl.col(doc_id) != pl.col(right)).sort(doc_id, right)
+    )
+    return pairs.select(
+        pl.col(doc_id).n_unique().cast(pl.Int64).alias(_SPELT),
+        pl.col(doc_id).first().alias(_SPELT_RUN),
+        pl.col(right).first().alias(_SPELT_HELD),
+    )
 
 
 def reads_relevant_groups(requests: Requests, target: object | None) -> bool:
@@ -156,6 +199,9 @@ def _tally(
         )
 
     docs = counted(run, _DOCS, _GROUPED)
+    if is_text(run.collect_schema()[doc_id]):  # the run's documents spelt apart from its
+        spelt = _spelt_apart(flags(run), grouped_docs, doc_id)
+        docs = pl.concat([docs, spelt], how="horizontal")
     if systems and system_rows is not None:  # each system's own documents too
         per_system = systems_tally(system_rows, grouped, doc_id, _GROUPED, systems, distinct=True)
         docs = pl.concat([docs, per_system], how="horizontal")
@@ -231,7 +277,9 @@ def groups_tally(
     group are counted with their queries (those of ``queries``, the run's ``query_id``
     column, where given), and named even when they are few. ``grouped_docs``: the
     distinct documents of groups= (``doc_id``), where the caller has them from a pass of
-    its own (one pass of groups= for both).
+    its own (one pass of groups= for both). Where the documents are text, the run's
+    documents without a group that match one of groups= once their spelling is ignored
+    are counted too, with the first pair (:func:`_spelt_apart`).
 
     Examples
     --------
@@ -239,8 +287,8 @@ def groups_tally(
     >>> docs = pl.LazyFrame({"doc_id": ["a", "b", "c"]})
     >>> groups = pl.LazyFrame({"doc_id": ["A", "B", "c"], "group": ["x", "x", "y"]})
     >>> row = groups_tally(docs, groups, None, parse_metric_list(["rnd"]), EvalOptions())
-    >>> row.collect().row(0)  # 3 documents, 1 of them grouped
-    (3, 1)
+    >>> row.collect().row(0)  # 3 documents, 1 grouped, 2 spelt apart ('a' beside 'A')
+    (3, 1, 2, 'a', 'A')
     """
     doc_id = options.doc_id
     grouped = [label for label, r in requests if r.metric.name not in AWRF_MEASURES]
@@ -365,6 +413,20 @@ def _warn_on_lost(
     )
 
 
+def _warn_on_spelt(row: Mapping[str, Any], doc_id: str, effect: str) -> None:
+    """The run's documents groups= gives no group that match one of its documents once
+    their spelling is ignored (``row``'s counts, however few), with what a document
+    without a group is to the measures (``effect``) and the fix."""
+    ran_id, held_id = row[_SPELT_RUN], row[_SPELT_HELD]
+    what, fix = spelling_change(ran_id, held_id)
+    warn_from_plan(
+        f"groups= gives no group to {row[_SPELT]} document(s) of the run that match one of "
+        f"its documents only when {what} (run {ran_id!r}, groups= {held_id!r}): ids are "
+        f"compared exactly, and {effect}. Give both the same spelling, e.g. "
+        f"pl.col({doc_id!r}){fix} on the run and groups=."
+    )
+
+
 def _warn_on_group_row(
     row: Mapping[str, Any],
     doc_id: str,
@@ -407,6 +469,8 @@ def _warn_on_group_row(
     # (they speak of groups= lacking most documents: the same cause, said once)
     run_said = lacks_most(row[_GROUPED], row[_DOCS])
     run_said = run_said or bool(systems_named(row, _GROUPED, systems))
+    if row.get(_SPELT) and not run_said:  # a few, spelt apart from its documents
+        _warn_on_spelt(row, doc_id, f"{_ungrouped_effect(requests)}{mad}")
     if row.get(_LOST) and not run_said and not lacks_most(row[_RELEVANT_GROUPED], row[_RELEVANT]):
         _warn_on_lost(row, requests, doc_id, targeted=_GROUPS in row)
     if _GROUPS in row:
