@@ -36,6 +36,14 @@ def _py(*args: object, timeout: float = 240) -> subprocess.CompletedProcess[str]
     return proc
 
 
+@pytest.fixture(scope="module")
+def harness_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The harness's data folder, shared by the two harness tests: both read the same
+    tiny data (20 queries of 10 documents), which run.py generates into it once (a
+    folder already there is read, not generated again)."""
+    return tmp_path_factory.mktemp("harness-data")
+
+
 @pytest.mark.parametrize("int_ids", [False, True])
 def test_generate_deterministic_and_consistent(tmp_path: Path, int_ids: bool) -> None:
     flags = ["--queries", 20, "--docs", 10, "--chunk-queries", 8, "--hive"]
@@ -79,14 +87,14 @@ def test_generate_deterministic_and_consistent(tmp_path: Path, int_ids: bool) ->
     assert run.select((pl.col("score").diff().over("query_id").fill_null(-1.0) < 0).all()).item()
 
 
-def test_harness_all_libraries(tmp_path: Path) -> None:
+def test_harness_all_libraries(tmp_path: Path, harness_data: Path) -> None:
     # every library in the compute mode (one child each); the end-to-end mode, which
     # adds the file reading, runs in test_harness_many_systems
     out, raw = tmp_path / "results.md", tmp_path / "results.json"
     _py(
         BENCH / "run.py",
         *("--sizes", 20, "--docs", 10, "--repeats", 1, "--jobs", 2, "--modes", "compute"),
-        *("--out", out, "--json", raw, "--data-dir", tmp_path / "data"),
+        *("--out", out, "--json", raw, "--data-dir", harness_data),
     )
     results = json.loads(raw.read_text())
     assert {(r["lib"], r["mode"]) for r in results} == {(lib, "compute") for lib in LIBS}
@@ -108,7 +116,7 @@ def test_harness_all_libraries(tmp_path: Path) -> None:
         assert f"| {lib} |" in md
 
 
-def test_harness_many_systems(tmp_path: Path) -> None:
+def test_harness_many_systems(tmp_path: Path, harness_data: Path) -> None:
     # --systems: S copies of one run in one systems="system" call; each system's means are
     # the single run's
     out, raw = tmp_path / "results.md", tmp_path / "results.json"
@@ -116,7 +124,7 @@ def test_harness_many_systems(tmp_path: Path) -> None:
         BENCH / "run.py",
         *("--sizes", 20, "--docs", 10, "--repeats", 1, "--libs", "irm-rank"),
         *("--systems", "1,3", "--systems-queries", 20, "--modes", "e2e"),
-        *("--out", out, "--json", raw, "--data-dir", tmp_path / "data"),
+        *("--out", out, "--json", raw, "--data-dir", harness_data),
     )
     results = json.loads(raw.read_text())
     systems = [r for r in results if r["lib"] == "irm-systems"]
