@@ -15,13 +15,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, Protocol, TypeVar
 
 import polars as pl
 import pyarrow as pa
 
 from polars_irmetrics.door.evaluate import refuse_keys_beside_recsys
-from polars_irmetrics.engines._partition import as_polars_frame, warned_to
+from polars_irmetrics.engines._partition import (
+    as_polars_frame,
+    engine_options,
+    refuse_split_call,
+    warned_to,
+)
 from polars_irmetrics.errors import (
     ColumnNotFoundError,
     InvalidValueError,
@@ -70,6 +75,7 @@ __all__ = [
     "refuse_placed_keys",
     "side_tables",
     "split_beside",
+    "split_front",
     "two_calls",
     "warn_on_group_ids",
     "warn_on_history",
@@ -234,6 +240,72 @@ def two_calls(
     others = {k: v for k, v in tables.items() if k not in unread}
     rest = evaluate(run, beside.rest, **others, partitions=partitions, **read(beside.rest))
     return rest, exposure
+
+
+class _Framed(Protocol):
+    """An engine's frame (Spark's, Dask's): it names its columns."""
+
+    @property
+    def columns(self) -> Any: ...
+
+
+Framed = TypeVar("Framed", bound=_Framed)
+
+
+def split_front(
+    engine: str,
+    evaluate: Callable[..., Framed],
+    run: Framed,
+    metrics: str | Iterable[str],
+    tables: Mapping[str, Framed | None],
+    partitions: int | None,
+    options: Mapping[str, object],
+    *,
+    ensure_frame: Callable[[object, str], None],
+    schema: Callable[[Framed], pa.Schema],
+    checks: Callable[[EvalOptions], None] | None = None,
+) -> tuple[EvalOptions, tuple[Beside, Framed, Framed] | None]:
+    """The front of an engine's ``evaluate`` (``engine``: ``"Spark"``, ``"Dask"``), one
+    for both: the run and the judgments checked to be the engine's frames
+    (``ensure_frame``), the options read (:func:`engine_options`), Elliot's
+    ``item_mad@k`` refused, the engine's own ``checks`` of the options, then a ``by`` key
+    that ``queries=`` places beside the beyond-accuracy metrics refused (before any
+    route is read, as one machine refuses it: the split below would send them a
+    ``queries=`` they refuse); a call that asks for the exposure measures beside other
+    metrics (:func:`split_beside`) is refused as a whole where each half would not see it
+    (a sampled run, a ``by`` key of the run alone:
+    :func:`~polars_irmetrics.engines._partition.refuse_split_call`, from the frames'
+    Arrow ``schema``) and evaluated as two calls of ``evaluate`` (:func:`two_calls`).
+
+    ``tables``: every table keyword of the call (``qrels``, ``queries``, ``groups``...).
+    Returns the options and, for a split call, its two results (the other metrics', the
+    exposure measures') and how they split, which the engine puts side by side as one
+    machine does; ``None`` for a call of one piece, which the engine routes itself."""
+    qrels, queries = tables.get("qrels"), tables.get("queries")
+    ensure_frame(run, "run")
+    if qrels is not None:
+        ensure_frame(qrels, "qrels")
+    built = engine_options(options, engine)
+    refuse_item_clusters(engine, metrics)  # Elliot's item_mad: no part holds an item's users
+    if checks is not None:
+        checks(built)
+    if queries is not None:  # a by= key it places, beside the beyond-accuracy metrics
+        ensure_frame(queries, "queries")
+        refuse_placed_keys(metrics, run.columns, queries.columns, built, judged=qrels is not None)
+    beside = split_beside(metrics)
+    if beside is None:
+        return built, None
+    # a sampled run, a by key of the run alone: refused as the whole call's (each call
+    # sees its half)
+    refuse_split_call(
+        schema(run),
+        None if qrels is None else schema(qrels),
+        metrics,
+        built,
+        None if queries is None else schema(queries),
+    )
+    rest, exposure = two_calls(evaluate, run, beside, tables, partitions, options, built)
+    return built, (beside, rest, exposure)
 
 
 def refuse_click_means(engine: str, metrics: str | Iterable[str], options: EvalOptions) -> None:

@@ -74,10 +74,8 @@ from polars_irmetrics.engines._partition import (
     as_polars_frame,
     attribute_columns,
     check_options_read,
-    engine_options,
     evaluate_part,
     prepare,
-    refuse_split_call,
     tells_segments,
 )
 from polars_irmetrics.engines._prediction import prediction_route, shared_systems
@@ -94,11 +92,8 @@ from polars_irmetrics.engines._sides import (
     reads_relevant_group_ids,
     refuse_click_means,
     refuse_history_nulls,
-    refuse_item_clusters,
-    refuse_placed_keys,
     side_tables,
-    split_beside,
-    two_calls,
+    split_front,
     warn_on_group_ids,
     warn_on_history,
     warns_on_features,
@@ -378,38 +373,28 @@ def _evaluate(
     **options: Unpack[EvalKwargs],
 ) -> dd.DataFrame:
     """:func:`evaluate` on frames without Arrow dictionary columns."""
-    _ensure_frame(run, "run")
-    if qrels is not None:
-        _ensure_frame(qrels, "qrels")
-    built = engine_options(options, "Dask")
-    refuse_item_clusters("Dask", metrics)  # Elliot's item_mad: no part holds an item's users
-    tables = {"qrels": qrels, "queries": queries, "labels": labels, "policy": policy}
-    tables |= {"reward_model": reward_model, "propensities": propensities, "groups": groups}
-    tables |= {"interactions": interactions, "item_features": item_features}
-    tables |= {"reference": reference}
-    _refuse_wide_ids(run, tables, built, metrics)
-    if queries is not None:  # a by= key it places, beside the beyond-accuracy metrics
-        # (refused before any route is read, as one machine refuses it; the split below
-        # would send the beyond-accuracy metrics a queries= they refuse)
-        _ensure_frame(queries, "queries")
-        refuse_placed_keys(metrics, run.columns, queries.columns, built, judged=qrels is not None)
-    beside = split_beside(metrics)
-    if beside is not None:  # two calls, side by side as one machine puts them
-        tables = {"qrels": qrels, "groups": groups, "target": target, "queries": queries}
-        tables |= {"labels": labels, "policy": policy, "reward_model": reward_model}
-        tables |= {"propensities": propensities, "interactions": interactions}
-        tables |= {"item_features": item_features}
-        tables |= {"reference": reference}
-        # a sampled run, a by key of the run alone: refused as the whole call's (each
-        # call sees its half)
-        refuse_split_call(
-            arrow_of(run),
-            None if qrels is None else arrow_of(qrels),
-            metrics,
-            built,
-            None if queries is None else arrow_of(queries),
-        )
-        rest, exposure = two_calls(evaluate, run, beside, tables, partitions, options, built)
+    named = {"qrels": qrels, "queries": queries, "labels": labels, "policy": policy}
+    named |= {"reward_model": reward_model, "propensities": propensities, "groups": groups}
+    named |= {"interactions": interactions, "item_features": item_features}
+    named |= {"reference": reference}
+
+    def wide_ids(built: EvalOptions) -> None:  # before queries= is read, as ever
+        _refuse_wide_ids(run, named, built, metrics)
+
+    built, halves = split_front(
+        "Dask",
+        evaluate,
+        run,
+        metrics,
+        {**named, "target": target},
+        partitions,
+        options,
+        ensure_frame=_ensure_frame,
+        schema=arrow_of,
+        checks=wide_ids,
+    )
+    if halves is not None:  # two calls, side by side as one machine puts them
+        beside, rest, exposure = halves
         both = _beside(rest, exposure, beside, built)
         return persist(both) if built.progress else both
     given = {"groups": groups, "target": target, "interactions": interactions}

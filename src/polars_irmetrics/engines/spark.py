@@ -50,11 +50,9 @@ from polars_irmetrics.engines._partition import (
     as_polars_frame,
     attribute_columns,
     check_options_read,
-    engine_options,
     evaluate_part,
     prepare,
     raise_carried,
-    refuse_split_call,
     summarize_part,
     summarized_segments,
     tells_segments,
@@ -75,11 +73,8 @@ from polars_irmetrics.engines._sides import (
     reads_relevant_group_ids,
     refuse_click_means,
     refuse_history_nulls,
-    refuse_item_clusters,
-    refuse_placed_keys,
     side_tables,
-    split_beside,
-    two_calls,
+    split_front,
     warn_on_group_ids,
     warn_on_history,
     warns_on_features,
@@ -286,33 +281,23 @@ def evaluate(
         run = spark.read.parquet("s3://logs/run/")  # run/qhash=00/ ... run/qhash=63/
         means = irm_spark.evaluate(run, ["ndcg@10"], qrels=qrels, partitioned_by="qhash")
     """
-    _ensure_frame(run, "run")
-    if qrels is not None:
-        _ensure_frame(qrels, "qrels")
-    built = engine_options(options, "Spark")
-    refuse_item_clusters("Spark", metrics)  # Elliot's item_mad: no part holds an item's users
-    if queries is not None:  # a by= key it places, beside the beyond-accuracy metrics
-        # (refused before any route is read, as one machine refuses it; the split below
-        # would send the beyond-accuracy metrics a queries= they refuse)
-        _ensure_frame(queries, "queries")
-        refuse_placed_keys(metrics, run.columns, queries.columns, built, judged=qrels is not None)
-    beside = split_beside(metrics)
-    if beside is not None:  # two calls, side by side as one machine puts them
-        tables = {"qrels": qrels, "groups": groups, "target": target, "queries": queries}
-        tables |= {"labels": labels, "policy": policy, "reward_model": reward_model}
-        tables |= {"propensities": propensities, "interactions": interactions}
-        tables |= {"item_features": item_features}
-        tables |= {"reference": reference}
-        # a sampled run, a by key of the run alone: refused as the whole call's (each
-        # call sees its half)
-        refuse_split_call(
-            arrow_of(run),
-            None if qrels is None else arrow_of(qrels),
-            metrics,
-            built,
-            None if queries is None else arrow_of(queries),
-        )
-        rest, exposure = two_calls(evaluate, run, beside, tables, partitions, options, built)
+    tables = {"qrels": qrels, "groups": groups, "target": target, "queries": queries}
+    tables |= {"labels": labels, "policy": policy, "reward_model": reward_model}
+    tables |= {"propensities": propensities, "interactions": interactions}
+    tables |= {"item_features": item_features, "reference": reference}
+    built, halves = split_front(
+        "Spark",
+        evaluate,
+        run,
+        metrics,
+        tables,
+        partitions,
+        options,
+        ensure_frame=_ensure_frame,
+        schema=arrow_of,
+    )
+    if halves is not None:  # two calls, side by side as one machine puts them
+        beside, rest, exposure = halves
         return _compute(_beside(rest, exposure, beside, built), run.sparkSession, built.progress)
     given = {"groups": groups, "target": target, "interactions": interactions}
     given |= {"item_features": item_features}
