@@ -17,6 +17,7 @@ data: the warning is given by ``compute()``, from what the parts computed.
 from __future__ import annotations
 
 import pickle
+from collections.abc import Sequence
 from typing import Any
 
 import dask.dataframe as dd
@@ -30,10 +31,12 @@ from polars_irmetrics.engines._dask_frames import meta, to_pandas, to_table
 from polars_irmetrics.engines._partition import (
     Clicks,
     Job,
+    Refusal,
     Relay,
     arrow_schema,
     as_polars_frame,
     clicks_of,
+    raise_least,
     summarize_part,
     summarized_segments,
     values_tally,
@@ -44,7 +47,15 @@ from polars_irmetrics.errors import CoverageWarning, IrmWarning
 from polars_irmetrics.ground.validate import INTERNAL
 from polars_irmetrics.offline.coverage import Coverage
 
-__all__ = ["COVERAGE", "carried", "carrier_meta", "emitter", "released", "summarized"]
+__all__ = [
+    "COVERAGE",
+    "carried",
+    "carrier_meta",
+    "emitter",
+    "refusals_in",
+    "released",
+    "summarized",
+]
 
 #: The column of a part's coverage rows (the coverage pickled; null on value rows).
 COVERAGE = f"{INTERNAL}coverage"
@@ -59,9 +70,13 @@ def carrier_meta(job: Job) -> pd.DataFrame:
     return to_pandas(_schema(job).empty_table())
 
 
-def carried(job: Job, values: pa.Table, found: list[Coverage | Clicks]) -> pd.DataFrame:
+def carried(
+    job: Job, values: pa.Table, found: Sequence[Coverage | Clicks | Refusal]
+) -> pd.DataFrame:
     """A part's per-query values (in :attr:`Job.per_query_schema`) and, in rows of their
-    own, the coverage its plan gave (or its count of clicks)."""
+    own, the coverage its plan gave (or its count of clicks), or the data error it
+    refused its rows with (:func:`~polars_irmetrics.engines._partition.held_part`: the
+    task that gathers the parts raises the least of their refusals, one machine's)."""
     schema = _schema(job)
     rows = values.append_column(COVERAGE, pa.nulls(values.num_rows, pa.binary()))
     columns = {f.name: pa.nulls(len(found), f.type) for f in schema if f.name != COVERAGE}
@@ -70,7 +85,7 @@ def carried(job: Job, values: pa.Table, found: list[Coverage | Clicks]) -> pd.Da
     return to_pandas(pa.concat_tables([rows.cast(schema), extra.cast(schema)]))
 
 
-def _split(frame: pd.DataFrame) -> tuple[pa.Table, list[Coverage | Clicks]]:
+def _split(frame: pd.DataFrame) -> tuple[pa.Table, list[Coverage | Clicks | Refusal]]:
     table = to_table(frame)
     given = table.column(COVERAGE)
     values = table.filter(pc.is_null(given)).drop_columns([COVERAGE])
@@ -106,10 +121,17 @@ def released(values: dd.DataFrame, job: Job, before: Delayed | None = None) -> d
     return dd.from_delayed(kept, meta=meta(job.per_query_schema), verify_meta=False)
 
 
+def refusals_in(frame: pd.DataFrame) -> list[Refusal]:
+    """The refusals a part's values carry (:func:`carried`), for
+    :func:`~polars_irmetrics.engines._dask_frames.computed`."""
+    return [f for f in _split(frame)[1] if isinstance(f, Refusal)]
+
+
 def _summarize(
     values: pd.DataFrame, job: Job, segments: pd.DataFrame | None, _before: object
 ) -> pd.DataFrame:
     per_query, found = _split(values)
+    raise_least(found)  # the least of the parts' refusals, before any warning
     warn_coverage(job, [c for c in found if isinstance(c, Coverage)], emit=emitter())
     warn_on_values(
         job,
@@ -129,15 +151,18 @@ def _summarize(
 
 def _found_in(
     frame: pd.DataFrame, job: Job
-) -> tuple[list[Coverage | Clicks], tuple[pl.DataFrame, int]]:
+) -> tuple[list[Coverage | Clicks | Refusal], tuple[pl.DataFrame, int]]:
     values, coverage = _split(frame)
     return coverage, values_tally(job, values)
 
 
 def _warn_all(
-    job: Job, _before: object, *found: tuple[list[Coverage | Clicks], tuple[pl.DataFrame, int]]
+    job: Job,
+    _before: object,
+    *found: tuple[list[Coverage | Clicks | Refusal], tuple[pl.DataFrame, int]],
 ) -> bool:
     told = [c for part, _ in found for c in part]
+    raise_least(told)  # the least of the parts' refusals, before any warning
     warn_coverage(job, [c for c in told if isinstance(c, Coverage)], emit=emitter())
     warn_on_values(
         job,

@@ -3,13 +3,15 @@ frames' schemas, and the judgments crossed with the run's ``by`` groups."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import dask.dataframe as dd
 import pandas as pd
 import polars as pl
 import pyarrow as pa
 from dask.delayed import Delayed, delayed
 
-from polars_irmetrics.engines._partition import PART, Job, arrow_schema
+from polars_irmetrics.engines._partition import PART, Job, Refusal, arrow_schema, raise_least
 
 __all__ = ["after", "arrow_of", "computed", "meta", "to_pandas", "to_table", "with_groups"]
 
@@ -61,16 +63,27 @@ def after(frame: pd.DataFrame, done: object) -> pd.DataFrame:
     return frame
 
 
-def computed(values: dd.DataFrame) -> tuple[dd.DataFrame, Delayed]:
+def computed(
+    values: dd.DataFrame, refusals: Callable[[pd.DataFrame], list[Refusal]] | None = None
+) -> tuple[dd.DataFrame, Delayed]:
     """``values`` again, and a task that runs once every partition of them is computed
     (their lengths alone travel to it): a warning's task that reads it is never reached
     where a part refuses the input, as one machine warns of nothing before refusing it.
     Both read the same tasks of the partitions (``to_delayed``), so each is computed
-    once: the frame given back is to be read in place of ``values``."""
+    once: the frame given back is to be read in place of ``values``. ``refusals``: the
+    data errors a partition carries (where the parts hand them on rather than raise
+    them: :func:`~polars_irmetrics.engines._partition.held_part`), the least of which
+    that task raises."""
     parts = values.to_delayed()
-    done = delayed(_all_computed)(*(delayed(len)(part) for part in parts))
+    found = refusals or _none
+    done = delayed(_all_computed)(*(delayed(found)(part) for part in parts))
     return dd.from_delayed(parts, meta=values._meta, verify_meta=False), done
 
 
-def _all_computed(*_lengths: int) -> bool:
+def _none(frame: pd.DataFrame) -> list[Refusal]:
+    return []
+
+
+def _all_computed(*found: list[Refusal]) -> bool:
+    raise_least(r for part in found for r in part)
     return True

@@ -67,8 +67,10 @@ from polars_irmetrics.engines._partition import (
     PART,
     Clicks,
     Job,
+    Refusal,
     as_polars_frame,
     evaluate_lazy,
+    held_part,
     spanning_error,
 )
 from polars_irmetrics.ground.partitions import check_partition_column
@@ -251,8 +253,11 @@ def _task(
         ids = pl.concat([ids, found], how="vertical_relaxed").unique()
         if crossing is not None:  # the run's groups of the by keys the judgments lack
             judged = judged.join(_lazy(crossing), how="cross")
-    given: list[Coverage | Clicks] = []
-    values = carried(job, evaluate_lazy(job, runs, judged, given.append), given)
+    given: list[Coverage | Clicks | Refusal] = []
+    # a data error one plan orders is carried beside the values (the least is raised)
+    schema = job.per_query_schema
+    evaluated = held_part(schema, given.append, evaluate_lazy, job, runs, judged, given.append)
+    values = carried(job, evaluated, given)
     return values, ids.to_arrow()
 
 

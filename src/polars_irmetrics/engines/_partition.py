@@ -16,10 +16,11 @@ found inside a task (a duplicate document, a null id) is carried back in the tex
 the engine's own exception (:func:`carry_error`) and raised again on the driver as
 the library's exception with its message (:func:`raise_carried`).
 
-Each part checks its own queries, so where several queries are at fault, the one
-reported is the first of the part whose task fails first, not always the first in key
-order as on one machine; and a ``QuerySetError`` (an ``"error"`` policy) counts and
-names the queries of that part only.
+Each part checks its own queries in one machine's order; where several parts are at
+fault, each hands its error on rather than failing its task (:func:`held_part`) and the
+engine raises the least of them (the check first in that order, then the first query
+in key order): one machine's error, whichever task comes first. A ``QuerySetError``
+(an ``"error"`` policy) counts and names the queries of its part only.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import re
 import warnings
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, NoReturn, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, Protocol, TypeVar, cast
 
 import polars as pl
 import pyarrow as pa
@@ -63,6 +64,7 @@ from polars_irmetrics.ground.partitions import spanning_error
 from polars_irmetrics.ground.validate import (
     INTERNAL,
     empty_table_text,
+    order_of,
     warn_from_plan,
     with_common_keys,
 )
@@ -89,6 +91,7 @@ __all__ = [
     "Job",
     "ParsedJob",
     "PartSink",
+    "Refusal",
     "Relay",
     "Withheld",
     "arrow_schema",
@@ -102,9 +105,11 @@ __all__ = [
     "evaluate_lazy",
     "evaluate_part",
     "give_warnings",
+    "held_part",
     "judgments_given",
     "prepare",
     "raise_carried",
+    "raise_least",
     "refuse_run_only_by",
     "refuse_split_call",
     "spanning_error",
@@ -141,6 +146,75 @@ class Clicks:
 #: Where a part hands what the engine adds up (:func:`evaluate_part`'s ``sink``): its
 #: coverage, or its count of clicks.
 PartSink = Callable[[Coverage | Clicks], None]
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A part's data error that one plan over the whole input chooses between others by
+    a fixed order (:func:`~polars_irmetrics.ground.validate.ordered`: the check's rank,
+    then the first failing query's keys), kept rather than raised by the part
+    (:func:`held_part`), so that the engine raises the least of its parts' refusals: one
+    machine's error, whichever part holds it and whichever task fails first. ``kind``:
+    the error's class in :mod:`polars_irmetrics.errors`."""
+
+    order: Any
+    kind: str
+    message: str
+
+    def error(self) -> IrmError:
+        """The error, of its own class, with its own message."""
+        cls = getattr(errors, self.kind, None)
+        if not (isinstance(cls, type) and issubclass(cls, IrmError)):  # pragma: no cover
+            cls = IrmError
+        return cls(self.message)
+
+
+#: What a part hands its engine where it refuses its rows (:func:`held_part`).
+RefusalSink = Callable[[Refusal], None]
+
+
+def held_part(
+    schema: pl.Schema, sink: RefusalSink, function: Callable[..., pa.Table], *args: Any
+) -> pa.Table:
+    """``function(*args)`` (a part's :func:`evaluate_part` or :func:`evaluate_lazy`, whose
+    values are of ``schema``: :attr:`Job.per_query_schema`); a data error marked with its
+    place among one plan's (:class:`Refusal`) is handed to ``sink`` and the part gives no
+    values (the engine raises the least of its parts' refusals: :func:`raise_least`);
+    any other error is raised as it is.
+
+    >>> from polars_irmetrics.ground.validate import ordered
+    >>> def refusing():
+    ...     raise ordered(errors.DuplicateError("query 'q2' lists 'a' twice"), 1, 1, ["q2"])
+    >>> kept = []
+    >>> held_part(pl.Schema({"query_id": pl.String}), kept.append, refusing).num_rows
+    0
+    >>> kept[0].kind, kept[0].message
+    ('DuplicateError', "query 'q2' lists 'a' twice")
+    """
+    try:
+        return function(*args)
+    except IrmError as exc:
+        order = order_of(exc)
+        if order is None:
+            raise
+        sink(Refusal(order, type(exc).__name__, str(exc)))
+        return arrow_schema(schema).empty_table()
+
+
+def raise_least(found: Iterable[object]) -> None:
+    """Raise the least of the :class:`Refusal` among ``found`` (what the parts handed
+    their sinks, on the driver or in the task that gathers them), the error one plan
+    over their rows raises; nothing where no part refused.
+
+    >>> raise_least([Clicks(1)])
+    >>> raise_least([Refusal((1, 5), "DuplicateError", "b"), Refusal((1, 0), "InvalidValueError", "a")])
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: a
+    """  # noqa: E501
+    refusals = [f for f in found if isinstance(f, Refusal)]
+    if refusals:
+        raise min(refusals, key=lambda r: r.order).error() from None
 
 
 def clicks_of(told: Iterable[object]) -> int | None:

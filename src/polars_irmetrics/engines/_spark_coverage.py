@@ -26,6 +26,8 @@ from polars_irmetrics.engines._partition import (
     Covered,
     Job,
     PartSink,
+    Refusal,
+    RefusalSink,
     clicks_of,
     tells_values,
     values_tally,
@@ -39,6 +41,7 @@ __all__ = [
     "coverage_parts",
     "into",
     "keyed_parts",
+    "refusals_into",
     "task_key",
     "undefined_into",
     "warn_parts",
@@ -49,13 +52,15 @@ _T = TypeVar("_T")
 
 #: What a part tells the driver: its coverage (or, the click metrics', its count of
 #: clicks), or (under ``(_UNDEFINED, key)``) its per-query rows where a rnd/rkl/rrd is
-#: undefined, and its count of rows.
-Told = Coverage | Clicks | tuple[pl.DataFrame, int]
+#: undefined, and its count of rows, or (under ``(_REFUSED, key)``) the data error it
+#: refused its rows with (the driver raises the least of the parts').
+Told = Coverage | Clicks | tuple[pl.DataFrame, int] | Refusal
 
 #: The accumulator of the parts' coverage (and undefined rows), by key.
 Parts = Accumulator[dict[Hashable, Told]]
 
 _UNDEFINED = "undefined"
+_REFUSED = "refused"
 
 
 class _ByKey(AccumulatorParam[dict[Hashable, _T]]):
@@ -96,6 +101,17 @@ def into(parts: Parts, key: Hashable) -> PartSink:
 
     def sink(coverage: Coverage | Clicks) -> None:
         parts.add({key: coverage})
+
+    return sink
+
+
+def refusals_into(parts: Parts, key: Hashable) -> RefusalSink:
+    """The sink a part hands its refusal to
+    (:func:`~polars_irmetrics.engines._partition.held_part`), under a key of its own
+    beside its coverage's."""
+
+    def sink(refusal: Refusal) -> None:
+        parts.add({(_REFUSED, key): refusal})
 
     return sink
 

@@ -54,10 +54,11 @@ from polars_irmetrics.engines._partition import (
     as_polars_frame,
     evaluate_lazy,
     evaluate_part,
+    held_part,
     spanning_error,
 )
 from polars_irmetrics.engines._spark_arrow import arrow_in_session, arrow_of
-from polars_irmetrics.engines._spark_coverage import Parts, into, undefined_into
+from polars_irmetrics.engines._spark_coverage import Parts, into, refusals_into, undefined_into
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.partitions import (
     check_partition_column,
@@ -237,7 +238,10 @@ def _task(
         judged_ids = qrels.select(query_id).unique().collect()
         ids = pl.concat([ids, judged_ids], how="vertical_relaxed")
     key = ("task", number)
-    evaluated = evaluate_lazy(job, run, qrels, into(work.parts, key))
+    # a data error one plan orders is handed to the parts (the driver raises the least)
+    refused = refusals_into(work.parts, key)
+    sink = into(work.parts, key)
+    evaluated = held_part(job.per_query_schema, refused, evaluate_lazy, job, run, qrels, sink)
     values = as_polars_frame(undefined_into(work.parts, key, job, evaluated))
     out = pl.concat(
         [

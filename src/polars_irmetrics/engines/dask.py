@@ -51,6 +51,7 @@ from polars_irmetrics.engines._dask_coverage import (
     carried,
     carrier_meta,
     emitter,
+    refusals_in,
     released,
     summarized,
 )
@@ -71,10 +72,12 @@ from polars_irmetrics.engines._partition import (
     PART,
     Clicks,
     Job,
+    Refusal,
     as_polars_frame,
     attribute_columns,
     check_options_read,
     evaluate_part,
+    held_part,
     prepare,
     tells_segments,
 )
@@ -537,7 +540,7 @@ def _evaluate(
         # the history's null ids refused once every part has computed its values (a run
         # a part refuses is refused first) and before the parts' and groups='s warnings,
         # as one machine refuses them before its plan warns
-        values, done = computed(values)
+        values, done = computed(values, refusals_in)
         refused = delayed(_refuse_history_nulls)(
             done,
             _null_rows(interactions, metrics, built),
@@ -550,7 +553,7 @@ def _evaluate(
         # once every part has computed its values: a run a part refuses warns of nothing
         # (one machine refuses it before it counts groups='s ids)
         if refused is None:
-            values, done = computed(values)
+            values, done = computed(values, refusals_in)
         else:
             done = refused
         (docs,) = run[[built.doc_id]].drop_duplicates(split_out=1).to_delayed()
@@ -916,13 +919,19 @@ def _docs_in_parts(metrics: str | Iterable[str]) -> bool:
 
 
 def _one_side(run: pd.DataFrame, job: Job) -> pd.DataFrame:
-    found: list[Coverage | Clicks] = []
-    return carried(job, evaluate_part(job, to_table(run), None, found.append), found)
+    return _both_sides(run, None, job)
 
 
-def _both_sides(run: pd.DataFrame, qrels: pd.DataFrame, job: Job) -> pd.DataFrame:
-    found: list[Coverage | Clicks] = []
-    values = evaluate_part(job, to_table(run), to_table(qrels), found.append)
+def _both_sides(run: pd.DataFrame, qrels: pd.DataFrame | None, job: Job) -> pd.DataFrame:
+    """A part's values and, beside them, its coverage; a data error one plan orders is
+    carried there too, the part giving no values (the task that gathers the parts
+    raises the least of their refusals: one machine's, whichever part holds it)."""
+    found: list[Coverage | Clicks | Refusal] = []
+    judged = None if qrels is None else to_table(qrels)
+    schema = job.per_query_schema
+    values = held_part(
+        schema, found.append, evaluate_part, job, to_table(run), judged, found.append
+    )
     return carried(job, values, found)
 
 

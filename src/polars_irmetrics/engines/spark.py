@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 import operator
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import polars as pl
@@ -46,13 +46,16 @@ from polars_irmetrics.engines._ope import ope_route
 from polars_irmetrics.engines._partition import (
     PART,
     Job,
+    Refusal,
     arrow_schema,
     as_polars_frame,
     attribute_columns,
     check_options_read,
     evaluate_part,
+    held_part,
     prepare,
     raise_carried,
+    raise_least,
     summarize_part,
     summarized_segments,
     tells_segments,
@@ -112,6 +115,7 @@ from polars_irmetrics.engines._spark_coverage import (
     Parts,
     coverage_parts,
     into,
+    refusals_into,
     task_key,
     undefined_into,
     warn_parts,
@@ -490,7 +494,7 @@ def evaluate(
             job,
             partitioned_by,
             _spark_schema(job.per_query_schema, job.keys),
-            lambda frame: _compute(frame, spark, progress, placed),
+            lambda frame: _compute(frame, spark, progress, placed, parts),
             parts,
         )
     else:
@@ -501,7 +505,7 @@ def evaluate(
         result = values.orderBy(*job.keys).toDF(*job.per_query_schema)
     else:
         result = _means(values, job).toDF(*job.means_schema)
-    computed = _computed_whole(result, run, sides, metrics, built, progress, placed)
+    computed = _computed_whole(result, run, sides, metrics, built, progress, placed, parts)
     # the history's null ids refused before the parts' warnings, as one machine refuses
     nulls = _history_nulls(interactions, sides, metrics, built)
     held = () if interactions is None else interactions.columns
@@ -554,14 +558,15 @@ def _computed_whole(
     options: EvalOptions,
     progress: bool | None,
     placed: Callable[[], None] | None,
+    parts: Parts | None = None,
 ) -> DataFrame:
-    """:func:`_compute`; where a part refused the recommended items the interactions
-    lack (its count and example that part's users'), the whole run's refusal instead,
-    one machine's (:func:`~polars_irmetrics.engines._recsys_spark.unseen_frame`, one
-    more Spark job)."""
+    """:func:`_compute` (``parts``: the parts' refusals, the least raised); where a part
+    refused the recommended items the interactions lack (its count and example that
+    part's users'), the whole run's refusal instead, one machine's
+    (:func:`~polars_irmetrics.engines._recsys_spark.unseen_frame`, one more Spark job)."""
     spark = run.sparkSession
     try:
-        return _compute(result, spark, progress, placed)
+        return _compute(result, spark, progress, placed, parts)
     except IrmError as exc:
         job = unseen_job(arrow_of(run), sides, metrics, options)
         if job is None or not job.matches(exc):
@@ -747,7 +752,7 @@ def _per_query(
 
         def one_side(table: pa.Table) -> pa.Table:
             key = ("cogroup", _part_of(table))
-            evaluated = carrying(evaluate_part, job, table, None, into(parts, key))
+            evaluated = _evaluated(job, parts, key, table, None)
             return undefined_into(parts, key, job, evaluated).rename_columns(inner)
 
         return runs.applyInArrow(one_side, schema)
@@ -759,7 +764,7 @@ def _per_query(
 
     def both_sides(run_part: pa.Table, qrels_part: pa.Table) -> pa.Table:
         key = ("cogroup", _part_of(run_part, qrels_part))
-        evaluated = carrying(evaluate_part, job, run_part, qrels_part, into(parts, key))
+        evaluated = _evaluated(job, parts, key, run_part, qrels_part)
         return undefined_into(parts, key, job, evaluated).rename_columns(inner)
 
     return runs.cogroup(judged).applyInArrow(both_sides, schema)
@@ -778,7 +783,7 @@ def _per_query_map(
 
     def evaluate(runs: pa.Table, judged: pa.Table | None) -> pa.Table:
         key = task_key("map")
-        evaluated = carrying(evaluate_part, job, runs, judged, into(parts, key))
+        evaluated = _evaluated(job, parts, key, runs, judged)
         return undefined_into(parts, key, job, evaluated)
 
     return paired_map(
@@ -791,6 +796,18 @@ def _per_query_map(
         schema=_spark_schema(job.per_query_schema, job.keys),
         prefix="q",
     )
+
+
+def _evaluated(
+    job: Job, parts: Parts, key: Hashable, run: pa.Table, qrels: pa.Table | None
+) -> pa.Table:
+    """A part's per-query values in a task (:func:`evaluate_part`), its coverage handed
+    to ``parts`` under ``key``; a data error one plan orders, handed there too, the part
+    giving no values (:func:`~polars_irmetrics.engines._partition.held_part`: the driver
+    raises the least of the parts'); another library error carried back."""
+    refused = refusals_into(parts, key)
+    sink = into(parts, key)
+    return carrying(held_part, job.per_query_schema, refused, evaluate_part, job, run, qrels, sink)
 
 
 def _part_of(*tables: pa.Table) -> object:
@@ -828,6 +845,7 @@ def _compute(
     spark: SparkSession,
     progress: bool | None,
     placed: Callable[[], None] | None = None,
+    parts: Parts | None = None,
 ) -> DataFrame:
     """Run the job now, drawing its stages, and raise a task's library error as ours.
 
@@ -835,6 +853,12 @@ def _compute(
     ``queries=``, is run when the job fails: it raises one machine's error of the
     queries ``queries=`` gives no key, which one machine checks before the data's other
     problems (a part sees a null key alone).
+
+    ``parts``, where the parts hand the data errors one plan orders (a null id, a
+    document twice...) to it rather than failing their task
+    (:func:`~polars_irmetrics.engines._partition.held_part`): the least of them is raised
+    once the job has run (every part's, whichever task came first), as one machine
+    raises it; after ``placed``'s, as one machine checks those first.
 
     The job's stages are found through a job group of its own (the caller's group is
     restored after): the bar counts the tasks done over every stage of this
@@ -866,10 +890,16 @@ def _compute(
         except Exception as exc:  # a Spark error, which may carry one of ours
             if placed is not None:
                 placed()
+            if parts is not None:  # a part's refusal, before a task's other error
+                raise_least(parts.value.values())
             raise_carried(exc)
         finally:
             context.setLocalProperty(_GROUP, previous)  # type: ignore[arg-type]
             stop()
+        if parts is not None and any(isinstance(v, Refusal) for v in parts.value.values()):
+            if placed is not None:
+                placed()
+            raise_least(parts.value.values())
         if bar.shown:  # the last state, all stages done
             last = stages(final=True)
             if last is not None:

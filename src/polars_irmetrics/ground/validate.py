@@ -71,6 +71,7 @@ __all__ = [
     "null_ids_error",
     "null_key_error",
     "numeric_cast_fix",
+    "order_of",
     "ordered",
     "partly_queries",
     "raise_on_bad_rows",
@@ -1139,6 +1140,18 @@ def ordered(error: E, *order: object) -> E:
     """  # noqa: E501
     setattr(error, _ORDER, _sortable(order))
     return error
+
+
+def order_of(error: BaseException) -> object | None:
+    """The place :func:`ordered` gave ``error`` among the data errors one plan chooses
+    between (it compares with another's), or ``None`` where it gave none.
+
+    >>> order_of(ordered(QuerySetError("q"), 1, "a")) < order_of(ordered(QuerySetError("q"), 1, "b"))
+    True
+    >>> order_of(QuerySetError("q")) is None
+    True
+    """  # noqa: E501
+    return getattr(error, _ORDER, None)
 
 
 def _sortable(value: object) -> object:
