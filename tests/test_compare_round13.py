@@ -172,11 +172,12 @@ def test_tidy_defaults_still_accepted(runs: dict[str, pl.DataFrame]) -> None:
 
 _TUKEY_OPTIONS = (
     "action, alpha, buckets, check_duplicates, ci, ci_method, clicked, confidence, "
-    "converted, debias, depth, doc_id, dwell, explain, features, jg, judged_only, label, "
-    "memory_limit, n_bootstrap, order, partitioned_by, position, positive_label, "
+    "converted, debias, depth, doc_id, dwell, explain, features, groups, jg, judged_only, "
+    "label, memory_limit, n_bootstrap, order, partitioned_by, position, positive_label, "
     "prediction, progress, propensity, qrels, query_id, query_set, rank, relevance, "
     "relevance_level, reward, round_id, sample_id, sample_weight, score, seed, "
-    "serendipity_relevance, spill_dir, system, timestamp, unjudged, unmatched, unseen_items"
+    "serendipity_relevance, spill_dir, system, target, timestamp, unjudged, unmatched, "
+    "unseen_items"
 )
 
 

@@ -42,6 +42,8 @@ def tukey_hsd(
     metrics: str | Iterable[str],
     *,
     qrels: FrameInput | None = None,
+    groups: FrameInput | None = None,
+    target: FrameInput | None = None,
     system: str = "system",
     alpha: float = 0.05,
     confidence: float = 0.95,
@@ -52,8 +54,9 @@ def tukey_hsd(
 
     Parameters
     ----------
-    runs, metrics, qrels, system, query_set, **options
-        As for :func:`~polars_irmetrics.compare`.
+    runs, metrics, qrels, groups, target, system, query_set, **options
+        As for :func:`~polars_irmetrics.compare` (``groups=`` and ``target=``: the
+        exposure measures' tables, ``ee_loss``, ``awrf``, ``rnd``...).
     alpha
         ``significant`` is ``p_value <= alpha``.
     confidence
@@ -114,6 +117,8 @@ def tukey_hsd(
         system=system,
         query_set=checked.query_set,
         options=plan_options,
+        groups=groups,
+        target=target,
         calls="irm.tukey_hsd",
     )
     _check_values(values)
