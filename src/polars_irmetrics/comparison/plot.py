@@ -568,7 +568,9 @@ def plot_ci(
 
     Examples
     --------
-    A one-sided interval has an infinite bound; its whisker stops at the axis edge:
+    A one-sided interval has an infinite bound; its whisker stops at the axis edge (a
+    null or NaN delta or bound is no interval, and is refused: it would be drawn as one
+    without end):
 
     >>> import polars as pl
     >>> from polars_irmetrics.comparison.plot import plot_ci
@@ -582,6 +584,7 @@ def plot_ci(
     _need(result, ("metric", "system", "baseline", "delta", "ci_low", "ci_high"), _RESULT)
     metric = _metric(result, metric)
     rows = result.filter(pl.col("metric") == metric)
+    _refuse_undefined_interval(rows, metric)
     delta = rows.get_column("delta").to_numpy()
     low = rows.get_column("ci_low").to_numpy()
     high = rows.get_column("ci_high").to_numpy()
@@ -726,6 +729,10 @@ def plot_similarity_distribution(
     one panel per system where the frame has a ``system`` column
     (``evaluate(..., systems="system", per_query=True)``), on one scale.
 
+    The x axis names the column and, where it is a metric whose higher value is not the
+    better, its direction, as the other plots say it: ``rbo(kind='res')@20 (no better
+    direction)`` (RBO's residual, its uncertainty), ``logloss (lower is better)``.
+
     Parameters
     ----------
     per_query
@@ -754,9 +761,10 @@ def plot_similarity_distribution(
     ColumnNotFoundError
         ``metric`` or ``query_id`` not in the frame.
     InvalidValueError
-        ``metric`` naming a key column or a column that is not numeric; ``bins`` not a
-        whole number >= 1; a query twice (of one system): a column of several systems
-        that ``system=`` does not name.
+        ``metric`` naming a key column or a column that is not numeric, or one holding
+        NaN or an infinite value (a histogram has no bin for it, and its mean would be
+        NaN or infinite); ``bins`` not a whole number >= 1; a query twice (of one
+        system): a column of several systems that ``system=`` does not name.
 
     Examples
     --------
@@ -772,6 +780,12 @@ def plot_similarity_distribution(
     ...                    "rbo": [0.2, 0.4, 0.9, 1.0]})
     >>> [panel.get_title() for panel in plot_similarity_distribution(pq).axes]
     ['a: rbo over 2 queries: mean 0.300, median 0.300', 'b: rbo over 2 queries: mean 0.950, median 0.950']
+
+    A metric with no better direction says so on its axis:
+
+    >>> pq = pl.DataFrame({"query_id": ["q1", "q2"], "rbo(kind='res')@20": [0.1, 0.3]})
+    >>> plot_similarity_distribution(pq).axes[0].get_xlabel()
+    "rbo(kind='res')@20 (no better direction)"
     """  # noqa: E501
     per_query = _frame(per_query, "per_query")
     source = "irm.evaluate(run, metrics, reference=..., per_query=True)"
@@ -817,6 +831,7 @@ def plot_similarity_distribution(
             "frame of several systems needs their column named with system= (one panel "
             "each), or filter it to one system"
         )
+    _refuse_not_finite(per_query, metric, query_id)
     values = [
         (per_query if name is None else per_query.filter(pl.col(system) == name))
         .get_column(metric)
@@ -828,13 +843,62 @@ def plot_similarity_distribution(
     pooled = np.concatenate(values)
     span = (min(0.0, float(pooled.min(initial=0.0))), max(1.0, float(pooled.max(initial=1.0))))
     n = len(groups)
+    note = _said(metric)  # said where higher is not better
     axes = _axes(ax, n, "one per system", grid=(n, 1), figsize=(6, 3 * n))
     for panel, name, found in zip(axes, groups, values, strict=True):
         panel.hist(found, bins=bins, range=span, color=BLUE)
-        panel.set_xlabel(metric)
+        panel.set_xlabel(metric + (f" ({note})" if note else ""))
         panel.set_ylabel("queries")
         title = f"{metric} over {len(found)} queries"
         if len(found):
-            title += f": mean {found.mean():.3f}, median {float(np.median(found)):.3f}"
+            title += f": mean {_short(found.mean())}, median {_short(np.median(found))}"
         panel.set_title(title if name is None else f"{name}: {title}")
     return _save(_root(axes[0]), path)
+
+
+def _said(column: str) -> str:
+    """The direction said beside a column that names a metric, where higher is not
+    better (:func:`_note`); nothing for a column that names no metric (``cosine``)."""
+    try:
+        return _note(parse_metric(column).higher_is_better)
+    except IrmError:
+        return ""
+
+
+def _refuse_not_finite(frame: pl.DataFrame, column: str, query_id: str) -> None:
+    """Refuse NaN and infinite values of ``column`` (a histogram has no bin for them),
+    naming the first query that holds one."""
+    values = pl.col(column).cast(pl.Float64)
+    bad = frame.filter(values.is_nan() | values.is_infinite())
+    if bad.height:
+        value = float(bad.get_column(column)[0])
+        raise InvalidValueError(
+            f"column {column!r} has {bad.height} NaN or infinite value(s) (e.g. {value!r} in "
+            f"query {bad.get_column(query_id)[0]!r}); a histogram has no bin for them and "
+            "their mean is not a number: drop or fix those rows, e.g. "
+            f"per_query.filter(pl.col({column!r}).is_finite())"
+        )
+
+
+def _short(value: float) -> str:
+    """A mean or median for a title: three decimals, or three significant digits where
+    those would print a tiny value as 0.000 or a huge one with hundreds of digits."""
+    value = float(value)
+    return f"{value:.3f}" if value == 0 or 1e-3 <= abs(value) < 1e6 else f"{value:.3g}"
+
+
+def _refuse_undefined_interval(rows: pl.DataFrame, metric: str) -> None:
+    """Refuse a null or NaN ``delta``, ``ci_low`` or ``ci_high`` of ``metric``'s rows
+    (an infinite bound is a one-sided interval's; a NaN one is none, and would be drawn
+    as a whisker to the axis edge)."""
+    for column in ("delta", "ci_low", "ci_high"):
+        values = rows.get_column(column).cast(pl.Float64)
+        bad = rows.filter(values.is_null() | values.is_nan())
+        if bad.height:
+            system, baseline = bad.select("system", "baseline").row(0)
+            raise InvalidValueError(
+                f"column {column!r} of result is null or NaN on {bad.height} row(s) (first: "
+                f"metric {metric!r}, system {system!r}, baseline {baseline!r}): that is no "
+                "interval to draw (an infinite bound is a one-sided interval's); pass the "
+                "result of irm.compare, or drop those rows"
+            )
