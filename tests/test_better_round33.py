@@ -316,3 +316,20 @@ def test_a_bad_run_is_refused_alike_beside_every_metric_list(bad: str) -> None:
             irm.evaluate(run, metrics, **tables)
         messages.add(str(caught.value))
     assert len(messages) == 1, messages
+
+
+def test_an_empty_frame_is_no_plot() -> None:
+    """Every plot refuses a frame with nothing to draw (the distribution drew an empty
+    histogram titled 'rbo over 0 queries'; the curves an empty panel, with matplotlib's
+    own warning of a legend without lines)."""
+    pytest.importorskip("matplotlib")
+    empty = pl.DataFrame(schema={"query_id": pl.String, "rbo": pl.Float64})
+    message = "column 'rbo' holds no value to plot (the frame has no rows, or every value is null)"
+    with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(message)}$"):
+        plot.plot_similarity_distribution(empty)
+    nulls = pl.DataFrame({"query_id": ["q1"], "rbo": [None]}, schema=empty.schema)
+    with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(message)}$"):
+        plot.plot_similarity_distribution(nulls.lazy())
+    means = pl.DataFrame(schema={"system": pl.String, "ndcg@1": pl.Float64, "ndcg@2": pl.Float64})
+    with pytest.raises(irm.InvalidValueError, match=r"^the frame has no rows to plot$"):
+        plot.plot_metric_curves(means)

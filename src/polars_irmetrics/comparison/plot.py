@@ -362,6 +362,8 @@ def plot_metric_curves(
         raise InvalidValueError(
             "no metric@k columns to plot: evaluate a cutoff range, e.g. 'ndcg@1..20'"
         )
+    if not means.height:
+        raise InvalidValueError("the frame has no rows to plot")
     n = len(families)
     axes = _axes(ax, n, "one per metric family", grid=(1, n), figsize=(4.5 * n, 3.5))
     markers = "osD^vP*X"
@@ -763,8 +765,9 @@ def plot_similarity_distribution(
     InvalidValueError
         ``metric`` naming a key column or a column that is not numeric, or one holding
         NaN or an infinite value (a histogram has no bin for it, and its mean would be
-        NaN or infinite); ``bins`` not a whole number >= 1; a query twice (of one
-        system): a column of several systems that ``system=`` does not name.
+        NaN or infinite), or no value at all (no row, or only nulls); ``bins`` not a
+        whole number >= 1; a query twice (of one system): a column of several systems
+        that ``system=`` does not name.
 
     Examples
     --------
@@ -841,6 +844,11 @@ def plot_similarity_distribution(
         for name in groups
     ]
     pooled = np.concatenate(values)
+    if not pooled.size:
+        raise InvalidValueError(
+            f"column {metric!r} holds no value to plot (the frame has no rows, or every "
+            "value is null)"
+        )
     span = (min(0.0, float(pooled.min(initial=0.0))), max(1.0, float(pooled.max(initial=1.0))))
     n = len(groups)
     note = _said(metric)  # said where higher is not better
