@@ -21,7 +21,10 @@ run and its judgments, or predictions, and is refused there):
 * ``plot_ci`` refuses a NaN ``delta`` or bound: it was drawn as a whisker to the axis
   edge, a one-sided interval's, without a word.
 * Which checks run does not depend on the metrics asked for: a repeated document, a NaN
-  score and a null query id give the same error beside every metric list.
+  score and a null query id give the same error beside every metric list; with several
+  systems (``systems=``, ``by=``, ``compare``), the exposure measures' checks name the
+  query with its system, as the ranking metrics' do, and a repeated document's fix keeps
+  the system column.
 """
 
 from __future__ import annotations
@@ -316,6 +319,39 @@ def test_a_bad_run_is_refused_alike_beside_every_metric_list(bad: str) -> None:
             irm.evaluate(run, metrics, **tables)
         messages.add(str(caught.value))
     assert len(messages) == 1, messages
+
+
+_SYSTEMS = {
+    "repeated-document": (
+        "column 'doc_id' of the run: query 'q1' (system='B') has 1 repeated listing(s) (each "
+        "of a document listed before in the query); each (query, document) pair may appear "
+        "once (trec_eval refuses such runs too): keep one row per document, e.g. "
+        ".unique(['system', 'query_id', 'doc_id'])"
+    ),
+    "nan-score": (
+        "column 'score' of the run has 1 NaN value(s) in query 'q1' (system='B'); NaN cannot "
+        "be ranked: replace them, e.g. pl.col('score').fill_nan(float('-inf'))"
+    ),
+}
+
+
+@pytest.mark.parametrize("bad", list(_SYSTEMS), ids=list(_SYSTEMS))
+@pytest.mark.parametrize("call", ["evaluate", "compare"])
+def test_the_system_of_a_bad_run_is_named_beside_every_metric_list(bad: str, call: str) -> None:
+    """Beside the exposure measures alone (ee_loss, rnd) the query was named without
+    its system (``query 'q1'``), and a repeated document's fix was
+    ``.unique(['query_id', 'doc_id'])``: run on the long frame, it would have merged the
+    systems' rankings of the query into one."""
+    run, error, _ = _BAD[bad]
+    good = RUNS["A"].with_columns(score=-pl.col("rank").cast(pl.Float64)).drop("rank")
+    long = pl.concat([good.with_columns(system=pl.lit("A")), run.with_columns(system=pl.lit("B"))])
+    for metrics, tables in _LISTS:
+        if call == "evaluate":
+            with pytest.raises(error, match=f"^{re.escape(_SYSTEMS[bad])}$"):
+                irm.evaluate(long, metrics, systems="system", **tables)
+        else:
+            with pytest.raises(error, match=f"^{re.escape(_SYSTEMS[bad])}$"):
+                irm.compare({"A": good, "B": run}, metrics, **tables)
 
 
 def test_an_empty_frame_is_no_plot() -> None:

@@ -88,7 +88,7 @@ from polars_irmetrics.ground.validate import (
 from polars_irmetrics.ground.warning_order import warns_in_order
 from polars_irmetrics.metrics.fairness import AWRF_LENGTH, SEGREGATION_LENGTH, UTILITY
 from polars_irmetrics.metrics.registry import MetricRequest
-from polars_irmetrics.metrics.scope import judgment_flags
+from polars_irmetrics.metrics.scope import JUDGMENT_FLAGS, judgment_flags
 
 __all__ = ["build_exposure_plan", "exposure_means", "refuse_unplaced"]
 
@@ -334,6 +334,7 @@ def build_exposure_plan(
         order_is_rank=use_rank,
         doubles_checked=options.check_duplicates,
         per_doc=per_doc,
+        keyed=bool(keys),
     )
     if checked_qrels is not None:
         # judgments with by= keys (judged per system or segment) are checked per key
@@ -502,6 +503,7 @@ def build_exposure_plan(
                 "query_id": query_id,
             },
             judged_keys=[key for key in keys if key in qrels_schema],
+            run_keys=[key for key in keys if key in run_schema],
         ),
     )
     if refuse is not None:  # the door's refusals, before the warnings below
@@ -1157,10 +1159,13 @@ def _checks(
     order_is_rank: bool = False,
     doubles_checked: bool = True,
     per_doc: pl.LazyFrame | None = None,
+    keyed: bool = False,
 ) -> pl.LazyFrame:
     """One row of first offenders (null when none), raised by :func:`_raise_on_bad`
     (``per_ranking``: :func:`_per_ranking`'s; ``query``: the query id as text, and
-    ``native`` as the run holds it, where the query column is a struct of keys).
+    ``native`` as the run holds it, where the query column is a struct of keys;
+    ``keyed``: it is, and the accuracy metrics' checks name the first offender with its
+    keys, ``'q1' (system='B')``, as theirs do).
     ``own``: whether the run's null queries and documents and its ranks are checked
     here as the accuracy metrics check them (no other route of the call checks the run),
     a run of one ranking per query in their words (``order_is_rank``: ordered by
@@ -1197,7 +1202,13 @@ def _checks(
             counts.append(("two_orders", "two_orders"))  # 0 unless checked against scores
         elif not sampled:
             counts.append(("nan_score", "nan_order"))
-        flags += _first_counts(native, [(name, pl.col(column)) for name, column in counts])
+        first_of = pl.col(query_id) if keyed else native  # the struct: its keys too
+        fields = per_ranking.collect_schema()[query_id] if keyed else None
+        flags += _first_counts(
+            first_of,
+            [(name, pl.col(column)) for name, column in counts],
+            fields=[f.name for f in fields.fields] if isinstance(fields, pl.Struct) else None,
+        )
     # a sampled run's rankings in their own words; one ranking per query is checked
     # above, or by the accuracy metrics beside (its duplicates here where they skip
     # them: check_duplicates=False)
@@ -1244,15 +1255,27 @@ def _per_document(groups: pl.LazyFrame, doc_id: str) -> pl.LazyFrame:
     )
 
 
-def _first_counts(query: pl.Expr, counts: list[tuple[str, pl.Expr]]) -> list[pl.Expr]:
+def _first_counts(
+    query: pl.Expr, counts: list[tuple[str, pl.Expr]], *, fields: list[str] | None = None
+) -> list[pl.Expr]:
     """For each ``(name, count)`` (a count per row of one query): the first query (in
     order) with a count above 0 (``__bad|flag|name``) and its count summed over the
-    query's rows (``__badn|name``), as :data:`RUN_FLAGS`' templates report them."""
+    query's rows (``__badn|name``), as :data:`RUN_FLAGS`' templates report them.
+    ``fields``: ``query`` is a struct of these (the ``by`` keys and the query id), the
+    first in their order (a struct has no ``min``), compared field by field."""
     out = []
     for name, count in counts:
-        first = query.filter(count > 0).min()
+        found = query.filter(count > 0)
+        first = found.sort().first() if fields else found.min()
+        same = (
+            pl.all_horizontal(
+                query.struct.field(f).eq_missing(first.struct.field(f)) for f in fields
+            )
+            if fields
+            else query == first
+        )
         out.append(first.alias(f"{_BAD}|flag|{name}"))
-        out.append(count.filter(query == first).sum().alias(f"{_COUNT}|{name}"))
+        out.append(count.filter(same).sum().alias(f"{_COUNT}|{name}"))
     return out
 
 
@@ -1339,6 +1362,7 @@ def _raise_on_bad(
     target_columns: list[str] | None = None,
     columns: dict[str, str] | None = None,
     judged_keys: list[str] | None = None,
+    run_keys: list[str] | None = None,
 ) -> None:
     target_columns = target_columns or ["group"]
     for name, value in row.items():
@@ -1347,7 +1371,13 @@ def _raise_on_bad(
         _, kind, *column = name.split("|")
         if kind == "flag":  # the accuracy metrics' check, in their words
             count = row[f"{_COUNT}|{column[0]}"]
-            raise flag_error(column[0], columns or {}, value, count, keys=judged_keys or ())
+            judged = column[0] in JUDGMENT_FLAGS
+            keys = (judged_keys if judged else run_keys) or ()
+            shown = None
+            if isinstance(value, dict):  # the run's keyed query: with its keys
+                parts = ", ".join(f"{k}={v!r}" for k, v in value.items() if k != query_id)
+                value, shown = value[query_id], f"{value[query_id]!r} ({parts})"
+            raise flag_error(column[0], columns or {}, value, count, shown=shown, keys=keys)
         if kind in ("null key", "null judged key") and not column:
             side = "run" if kind == "null key" else "judgments"
             raise null_key_error(value, side)
