@@ -369,3 +369,25 @@ def test_an_empty_frame_is_no_plot() -> None:
     means = pl.DataFrame(schema={"system": pl.String, "ndcg@1": pl.Float64, "ndcg@2": pl.Float64})
     with pytest.raises(irm.InvalidValueError, match=r"^the frame has no rows to plot$"):
         plot.plot_metric_curves(means)
+
+
+def test_a_system_s_own_judgments_are_named_with_it_beside_every_metric_list() -> None:
+    """Judgments per system (a ``system`` column in qrels=), one judged twice in B's q2:
+    the exposure measures named ``query 'q2'`` alone, the ranking metrics ``query 'q2'
+    (system='B')``."""
+    good = RUNS["A"].with_columns(score=-pl.col("rank").cast(pl.Float64)).drop("rank")
+    long = pl.concat([good.with_columns(system=pl.lit(s)) for s in ("A", "B")])
+    qrels = pl.concat([QRELS.with_columns(system=pl.lit(s)) for s in ("A", "B")])
+    twice = (pl.col("system") == "B") & (pl.col("query_id") == "q2") & (pl.col("doc_id") == "r")
+    qrels = pl.concat([qrels, qrels.filter(twice)])
+    message = (
+        "column 'doc_id' of the judgments: query 'q2' (system='B') has 1 repeated "
+        "judgment(s) (each of a document judged before in the query)"
+    )
+    for metrics, tables in [
+        (["P@1"], {}),
+        ([LOWER], {"groups": GROUPS}),
+        (["awrf"], {"groups": GROUPS}),
+    ]:
+        with pytest.raises(irm.DuplicateError, match=f"^{re.escape(message)}"):
+            irm.evaluate(long, metrics, systems="system", qrels=qrels, **tables)

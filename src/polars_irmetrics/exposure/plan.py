@@ -1294,9 +1294,13 @@ def _judgment_checks(
     per_query = qrels.group_by(judged).agg(
         count.alias(f"{_COUNT}|{name}") for name, count in counts.items()
     )
+    # with keys, the first offender is named with them, as the ranking metrics name it
+    first_of, fields = (pl.struct(judged), judged) if len(judged) > 1 else (query, None)
     flags = [
         pl.when(query.is_null().any()).then(pl.lit(query_id)).alias(f"{_BAD}|null judged key"),
-        *_first_counts(query, [(name, pl.col(f"{_COUNT}|{name}")) for name in counts]),
+        *_first_counts(
+            first_of, [(name, pl.col(f"{_COUNT}|{name}")) for name in counts], fields=fields
+        ),
     ]
     return per_query.select(flags)
 
