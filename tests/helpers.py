@@ -10,7 +10,8 @@ import subprocess
 import sys
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -222,6 +223,24 @@ def warned(call: Callable[[], Any]) -> tuple[Any, list[str]]:
         if isinstance(got, pl.LazyFrame):
             got = got.collect()
     return got, [str(w.message) for w in caught if issubclass(w.category, IrmWarning)]
+
+
+#: The Spark calls :func:`at_once` makes at once
+SPARK_CALLS_AT_ONCE = 4
+
+
+def at_once(calls: Sequence[Callable[[], Any]]) -> list[Any]:
+    """Each call's result, in order, the calls made from a few threads at once: Spark
+    calls, whose jobs then share the one session's time rather than wait one call after
+    another (benchmarks/results_tests.md). For calls that raise nothing and whose
+    warnings no assertion reads: a refusal run beside other calls once crashed a Spark
+    Python worker, and the library's own ``warnings.catch_warnings`` (a warning kept to
+    give later) is not thread-safe, so a call's warnings may reach another's record; the
+    process's warning filters are restored after. Every call has ended when this
+    returns; the first error is raised, as one after another."""
+    with warnings.catch_warnings(), ThreadPoolExecutor(SPARK_CALLS_AT_ONCE) as pool:
+        futures = [pool.submit(call) for call in calls]
+    return [future.result() for future in futures]
 
 
 def dask_idle(client: Any, *, always: bool = True) -> bool:

@@ -56,7 +56,9 @@ def test_rank_similarity_on_engines_gives_the_one_plans_bits(
         ({"systems": "segment", "per_query": not per_query}, alone, reference.drop("segment")),
     ]
     outs = [
-        evaluate(frames[0], METRICS, reference=other, partitions=PARTS, **options)
+        lambda other=other, options=options: evaluate(
+            frames[0], METRICS, reference=other, partitions=PARTS, **options
+        )
         for options, other, _ in cases
     ]
     for (options, _, given), got in zip(cases, results(engine, outs, back), strict=True):

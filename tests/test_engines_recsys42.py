@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 import re
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import polars as pl
@@ -26,7 +27,7 @@ from polars_irmetrics.errors import (
 )
 
 from .conftest import Evaluate
-from .helpers import engine_io
+from .helpers import at_once, engine_io
 
 
 def _tables(seed: int = 7, queries: int = 24, samples: int = 3) -> dict[str, pl.DataFrame]:
@@ -162,16 +163,18 @@ class _Computed:
         return self.frame
 
 
-def results(engine: str, outs: list[Any], back: Any) -> list[pl.DataFrame]:
-    """Several results of the engine as polars frames (``back``: the engine's converter):
-    Spark's one after another; Dask's lazy results in one ``dask.compute`` of them all
-    (one graph, one round of tasks: the per-compute cost of the cluster paid once),
-    each converted back as alone."""
+def results(engine: str, calls: list[Callable[[], Any]], back: Any) -> list[pl.DataFrame]:
+    """The results of several calls of the engine's evaluate (each a function making
+    one) as polars frames (``back``: the engine's converter): Spark's calls made from a
+    few threads at once (helpers.at_once: calls that raise nothing, their warnings
+    unread), Dask's lazy results in one ``dask.compute`` of them all (one graph, one
+    round of tasks: the per-compute cost of the cluster paid once), each converted back
+    as alone."""
     if engine != "dask":
-        return [back(out) for out in outs]
+        return at_once([lambda call=call: back(call()) for call in calls])
     import dask
 
-    return [back(_Computed(frame)) for frame in dask.compute(*outs)]
+    return [back(_Computed(frame)) for frame in dask.compute(*(call() for call in calls))]
 
 
 # the training history: users (some without recommendations) and 35 of the 40 items
@@ -250,7 +253,7 @@ def test_exposure_on_engines_gives_the_one_plans_bits(
             whole = _one_plan(tables, metrics, reads, per_query=per_query)
             calls.append((case, per_query, whole))
             outs.append(
-                evaluate(
+                lambda metrics=metrics, reads=reads, frames=frames, per_query=per_query: evaluate(
                     frames["run"],
                     metrics,
                     **{name: frames[name] for name in reads},
@@ -489,7 +492,11 @@ def test_exposure_by_segment_on_engines_gives_the_one_plans_bits(
         given = {name: tables[name] for name in reads}
         frames = {name: frame(table) for name, table in given.items()}
         wholes.append(irm.evaluate(run, metrics, **given, by="segment", per_query=per_query))
-        outs.append(evaluate(frame(run), metrics, **frames, by="segment", per_query=per_query))
+        outs.append(
+            lambda metrics=metrics, frames=frames, per_query=per_query: evaluate(
+                frame(run), metrics, **frames, by="segment", per_query=per_query
+            )
+        )
     for whole, got, per_query in zip(
         wholes, results(engine, outs, back), _BY_SEGMENT_COVER[engine], strict=True
     ):

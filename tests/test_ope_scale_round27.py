@@ -21,7 +21,7 @@ import polars_irmetrics as irm
 from polars_irmetrics.errors import InvalidValueError, SupportWarning
 from polars_irmetrics.ope.intervals import _hashed, _poisson_counts
 
-from .helpers import engine_io
+from .helpers import at_once, engine_io
 
 #: Twelve rounds, action "a" logged in each.
 REWARDS = [1.0, 0.0, 0.5, 1.0, 0.25, 0.75, 1.0, 0.0, 0.125, 1.0, 0.5, 0.375]
@@ -174,8 +174,32 @@ def test_out_of_core_gives_the_same_bits(
         assert split.equals(whole), (buckets, whole, split)
 
 
+ENGINE_CASES = CASES[:1] + CASES[3:4] + CASES[6:7]
+
+
+def _engine_bits(
+    io: tuple[Any, Any, Any], metric: str, probs: list[float], pscores: list[float]
+) -> pl.DataFrame:
+    """The engine's values (``io``: helpers.engine_io's) of a case of
+    :func:`test_the_engines_give_the_same_bits`."""
+    evaluate, to_engine, back = io
+    reads_model = metric.split("(")[0] == "dr"
+    out = evaluate(
+        to_engine(_log(pscores)),
+        [metric],
+        policy=to_engine(_policy(probs)),
+        reward_model=to_engine(_model()) if reads_model else None,
+        by="segment",
+        partitions=2,
+        ci=CI,
+        n_bootstrap=N_BOOT,
+        seed=SEED,
+    )
+    return back(out)  # type: ignore[no-any-return]
+
+
 @pytest.mark.parametrize("engine", ["spark", "dask"])
-@pytest.mark.parametrize(("metric", "probs", "pscores"), CASES[:1] + CASES[3:4] + CASES[6:7])
+@pytest.mark.parametrize(("metric", "probs", "pscores"), ENGINE_CASES)
 def test_the_engines_give_the_same_bits(
     engine: str,
     metric: str,
@@ -183,23 +207,14 @@ def test_the_engines_give_the_same_bits(
     pscores: list[float],
     request: pytest.FixtureRequest,
 ) -> None:
-    evaluate, to_engine, back = engine_io(engine, request)
     whole = _evaluate(metric, probs, pscores, by="segment")
-    reads_model = metric.split("(")[0] == "dr"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SupportWarning)
-        out = evaluate(
-            to_engine(_log(pscores)),
-            [metric],
-            policy=to_engine(_policy(probs)),
-            reward_model=to_engine(_model()) if reads_model else None,
-            by="segment",
-            partitions=2,
-            ci=CI,
-            n_bootstrap=N_BOOT,
-            seed=SEED,
-        )
-    got = back(out).sort("segment")
+    if engine == "spark":  # the module's Spark calls, made at once
+        got = request.getfixturevalue("spark_values")[(metric, tuple(probs), tuple(pscores))]
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SupportWarning)
+            got = _engine_bits(engine_io(engine, request), metric, probs, pscores)
+    got = got.sort("segment")
     assert got.columns == whole.columns
     assert got.cast(whole.schema).equals(whole), (whole, got)
 
@@ -561,44 +576,91 @@ def test_cascade_dr_out_of_core_gives_the_same_bits(prob: float, options: dict[s
         assert _cascade(prob, lazy=True, buckets=buckets, **options).equals(whole), buckets
 
 
+SLATE_OPTIONS = [{"ci": 0.9, "n_bootstrap": 30, "seed": 2}, {"ci": 0.9, "ci_method": "normal"}]
+
+
+def _slate_metrics(options: dict[str, Any]) -> list[str]:
+    return list(SLATES) if options.get("ci_method") != "normal" else list(SLATES)[:3]
+
+
+def _engine_slates(io: tuple[Any, Any, Any], options: dict[str, Any]) -> pl.DataFrame:
+    """The engine's values of the slates of
+    :func:`test_the_engines_give_the_slates_and_cascades_bits` (``io``: helpers.engine_io's)."""
+    evaluate, to_engine, back = io
+    out = evaluate(
+        to_engine(_slate_log()),
+        _slate_metrics(options),
+        policy=to_engine(_slate_policy(1e-20)),
+        by="segment",
+        partitions=2,
+        **options,
+    )
+    return back(out)  # type: ignore[no-any-return]
+
+
+def _engine_cascade(io: tuple[Any, Any, Any], options: dict[str, Any]) -> pl.DataFrame:
+    """The engine's values of the cascade of
+    :func:`test_the_engines_give_the_slates_and_cascades_bits` (``io``: helpers.engine_io's)."""
+    evaluate, to_engine, back = io
+    log, policy, model = _cascade_tables(1e-12)
+    out = evaluate(
+        to_engine(log),
+        ["cascade_dr"],
+        policy=to_engine(policy),
+        reward_model=to_engine(model),
+        by="segment",
+        partitions=2,
+        **options,
+    )
+    return back(out)  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module")
+def spark_values(request: pytest.FixtureRequest) -> dict[Any, pl.DataFrame]:
+    """The Spark values of :func:`test_the_engines_give_the_same_bits`' cases, by
+    (metric, probs, pscores), and of
+    :func:`test_the_engines_give_the_slates_and_cascades_bits`', by ("slates" or
+    "cascade", options): each its own ``evaluate`` call, the seven calls made at once
+    (helpers.at_once: none raises, no assertion reads their warnings); each test
+    compares its own."""
+    io = engine_io("spark", request)  # the session asked for here, not in the threads
+    calls: dict[Any, Any] = {
+        (metric, tuple(probs), tuple(pscores)): (
+            lambda m=metric, p=probs, s=pscores: _engine_bits(io, m, p, s)
+        )
+        for metric, probs, pscores in ENGINE_CASES
+    }
+    for options in SLATE_OPTIONS:
+        key = repr(options)
+        calls["slates", key] = lambda o=options: _engine_slates(io, o)
+        calls["cascade", key] = lambda o=options: _engine_cascade(io, o)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SupportWarning)
+        return dict(zip(calls, at_once(list(calls.values())), strict=True))
+
+
 @pytest.mark.parametrize("engine", ["spark", "dask"])
-@pytest.mark.parametrize(
-    "options",
-    [{"ci": 0.9, "n_bootstrap": 30, "seed": 2}, {"ci": 0.9, "ci_method": "normal"}],
-    ids=["bootstrap", "normal"],
-)
+@pytest.mark.parametrize("options", SLATE_OPTIONS, ids=["bootstrap", "normal"])
 def test_the_engines_give_the_slates_and_cascades_bits(
     engine: str, options: dict[str, Any], request: pytest.FixtureRequest
 ) -> None:
-    evaluate, to_engine, back = engine_io(engine, request)
-    metrics = list(SLATES) if options.get("ci_method") != "normal" else list(SLATES)[:3]
-    whole = _slates(metrics, 1e-20, 1.0, by="segment", **options)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SupportWarning)
-        out = evaluate(
-            to_engine(_slate_log()),
-            metrics,
-            policy=to_engine(_slate_policy(1e-20)),
-            by="segment",
-            partitions=2,
-            **options,
-        )
-    got = back(out).sort("segment")
+    whole = _slates(_slate_metrics(options), 1e-20, 1.0, by="segment", **options)
+    if engine == "spark":  # the module's Spark calls, made at once
+        got = request.getfixturevalue("spark_values")["slates", repr(options)]
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SupportWarning)
+            got = _engine_slates(engine_io(engine, request), options)
+    got = got.sort("segment")
     assert got.cast(whole.schema).equals(whole), (whole, got)
     whole = _cascade(1e-12, by="segment", **options)
-    log, policy, model = _cascade_tables(1e-12)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SupportWarning)
-        out = evaluate(
-            to_engine(log),
-            ["cascade_dr"],
-            policy=to_engine(policy),
-            reward_model=to_engine(model),
-            by="segment",
-            partitions=2,
-            **options,
-        )
-    got = back(out).sort("segment")
+    if engine == "spark":
+        got = request.getfixturevalue("spark_values")["cascade", repr(options)]
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SupportWarning)
+            got = _engine_cascade(engine_io(engine, request), options)
+    got = got.sort("segment")
     assert got.cast(whole.schema).equals(whole), (whole, got)
 
 
