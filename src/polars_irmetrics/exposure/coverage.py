@@ -235,7 +235,9 @@ def _tally(
         return docs
     cells = [pl.col(c).cast(pl.String) for c in dimensions]
     named = target.select(cells).unique()
-    held = groups.select(cells).unique().cache()  # read by both counts below
+    # each distinct cell of groups= named once (ids are integers or text: the text of
+    # distinct ids is distinct), not every row of groups= before the distinct ones
+    held = groups.select(dimensions).unique().select(cells).cache()  # read by both below
     targeted = held.join(
         named.with_columns(pl.lit(True).alias(_TARGETED)),
         on=dimensions,
