@@ -4,12 +4,13 @@ The run and the reference (their columns the plan reads) are paired by query has
 (:func:`~polars_irmetrics.engines._spark_pairs.paired_map`: ``repartition`` on the
 engine's part number, one ``mapInArrow`` task per partition), each task giving its
 queries' values; for the means they go to one partition, where one task averages them.
-The whole run's query keys and those the reference holds are counted on the driver for
-the warning, once the result is computed (a run a part refuses warns of nothing); the
-queries where a correlation is null for its ties are counted by each task, whose tally
-an accumulator brings to the driver, which warns after. The reference's distinct
-groups (the ``by``/``systems`` keys it shares with the run) are gathered on the driver
-first: a part refuses a group of the run only where the whole reference lacks it.
+The whole run's query keys and those the reference holds are counted for the warning
+(one Spark action reads every count), once the result is computed (a run a part refuses
+warns of nothing); the queries where a correlation is null for its ties are counted by
+each task, whose tally an accumulator brings to the driver, which warns after. The
+reference's distinct groups (the ``by``/``systems`` keys it shares with the run) are
+gathered on the driver first: a part refuses a group of the run only where the whole
+reference lacks it.
 :mod:`polars_irmetrics.engines.spark` computes the result at the call and passes its
 own part number and schema functions (this module does not import it).
 """
@@ -121,7 +122,8 @@ def _warn(job: AgreementJob, run: DataFrame, reference: DataFrame) -> None:
     """The warning of a reference that lacks most of the run's queries, from the whole
     run's distinct query keys and those the reference holds (on its keys), counted as
     one machine counts them on the long form: a list-shaped side's queries where their
-    list holds a document, its documents one per element (:attr:`AgreementJob.lists`)."""
+    list holds a document, its documents one per element (:attr:`AgreementJob.lists`).
+    Every count is read by one Spark action (:func:`_gathered`)."""
     on = reference_keys(job)
     held = f"{INTERNAL}held"
     doc = job.options.doc_id
@@ -141,46 +143,74 @@ def _warn(job: AgreementJob, run: DataFrame, reference: DataFrame) -> None:
     keys = rows(run, run_lists).select(*job.keys).distinct()
     same = [keys[c].eqNullSafe(found[f"{INTERNAL}r_{c}"]) for c in on]  # nulls match
     joined = keys.join(found, same, how="left")
-    row = joined.agg(F.count(F.lit(1)).alias("total"), F.count(held).alias("held")).collect()[0]
     listed = documents(reference, reference_lists, name=f"{INTERNAL}r_doc")
     listed = listed.withColumn(held, F.lit(1))
     docs = documents(run, run_lists)
     counted = docs.join(listed, docs[doc] == listed[f"{INTERNAL}r_doc"], how="left")
-    by_doc = counted.agg(F.count(F.lit(1)).alias("n"), F.count(held).alias("held")).collect()[0]
-    counts = (int(row["total"]), int(row["held"]), int(by_doc["n"]), int(by_doc["held"]))
+    tallies = [F.count(F.lit(1)).alias("total"), F.count(held).alias("held")]
+    # every count of one Spark query (each a tagged part of one union), read at once
+    parts: dict[str, DataFrame] = {
+        "queries": joined.agg(*tallies),
+        "docs": counted.agg(F.count(F.lit(1)).alias("n"), F.count(held).alias("held")),
+    }
     systems = list(job.options.system_keys)
-    by_system = None
     if systems:  # each system's counts too: a system the reference mostly lacks is named
         system_docs = documents(run, run_lists, *systems)
         system_docs = system_docs.join(
             listed, system_docs[doc] == listed[f"{INTERNAL}r_doc"], how="left"
         )
-        tallies = [F.count(F.lit(1)).alias("total"), F.count(held).alias("held")]
-        by_system = (
-            as_polars_frame(joined.groupBy(*systems).agg(*tallies).toArrow()),
-            as_polars_frame(system_docs.groupBy(*systems).agg(*tallies).toArrow()),
-        )
+        parts["system_queries"] = joined.groupBy(*systems).agg(*tallies)
+        parts["system_docs"] = system_docs.groupBy(*systems).agg(*tallies)
     # the reverse: the reference's queries (each group of the run it serves apart), per
     # system, of which the run lists as many as the reference holds of its own
     missing = [k for k in job.keys if k not in on]
     found_systems = [k for k in systems if k in on]
-    found_counts = found.groupBy(*(f"{INTERNAL}r_{k}" for k in found_systems)).count()
-    found_counts = found_counts.toDF(*found_systems, "n")
-    every = None
+    parts["found"] = found.groupBy(*(f"{INTERNAL}r_{k}" for k in found_systems)).agg(
+        F.count(F.lit(1)).alias("n")
+    )
+    parts["found"] = parts["found"].toDF(*found_systems, "n")
     if missing:
         groups = rows(run, run_lists).select(*missing).distinct()
-        every = as_polars_frame(
-            groups.groupBy(*(k for k in systems if k in missing)).count().toArrow()
-        ).rename({"count": "n"})
-    references = (as_polars_frame(found_counts.toArrow()), every)
+        present = [k for k in systems if k in missing]
+        parts["every"] = groups.groupBy(*present).agg(F.count(F.lit(1)).alias("n"))
+    read = _gathered(parts)
+    first, docs_row = read["queries"].row(0, named=True), read["docs"].row(0, named=True)
+    counts = (int(first["total"]), int(first["held"]), int(docs_row["n"]), int(docs_row["held"]))
+    by_system = (read["system_queries"], read["system_docs"]) if systems else None
+    references = (read["found"], read.get("every"))
     hint = _hint(job, rows(run, run_lists), rows(reference, reference_lists))
     warn_on_reference(job, *counts, by_system, references=references, hint=hint)
+
+
+def _gathered(parts: dict[str, DataFrame]) -> dict[str, pl.DataFrame]:
+    """Each of ``parts`` (small aggregates) computed by one Spark action: their union,
+    each part's columns its own (by position, the others null), its rows tagged by its
+    name, read back apart in their own dtypes and names."""
+    tag = f"{INTERNAL}part"
+    names = list(parts)
+
+    def tagged(index: int, frame: DataFrame) -> DataFrame:
+        renamed = frame.toDF(*(f"{INTERNAL}{index}_{i}" for i in range(len(frame.columns))))
+        return renamed.select(F.lit(index).alias(tag), "*")
+
+    frames = [tagged(i, parts[name]) for i, name in enumerate(names)]
+    union = frames[0]
+    for frame in frames[1:]:
+        union = union.unionByName(frame, allowMissingColumns=True)
+    table = as_polars_frame(union.toArrow())
+    return {
+        name: table.filter(pl.col(tag) == i).select(
+            pl.col(f"{INTERNAL}{i}_{j}").alias(c) for j, c in enumerate(parts[name].columns)
+        )
+        for i, name in enumerate(names)
+    }
 
 
 def _hint(job: AgreementJob, run: DataFrame, reference: DataFrame) -> Hint | None:
     """The hint of the reference's query ids the run misses that match one of the run's
     once their spelling is ignored (where the ids are text), read on the warning's path
-    only: the distinct ids each side lacks of the other's, gathered on the driver."""
+    only: the distinct ids each side lacks of the other's, gathered on the driver by one
+    Spark action."""
     query_id = job.options.query_id
     if not is_text(job.run_schema[query_id]):
         return None
@@ -190,10 +220,12 @@ def _hint(job: AgreementJob, run: DataFrame, reference: DataFrame) -> Hint | Non
 
     def read() -> str | None:
         ran, held = ids(run), ids(reference)
-        lacking = ran.join(held, query_id, "left_anti").toArrow()
-        missed = held.join(ran, query_id, "left_anti").toArrow()
-        return missed_hint(
-            as_polars_frame(lacking).lazy(), as_polars_frame(missed).lazy(), query_id
+        both = _gathered(
+            {
+                "lacking": ran.join(held, query_id, "left_anti"),
+                "missed": held.join(ran, query_id, "left_anti"),
+            }
         )
+        return missed_hint(both["lacking"].lazy(), both["missed"].lazy(), query_id)
 
     return read
