@@ -1239,8 +1239,9 @@ def test_null_user_ids_are_refused(
     with pytest.raises(
         irm.InvalidValueError,
         match=re.escape(
-            f"column 'user' has 2 null value(s){where}; gauc and per_query=True read each "
-            "row's query (user), and a null id is none: drop those rows, e.g. "
+            f"column 'user' has 2 null value(s){where}; every row of a table with a query "
+            "(user) column needs its query, whatever the metrics (gauc and per_query=True "
+            "group the rows by it), and a null id is none: drop those rows, e.g. "
             ".drop_nulls('user'), or fill them, e.g. pl.col('user').fill_null(...)"
         ),
     ):
@@ -1252,7 +1253,7 @@ def test_null_user_ids_are_refused(
             query_id="user",
             per_query=per_query,
         )
-    # the global metrics do not read the user: its nulls are no error there
+    # query_id= not given, the table has no 'query_id' column: no query column to check
     out = evaluate(NULL_USER_LOG, ["auc"], label="clicked", prediction="p_click")
     assert out["auc"].item() == 0.75
 

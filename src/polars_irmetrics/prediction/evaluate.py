@@ -21,8 +21,10 @@ label):
    :class:`~polars_irmetrics.errors.IrmWarning` that names it (:func:`_warn_on_overflow`).
 
 Checks, whatever the metrics: null labels, predictions or weights, NaN predictions,
-labels or weights, negative or infinite weights, and (two tables) duplicate and
-one-sided pairs. Three checks are of a value's *meaning*, and are raised only for the
+labels or weights, negative or infinite weights, a null query id wherever the table
+has the ``query_id`` column (given or the default name; read by ``gauc`` and
+``per_query=True``, refused alike beside ``logloss``), and (two tables) null keys,
+duplicate and one-sided pairs. Three checks are of a value's *meaning*, and are raised only for the
 metrics that give the column that meaning (the library's rule elsewhere is that which
 checks run never depends on the metrics; here the same number is valid for one metric
 and meaningless for another, so a check for every metric would refuse valid input):
@@ -620,9 +622,10 @@ def prepare_rows(
         options.query_id,
     )
     held = [] if labels is None else _held_systems(options, own, labels.collect_schema())
-    checks = _checks(
-        scope, schema, options, two_tables=labels is not None, query=needs_query, held=held
-    )
+    # a null query id is refused wherever the table has the column, whatever the metrics
+    # read (gauc was refused, logloss of the same table scored)
+    query = needs_query or options.query_id in own
+    checks = _checks(scope, schema, options, two_tables=labels is not None, query=query, held=held)
     rows = table.filter(pl.col(_SIDE) == "both") if labels is not None else table
     return Prepared(table, rows, scope, checks, names, options, labels is not None, sizes)
 
@@ -1007,15 +1010,16 @@ def _checks(
                 f"fill them, e.g. pl.col({name}).fill_null(...)",
             )
         )
-    if query and not two_tables:  # gauc and per_query group the rows by query
+    if query and not two_tables:  # the table's query column, whatever the metrics
         checks.append(
             _Check(
                 "query_null",
                 pl.col(scope.query_id).is_null(),
                 pl.lit(None),
                 InvalidValueError,
-                "column {query_id!r} has {n} null value(s){where}; gauc and "
-                "per_query=True read each row's query (user), and a null id is none: drop "
+                "column {query_id!r} has {n} null value(s){where}; every row of a table "
+                "with a query (user) column needs its query, whatever the metrics (gauc "
+                "and per_query=True group the rows by it), and a null id is none: drop "
                 "those rows, e.g. .drop_nulls({query_id!r}), or fill them, e.g. "
                 "pl.col({query_id!r}).fill_null(...)",
             )
