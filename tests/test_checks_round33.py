@@ -12,6 +12,7 @@ function the user called.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import polars as pl
 import pytest
@@ -47,3 +48,58 @@ def test_a_null_query_id_is_refused_whatever_the_metrics(
     # it was refused for gauc alone: logloss of the same table was 0.299001
     with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(NULL_QUERY_MESSAGE)}$"):
         evaluate(NULL_QUERY, metrics, label="label", prediction="prediction")
+
+
+# --- 2. compare and tukey_hsd name themselves in the fix --------------------------------
+
+RUNS = pl.DataFrame(
+    {
+        "system": ["a", "a", "b", "b"] * 2,
+        "query_id": ["q1"] * 4 + ["q2"] * 4,
+        "doc_id": ["d1", "d2"] * 4,
+        "score": [2.0, 1.0, 1.0, 2.0] * 2,
+    }
+)
+QRELS = pl.DataFrame(
+    {"query_id": ["q1", "q1", "q2"], "doc_id": ["d1", "d2", "d1"], "relevance": [1, 0, 1]}
+)
+GROUPS = (
+    "metric 'awrf' reads document groups: pass groups=... (one row per (document, group)) "
+    "to {calls}"
+)
+JUDGED = (
+    "metric 'P(judged_only=True)@1' says judged_only=True and 'P@2' does not: it removes "
+    "the unjudged documents from the run, for every metric of one evaluation; pass "
+    "judged_only=True to {calls}, or evaluate the two lists apart"
+)
+
+
+def _compare(runs: Any, metrics: list[str]) -> object:
+    if isinstance(runs, pl.LazyFrame):
+        return runs.irm.compare(metrics, qrels=QRELS.lazy()).collect()
+    return irm.compare(runs, metrics, qrels=QRELS)
+
+
+def _tukey(runs: Any, metrics: list[str]) -> object:
+    qrels = QRELS.lazy() if isinstance(runs, pl.LazyFrame) else QRELS
+    return irm.tukey_hsd(runs, metrics, qrels=qrels)
+
+
+@pytest.mark.parametrize(
+    ("call", "calls"),
+    [(_compare, "irm.compare"), (_tukey, "irm.tukey_hsd")],
+    ids=["compare", "tukey"],
+)
+@pytest.mark.parametrize(
+    ("metrics", "message"),
+    [(["awrf"], GROUPS), (["P(judged_only=True)@1", "P@2"], JUDGED)],
+    ids=["groups", "judged_only"],
+)
+def test_the_fix_names_the_function_called(
+    call: Any, calls: str, metrics: list[str], message: str, frame_kind: str
+) -> None:
+    # it ended "... to irm.evaluate", whichever function was called
+    runs = RUNS.lazy() if frame_kind == "LazyFrame" else RUNS
+    expected = message.format(calls=calls)
+    with pytest.raises(irm.MetricParameterError, match=f"^{re.escape(expected)}$"):
+        call(runs, metrics)

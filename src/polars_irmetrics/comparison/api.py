@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from polars_irmetrics.comparison.caller import warn_at_caller
+from polars_irmetrics.comparison.caller import SET_BY_COMPARISON, warn_at_caller
 from polars_irmetrics.comparison.frame import (
     PerQuery,
     Runs,
@@ -421,7 +421,7 @@ def compare_eval_options(
     the function called (default :func:`compare`; :func:`~polars_irmetrics.tukey_hsd`
     too): its name and its own keywords are those a refusal names."""
     function = compare if caller is None else caller
-    own = ("by", "systems", "per_query", "unretrieved")
+    own = SET_BY_COMPARISON
     for name in own:
         if name in options:
             raise InvalidValueError(

@@ -17,7 +17,27 @@ import warnings
 
 import polars as pl
 
-__all__ = ["warn_at_caller"]
+from polars_irmetrics.ground.options import option_names
+
+__all__ = ["SET_BY_COMPARISON", "comparison_keywords", "warn_at_caller"]
+
+#: The evaluation options a comparison sets itself (the systems are its groups,
+#: ``query_set=`` chooses the queries): refused when given, never a fix it names.
+SET_BY_COMPARISON = ("by", "systems", "per_query", "unretrieved")
+
+
+def comparison_keywords() -> frozenset[str]:
+    """The keywords of :func:`~polars_irmetrics.evaluate` that
+    :func:`~polars_irmetrics.compare` and :func:`~polars_irmetrics.tukey_hsd` take too:
+    its options, less those a comparison sets itself, and the tables ``qrels``,
+    ``groups`` and ``target``. A refusal's fix "pass groups=... to irm.evaluate" names
+    the comparison instead (:func:`~polars_irmetrics.ground.calls.named_as`).
+
+    >>> sorted({"groups", "judged_only", "per_query", "prefs"} & comparison_keywords())
+    ['groups', 'judged_only']
+    """
+    return frozenset(option_names()) - set(SET_BY_COMPARISON) | {"qrels", "groups", "target"}
+
 
 #: The folders of this package and of polars: a frame whose file is under one of them
 #: is library code, not the user's.

@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from polars_irmetrics.comparison.caller import warn_at_caller
+from polars_irmetrics.comparison.caller import comparison_keywords, warn_at_caller
 from polars_irmetrics.comparison.options import QuerySet
 from polars_irmetrics.door.evaluate import Parsed, evaluate_plan
 from polars_irmetrics.errors import (
@@ -45,6 +45,7 @@ from polars_irmetrics.errors import (
     QuerySetError,
 )
 from polars_irmetrics.exposure.rnd import nan_cause, warn_left_out
+from polars_irmetrics.ground.calls import named_as
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lists import long_judgments, long_run, ranked_by
 from polars_irmetrics.ground.options import (
@@ -341,7 +342,11 @@ def per_query_values(
     values: PerQuery | None = None
     held: list[warnings.WarningMessage] = []
     try:
-        with warnings.catch_warnings(record=True) as caught:
+        # a fix "pass groups=... to irm.evaluate" names the function called (calls)
+        with (
+            warnings.catch_warnings(record=True) as caught,
+            named_as(calls, comparison_keywords()),
+        ):
             warnings.simplefilter("always")
             held = caught
             values = _paired_values(

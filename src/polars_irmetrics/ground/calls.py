@@ -41,7 +41,9 @@ import functools
 import inspect
 import numbers
 import os
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Collection, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, TypeVar, cast
 
 import polars as pl
@@ -241,3 +243,54 @@ def _misfit(shown: str, signature: inspect.Signature, arguments: Mapping[str, An
         )
         return f"{shown}: {name} must be {kind}, got {shown_value(value)}; {fix}"
     return None
+
+
+#: "pass KEYWORD=VALUE to irm.evaluate", VALUE perhaps with parentheses ("groups=...
+#: (one row per (document, group))"); not irm.evaluate_online, nor a call irm.evaluate(...).
+_TO_EVALUATE = re.compile(
+    r"\bpass (?P<name>\w+)=(?:[^;()]|\((?:[^()]|\([^()]*\))*\))*? to (?P<call>irm\.evaluate)\b"
+    r"(?![\w(])"
+)
+
+
+def as_called(text: str, calls: str, keywords: Collection[str]) -> str:
+    """``text`` with each "pass KEYWORD=... to irm.evaluate" (the fix of an evaluation's
+    refusal) naming ``calls``, the function the user called, where it takes KEYWORD
+    (``keywords``); a keyword it does not take keeps irm.evaluate, which does.
+
+    >>> text = "reads groups: pass groups=... (one row per (document, group)) to irm.evaluate"
+    >>> print(as_called(text, "irm.compare", {"groups"}))
+    reads groups: pass groups=... (one row per (document, group)) to irm.compare
+    >>> print(as_called("pass prefs=... to irm.evaluate", "irm.compare", {"groups"}))
+    pass prefs=... to irm.evaluate
+    """
+
+    def named(match: re.Match[str]) -> str:
+        if match.group("name") not in keywords:
+            return match.group(0)
+        return match.group(0)[: match.start("call") - match.start()] + calls
+
+    return _TO_EVALUATE.sub(named, text)
+
+
+@contextmanager
+def named_as(calls: str, keywords: Collection[str]) -> Iterator[None]:
+    """Raise a library error of the block with its "pass KEYWORD=... to irm.evaluate"
+    naming ``calls`` where it takes KEYWORD (:func:`as_called`): the same class, the same
+    words otherwise. The evaluation below a comparison or a fusion gives
+    :func:`~polars_irmetrics.evaluate`'s fix, a function the user did not call.
+
+    >>> from polars_irmetrics.errors import MetricParameterError
+    >>> with named_as("irm.tukey_hsd", {"judged_only"}):
+    ...     raise MetricParameterError("pass judged_only=True to irm.evaluate, or ...")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.MetricParameterError: pass judged_only=True to irm.tukey_hsd, or ...
+    """
+    try:
+        yield
+    except IrmError as error:
+        text = as_called(str(error), calls, keywords)
+        if text == str(error):
+            raise
+        raise type(error)(text) from None
