@@ -29,7 +29,7 @@ import numpy as np
 import polars as pl
 
 from polars_irmetrics.errors import InvalidValueError, IrmWarning
-from polars_irmetrics.exposure.awrf import exact_mean, exact_sum
+from polars_irmetrics.exposure.awrf import exact_mean
 from polars_irmetrics.ground.validate import warn_from_plan
 from polars_irmetrics.metrics._common import divide
 from polars_irmetrics.metrics.fairness import (
@@ -39,6 +39,7 @@ from polars_irmetrics.metrics.fairness import (
     SEGREGATION_LENGTH,
 )
 from polars_irmetrics.metrics.registry import MetricRequest
+from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum64
 
 __all__ = [
     "CUT",
@@ -55,6 +56,16 @@ __all__ = [
 ]
 
 Requests = list[tuple[str, MetricRequest]]
+
+
+def exact_sum(value: pl.Expr) -> pl.Expr:
+    """Group context: :func:`~polars_irmetrics.exposure.awrf.exact_sum` in units of
+    2**-64 alone (:func:`~polars_irmetrics.metrics.scope.fixed_sum64`): the segregation
+    metrics' sums and normalisers, whose bits :func:`rrd_normaliser`'s dynamic programme
+    reproduces in whole units of 2**-64 (so the most segregated ranking scores 1.0
+    exactly); a term below 2**-11 loses its bits below 2**-64 here."""
+    return pl.when(beyond_fixed(value).any()).then(value.sum()).otherwise(fixed_sum64(value))
+
 
 #: The paper's cut-offs: every 10 positions.
 CUT = 10

@@ -429,9 +429,10 @@ def _pow2_scale(value: pl.Expr) -> pl.Expr:
     are normal floats), 1 where every value is 0, null or not finite.
 
     A fixed-point sum (:func:`~polars_irmetrics.metrics.scope.exact_sum`) counts units
-    of 2**-64, exact for terms of 2**-11 and more: terms scaled to below 2 in magnitude
-    keep 53 bits down to 2**-11 of the largest whatever their size (values of 1e-9
-    would keep 34 bits unscaled, their squares 4). A product by a power of two is exact,
+    of 2**-64 and the rest of each term in units of 2**-128, exact for terms of 2**-76
+    and more: terms scaled to below 2 in magnitude keep 53 bits down to 2**-76 of the
+    largest whatever their size (values of 1e-30 would keep 29 bits unscaled, their
+    squares none). A product by a power of two is exact,
     so a sum divided back by the scale has the bits of the exact sum, rounded once.
 
     Examples

@@ -90,7 +90,7 @@ from polars_irmetrics.metrics.ope import (
     effective_weight,
 )
 from polars_irmetrics.metrics.registry import MetricRequest
-from polars_irmetrics.metrics.scope import fixed_sum
+from polars_irmetrics.metrics.scope import fixed_float, fixed_sum, fixed_units
 from polars_irmetrics.ope.checks import (
     Check,
     broken_shape,
@@ -219,8 +219,6 @@ _LOGGED_TWICE = f"{INTERNAL}logged_twice"
 _POLICY_BELOW = f"{INTERNAL}policy_below"
 #: A row of the policy (or reward model) with a null action: refused.
 _NULL_ACT = f"{INTERNAL}null_act"
-#: The fixed point's unit (:func:`~polars_irmetrics.metrics.scope.fixed_sum`).
-_SCALE = 2.0**64
 
 Requests = Sequence[tuple[str, MetricRequest]]
 
@@ -1427,9 +1425,10 @@ def _listed_rows(
 
 def _list_fixed_sum(items: pl.Expr) -> pl.Expr:
     """Each list's :func:`~polars_irmetrics.metrics.scope.fixed_sum` (the same bits as
-    the long form's sum over its rows): the items as integers of 2**-64, added."""
-    counts = (pl.element().fill_null(0.0) * _SCALE).floor().cast(pl.Int128, strict=False)
-    return items.list.eval(counts).list.sum().cast(pl.Float64) / _SCALE
+    the long form's sum over its rows): the items' two units
+    (:func:`~polars_irmetrics.metrics.scope.fixed_units`), the same integers, added."""
+    high, low = fixed_units(pl.element().fill_null(0.0))
+    return fixed_float(items.list.eval(high).list.sum(), items.list.eval(low).list.sum())
 
 
 def _listed_terms(rows: pl.LazyFrame, action: str, *, model: bool) -> pl.LazyFrame:
