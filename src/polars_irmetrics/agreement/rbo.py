@@ -37,8 +37,9 @@ piece is a sum of terms that are not negative, with the weight ``p^(d-1)``:
 Each sum over depths or documents is :func:`relative_sum`'s: fixed point relative to the
 group's largest term (the same bits in any row order, to ``n 2^-63`` of the sum however
 small it is), where a plain fixed point of ``2^-64`` units lost every digit of the
-``1e-20`` scale. The few closed forms left subtract quantities apart by at most a factor
-of the rankings' lengths (at most a few digits). Last, rounding-level excursions are
+``1e-20`` scale (and one of ``2^-128`` units, every digit of the ``1e-40`` scale). The
+few closed forms left subtract quantities apart by at most a factor of the rankings'
+lengths (at most a few digits). Last, rounding-level excursions are
 clipped: ``0 <= min <= 1``, ``0 <= res <= 1 - min``, ``max = min + res`` (at most 1)
 and ``min <= ext <= max``, so that the bounds are in order to the last bit.
 """
@@ -108,11 +109,11 @@ def relative_sum(value: pl.Expr) -> pl.Expr:
     :func:`~polars_irmetrics.metrics.scope.fixed_sum` of the terms scaled by the power of
     two at or above the largest (exact: a scaling by a power of two), scaled back: a
     fixed point relative to the group's largest term, where ``fixed_sum``'s own units of
-    ``2^-64`` floor a term of ``1e-20`` to 0.
+    ``2^-128`` floor a term of ``1e-40`` to 0.
 
-    >>> frame = pl.DataFrame({"x": [3e-21, 1e-20, 7e-41, 0.0]})
+    >>> frame = pl.DataFrame({"x": [3e-41, 1e-40, 7e-61, 0.0]})
     >>> frame.select(relative_sum(pl.col("x"))).item()
-    1.3e-20
+    1.2999999999999999e-40
     >>> frame.select(fixed_sum(pl.col("x"))).item()
     0.0
     """
