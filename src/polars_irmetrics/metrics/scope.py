@@ -373,10 +373,13 @@ def fixed_units(value: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
     first: a float-to-integer cast of a value with a fractional part rounds one way in
     one engine and the other way in another."""
     scaled = value * _SCALE
-    whole = scaled.floor()
+    # scaled % 1.0 is scaled - floor(scaled) (polars' float modulo takes the sign of
+    # the divisor, on either engine), written so that ``value`` is read twice, not
+    # three times: inside a group-by polars computes an expression as often as it is
+    # written
     return (
-        whole.cast(pl.Int128, strict=False),
-        ((scaled - whole) * _SCALE).floor().cast(pl.Int128, strict=False),
+        scaled.floor().cast(pl.Int128, strict=False),
+        ((scaled % 1.0) * _SCALE).floor().cast(pl.Int128, strict=False),
     )
 
 
