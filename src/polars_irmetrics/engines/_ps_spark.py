@@ -27,7 +27,7 @@ from polars_irmetrics.engines._spark_arrow import arrow_of
 from polars_irmetrics.engines._spark_coverage import keyed_parts, task_key
 from polars_irmetrics.engines._spark_pairs import PartOf, carrying, finished_in_one, paired_map
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import INTERNAL, warn_on_judged
+from polars_irmetrics.ground.validate import FOUND_DOCS, INTERNAL, warn_on_judged
 from polars_irmetrics.offline.coverage import SPELT, spelt_hint, spelt_tally
 
 __all__ = ["ps_frame"]
@@ -65,7 +65,9 @@ def ps_frame(
     qrels_given = judgments_given(qrels, "the propensity-scored metrics")
 
     # each part's judged queries whose documents are spelt apart (a few rows, where
-    # there are such queries), by task: the driver's warning reads them
+    # there are such queries: those that retrieve no judged document and those that
+    # retrieve some, told apart by their judged documents found), by task: the driver's
+    # warning reads them
     spelt = keyed_parts(run.sparkSession.sparkContext)
     pairs = SPELT[0]
 
@@ -73,7 +75,7 @@ def ps_frame(
         rows = carrying(ps_part, job, runs, judged)
         if rows.column(pairs).null_count < rows.num_rows:
             found = as_polars_frame(rows).filter(pl.col(pairs).is_not_null())
-            spelt.add({task_key("ps"): found.select(query_id, *SPELT)})
+            spelt.add({task_key("ps"): found.select(query_id, FOUND_DOCS, *SPELT)})
         return rows
 
     parts = paired_map(
@@ -105,8 +107,10 @@ def _warn_on_judged(
 ) -> None:
     """The one plan's coverage warning (a run that retrieves no judged document), from
     counts taken here on the driver: the finish runs in an executor, whose warnings
-    stay there; and of the judged queries whose documents are spelt apart, from what
-    the parts gave ``spelt`` (:meth:`~polars_irmetrics.offline.propensity.PsPlan.spelt`)."""
+    stay there; and of the judged queries whose documents are spelt apart (where the
+    run retrieves no judged document, and where it retrieves some but not all), from
+    what the parts gave ``spelt``
+    (:meth:`~polars_irmetrics.offline.propensity.PsPlan.spelt`)."""
     q, d = options.query_id, options.doc_id
     hit = f"{INTERNAL}hit"
     ran = run.select(q, d).distinct().withColumn(hit, F.lit(1))
@@ -119,8 +123,11 @@ def _warn_on_judged(
         F.count(hit).alias("found"),
     ).collect()[0]
     given = list(spelt.value.values())
-    docs = None
+    docs = partly = None
     if given:  # the parts' rows added up, as the one plan's finish adds them
-        tally = pl.concat(given, how="vertical_relaxed").select(spelt_tally(q))
-        docs = spelt_hint(tally.row(0, named=True), q, d)
-    warn_on_judged({**counts.asDict(), "listed": None}, options.unretrieved, docs=docs)
+        rows = pl.concat(given, how="vertical_relaxed")
+        tally = rows.select(*spelt_tally(q), *spelt_tally(q, partly=True)).row(0, named=True)
+        docs, partly = spelt_hint(tally, q, d), spelt_hint(tally, q, d, partly=True)
+    warn_on_judged(
+        {**counts.asDict(), "listed": None}, options.unretrieved, docs=docs, partly=partly
+    )

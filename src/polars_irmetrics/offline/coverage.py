@@ -73,6 +73,7 @@ __all__ = [
     "part_coverage",
     "partly_hint",
     "spelt_hint",
+    "spelt_partly",
     "spelt_queries",
     "spelt_tally",
     "with_groups",
@@ -471,6 +472,12 @@ _FIRST = (
     f"{INTERNAL}spelt_first_doc",
     f"{INTERNAL}spelt_first_judged",
 )
+#: The columns of :func:`spelt_tally` with ``partly=True`` (:func:`spelt_partly`'
+#: rows): its queries, its pairs and its first pair.
+_PARTLY_TALLY = tuple(
+    f"{INTERNAL}partly_{c.removeprefix(f'{INTERNAL}spelt_')}"
+    for c in (f"{INTERNAL}spelt_queries", f"{INTERNAL}spelt_pairs", *_FIRST)
+)
 
 
 def spelt_queries(
@@ -499,40 +506,83 @@ def spelt_queries(
     )
 
 
-def spelt_tally(query_id: str) -> list[pl.Expr]:
+def spelt_partly(
+    run: pl.LazyFrame, qrels: pl.LazyFrame, queries: pl.DataFrame, query_id: str, doc_id: str
+) -> pl.DataFrame:
+    """:func:`spelt_queries` of the judged ``queries`` where a run retrieves some judged
+    documents but not all: one row per query where a document of the run that no
+    judgment of the query names matches a judged one once the spaces around it, case and
+    separators are ignored (:func:`_partly_cases`, :func:`judged_partly`'s data), the
+    query id and the :data:`SPELT` columns (:func:`spelt_tally` with ``partly=True``
+    adds an engine's parts' rows up). Reads the run's rows of those queries whose
+    documents are not their own fold only (none where the ids are lowercase letters and
+    digits), and the judgments'."""
+    alias = f"{INTERNAL}spelt_query"  # each query a "system" of _partly_cases: one row each
+    partly = queries.select(pl.col(query_id).alias(alias), query_id)
+    keys = [alias, query_id]
+    ran = run.select(pl.col(query_id).alias(alias), query_id, doc_id)
+    held = qrels.select(query_id, doc_id)
+    cases = _partly_cases(ran, held, partly, (keys, [query_id], query_id, doc_id), [alias])
+    pairs, ran_doc, judged_doc = SPELT
+    if cases is None:  # the documents as _partly_cases gives them: text
+        kinds = (pl.Int64(), pl.String(), pl.String())
+        spelt = dict(zip(SPELT, kinds, strict=True))
+        return pl.DataFrame(schema={query_id: queries.schema[query_id], **spelt})
+    return cases.select(
+        query_id,
+        pl.col(_PAIRS).cast(pl.Int64).alias(pairs),
+        pl.col(doc_id).alias(ran_doc),
+        pl.col(f"{doc_id}_right").alias(judged_doc),
+    )
+
+
+def spelt_tally(query_id: str, *, partly: bool = False) -> list[pl.Expr]:
     """The sums of :func:`spelt_queries`' rows, where each judged query has one row (the
     :data:`SPELT` columns null where it has none): the queries, the pairs and the first
     pair (by query, run document, judged document), in :func:`_blind_cases`' columns
-    (:func:`spelt_hint` reads them)."""
+    (:func:`spelt_hint` reads them). ``partly``: those of :func:`spelt_partly`'s rows
+    instead (the queries where the run retrieves a judged document, column
+    :data:`~polars_irmetrics.ground.validate.FOUND_DOCS` above 0; the others' where not),
+    in columns of their own (:func:`spelt_hint` with ``partly=True`` reads them)."""
     pairs, ran_doc, judged_doc = SPELT
-    spelt = pl.col(pairs).is_not_null()
+    found = pl.col(FOUND_DOCS) > 0
+    spelt = pl.col(pairs).is_not_null() & (found if partly else ~found)
     order = [pl.col(c).filter(spelt) for c in (query_id, ran_doc, judged_doc)]
+    names = _PARTLY_TALLY if partly else (_QUERIES, _PAIRS, *_FIRST)
     return [
-        spelt.sum().cast(pl.Int64).alias(_QUERIES),
-        pl.col(pairs).sum().cast(pl.Int64).alias(_PAIRS),
+        spelt.sum().cast(pl.Int64).alias(names[0]),
+        pl.col(pairs).filter(spelt).sum().cast(pl.Int64).alias(names[1]),
         *(
             pl.col(c).filter(spelt).sort_by(order).first().alias(first)
-            for c, first in zip((query_id, ran_doc, judged_doc), _FIRST, strict=True)
+            for c, first in zip((query_id, ran_doc, judged_doc), names[2:], strict=True)
         ),
     ]
 
 
-def spelt_hint(row: Mapping[str, Any], query_id: str, doc_id: str) -> DocsHint | None:
+def spelt_hint(
+    row: Mapping[str, Any], query_id: str, doc_id: str, *, partly: bool = False
+) -> DocsHint | None:
     """The document hint (:data:`~polars_irmetrics.ground.validate.DocsHint`) of the
     sums :func:`spelt_tally` gives (the columns of ``row``); ``None`` where no query
-    holds such documents."""
-    if not row[_QUERIES]:
+    holds such documents. ``partly``: the hint of the queries where the run retrieves
+    some judged documents but not all (:func:`judged_partly`'s words), from the sums
+    :func:`spelt_tally` with ``partly=True`` gives."""
+    queries, pairs, first_query, first_doc, first_judged = (
+        _PARTLY_TALLY if partly else (_QUERIES, _PAIRS, *_FIRST)
+    )
+    if not row[queries]:
         return None
     cases = pl.DataFrame(
         {
-            _QUERIES: [row[_QUERIES]],
-            _PAIRS: [row[_PAIRS]],
-            query_id: [row[_FIRST[0]]],
-            doc_id: [row[_FIRST[1]]],
-            f"{doc_id}_right": [row[_FIRST[2]]],
+            _QUERIES: [row[queries]],
+            _PAIRS: [row[pairs]],
+            query_id: [row[first_query]],
+            doc_id: [row[first_doc]],
+            f"{doc_id}_right": [row[first_judged]],
         }
     )
-    texts = _blind_texts(cases, (), query_id, doc_id)
+    said = _partly_texts if partly else _blind_texts
+    texts = said(cases, (), query_id, doc_id)
     return lambda: texts
 
 

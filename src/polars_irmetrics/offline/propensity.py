@@ -78,6 +78,7 @@ from polars_irmetrics.offline.coverage import (
     judged_docs,
     judged_partly,
     spelt_hint,
+    spelt_partly,
     spelt_queries,
     spelt_tally,
 )
@@ -353,19 +354,29 @@ class PsPlan:
         """An engine's part's ``rows`` (:meth:`part`, collected, of its ``run`` and
         ``qrels``) with, on each judged query where the run retrieves no judged document
         and its documents match judged ones once their spelling is ignored, the
-        document hint's data (:func:`~polars_irmetrics.offline.coverage.spelt_queries`):
-        the finish, which has no run, adds them up (:meth:`finish`). Reads the run again
-        only where such a query is (a judged query of the part with no judged document
-        retrieved); the rows as they are elsewhere, or where the documents are not text."""
+        document hint's data (:func:`~polars_irmetrics.offline.coverage.spelt_queries`),
+        and on each where it retrieves some judged documents but not all and its other
+        documents match judged ones so, that hint's
+        (:func:`~polars_irmetrics.offline.coverage.spelt_partly`; the two told apart by
+        :data:`~polars_irmetrics.ground.validate.FOUND_DOCS`): the finish, which has no
+        run, adds them up (:meth:`finish`). Reads the run again only where such a query
+        is (the partly hint: its documents that are not their own fold only); the rows as
+        they are elsewhere, or where the documents are not text."""
         q, d = self.options.query_id, self.options.doc_id
         kind = self.run_schema[d]
-        blind = pl.col(_PROBLEM).is_null() & (pl.col(FOUND_DOCS) == 0)
-        queries = rows.filter(blind).select(q)
-        if not queries.height or not is_text(kind):
+        sums, hits = pl.col(_PROBLEM).is_null(), pl.col(FOUND_DOCS)
+        blind = rows.filter(sums & (hits == 0)).select(q)
+        partly = rows.filter(sums & (hits > 0) & (hits < pl.col(JUDGED_DOCS))).select(q)
+        if not (blind.height or partly.height) or not is_text(kind):
             return rows
         ran = run.select(pl.col(q).cast(self.run_schema[q]), pl.col(d).cast(kind))
         held = qrels.select(pl.col(q).cast(self.run_schema[q]), pl.col(d).cast(kind))
-        cases = spelt_queries(ran, held, queries, q, d)
+        given = [
+            *([spelt_queries(ran, held, blind, q, d)] if blind.height else []),
+            *([spelt_partly(ran, held, partly, q, d)] if partly.height else []),
+        ]
+        spelt = [pl.col(c).cast(t) for c, t in zip(SPELT, (pl.Int64(), kind, kind), strict=True)]
+        cases = pl.concat([c.select(q, *spelt) for c in given])
         if not cases.height:
             return rows
         found = rows.drop(SPELT).join(cases, on=q, how="left", maintain_order="left")
@@ -443,8 +454,8 @@ class PsPlan:
             pl.col(JUDGED_DOCS).sum().cast(pl.Int64).alias("docs"),
             found.sum().cast(pl.Int64).alias("found"),
             pl.lit(None, pl.Int64).alias("listed"),
-            # an engine's parts' document hint (spelt), added up
-            *([] if run is not None else spelt_tally(q)),
+            # an engine's parts' document hints (spelt), added up
+            *([] if run is not None else [*spelt_tally(q), *spelt_tally(q, partly=True)]),
         )
         unretrieved = self.options.unretrieved
         # the ranking metrics' check of the judged queries where the run retrieves no
@@ -458,7 +469,8 @@ class PsPlan:
 
         def say(row: Mapping[str, Any]) -> None:
             hint = spelt_hint(row, q, d) if parts_said else docs
-            warn_on_judged(row, unretrieved, docs=hint, partly=partly)
+            partly_hint = spelt_hint(row, q, d, partly=True) if parts_said else partly
+            warn_on_judged(row, unretrieved, docs=hint, partly=partly_hint)
 
         return with_tally(raised, tally, say)
 
