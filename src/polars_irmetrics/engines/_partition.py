@@ -30,7 +30,7 @@ import functools
 import re
 import warnings
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, Protocol, TypeVar, cast
 
 import polars as pl
@@ -269,6 +269,10 @@ class Job(ParsedJob):
     #: The small side tables (``groups=``, ``target=``) every part reads whole: they
     #: travel with the job (:mod:`polars_irmetrics.engines._sides`).
     sides: tuple[tuple[str, pa.Table], ...] = ()
+    #: The ``systems=`` / ``by=`` keys the caller's frame holds as an Enum, with its
+    #: categories (the parts read them as text): the coverage warnings name the
+    #: systems in the Enum's order, as one machine does (:func:`warn_coverage`).
+    enums: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def tables(self, qrels: pl.LazyFrame | None) -> dict[str, pl.LazyFrame | None]:
         """The tables of one part's plan: its judgments and the side tables, whole."""
@@ -820,7 +824,28 @@ def warn_coverage(
         return
     merged = Coverage.merged([job.coverage, *parts], job.options.system_keys)
     if merged is not None:
+        enums = {k: pl.Enum(list(c)) for k, c in getattr(job, "enums", ())}
+        if enums:  # the systems warned of in the Enum's order, one machine's
+            merged = _as_enums(merged, enums)
         merged.warn(job.options.system_keys, emit)
+
+
+def _as_enums(coverage: Coverage, enums: Mapping[str, pl.Enum]) -> Coverage:
+    """``coverage`` with its per-system tallies' text keys cast to their Enums."""
+
+    def typed(frame: pl.DataFrame | None) -> pl.DataFrame | None:
+        if frame is None:
+            return None
+        given = [(k, e) for k, e in enums.items() if k in frame.columns]
+        return frame.with_columns(pl.col(k).cast(pl.String).cast(e) for k, e in given)
+
+    counts = typed(coverage.counts)
+    return replace(
+        coverage,
+        counts=coverage.counts if counts is None else counts,
+        blind=typed(coverage.blind),
+        partly=typed(coverage.partly),
+    )
 
 
 def values_tally(job: Job, per_query: pa.Table) -> tuple[pl.DataFrame, int]:

@@ -40,6 +40,7 @@ in partition order; sort them if the order matters.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -60,6 +61,7 @@ from polars_irmetrics.engines._dask_frames import (
     arrow_of,
     computed,
     meta,
+    to_pandas,
     to_table,
     with_groups,
 )
@@ -250,7 +252,10 @@ def evaluate(
         that every part checks every system); ``compute()`` gives a pandas
         DataFrame with pyarrow-backed columns and the columns and values of
         :func:`polars_irmetrics.evaluate`'s result (per-query rows in partition (or
-        task) order, means sorted by the ``by`` keys).
+        task) order, means sorted by the ``by`` keys). A ``by`` or ``systems`` key
+        given as a polars Enum (an ordered Arrow dictionary of its categories) comes
+        back as that dictionary, the rows and the systems' coverage warnings in the
+        Enum's order, as on one machine.
 
     Raises
     ------
@@ -308,6 +313,8 @@ def evaluate(
     # read as their values' text, the run's group keys given back in their own dtype
     # (one machine's result holds the run's key column)
     found = _dictionary_columns(run)
+    keys = (*key_names("systems", options.get("systems")), *key_names("by", options.get("by")))
+    enums = _enum_keys(run, found, keys)
     text = {name: _as_values(table) for name, table in tables.items()}
     values = _evaluate(
         _as_values(run),
@@ -324,11 +331,49 @@ def evaluate(
         item_features=text["item_features"],
         reference=text["reference"],
         partitions=partitions,
+        enums=enums,
         **options,
     )
-    keys = {*key_names("by", options.get("by")), *key_names("systems", options.get("systems"))}
-    back = {c: found[c] for c in values.columns if c in found and c in keys}
-    return values.astype(back) if back else values
+    back = {c: found[c] for c in values.columns if c in found and c in keys and c not in enums}
+    values = values.astype(back) if back else values
+    if not any(c in values.columns for c, _ in enums):
+        return values
+    # an Enum key given back as that Enum (its every category, in order), the rows in
+    # its order: one machine's dtype and rows
+    order = [c for c in keys if c in values.columns]
+    return values.map_partitions(
+        _with_enums, enums, order, meta=_with_enums(values._meta, enums, order)
+    )
+
+
+def _enum_keys(
+    run: Any, found: dict[str, Any], keys: tuple[str, ...]
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The ``systems=`` / ``by=`` keys of ``run`` that came from a polars Enum (an
+    ordered Arrow dictionary, whose dictionary ``meta`` holds: the Enum's categories,
+    in order), with those categories."""
+    enums = []
+    for key in dict.fromkeys(keys):
+        dtype = found.get(key)
+        if dtype is None or not dtype.pyarrow_dtype.ordered:
+            continue
+        chunks = to_table(run._meta[[key]]).column(key).chunks
+        words = {tuple(c.dictionary.to_pylist()) for c in chunks}
+        if len(words) == 1 and all(words):  # else no Enum's categories to restore
+            enums.append((key, words.pop()))
+    return tuple(enums)
+
+
+def _with_enums(
+    frame: pd.DataFrame, enums: tuple[tuple[str, tuple[str, ...]], ...], order: list[str]
+) -> pd.DataFrame:
+    """``frame`` with each key of ``enums`` cast from its text to its Enum and its rows
+    sorted by ``order`` (stably: a part's queries keep their order within a key)."""
+    polars = as_polars_frame(to_table(frame))
+    given = [(k, pl.Enum(list(c))) for k, c in enums if k in polars.columns]
+    polars = polars.with_columns(pl.col(k).cast(pl.String).cast(e) for k, e in given)
+    polars = polars.sort(order, maintain_order=True)
+    return to_pandas(polars.to_arrow(compat_level=pl.CompatLevel.oldest()))
 
 
 def _dictionary_columns(frame: Any) -> dict[str, Any]:
@@ -373,9 +418,12 @@ def _evaluate(
     item_features: dd.DataFrame | None = None,
     reference: dd.DataFrame | None = None,
     partitions: int | None = None,
+    enums: tuple[tuple[str, tuple[str, ...]], ...] = (),
     **options: Unpack[EvalKwargs],
 ) -> dd.DataFrame:
-    """:func:`evaluate` on frames without Arrow dictionary columns."""
+    """:func:`evaluate` on frames without Arrow dictionary columns (``enums``: the
+    keys that were a polars Enum, with its categories, for the coverage warnings'
+    order: :attr:`~polars_irmetrics.engines._partition.Job.enums`)."""
     named = {"qrels": qrels, "queries": queries, "labels": labels, "policy": policy}
     named |= {"reward_model": reward_model, "propensities": propensities, "groups": groups}
     named |= {"interactions": interactions, "item_features": item_features}
@@ -522,6 +570,7 @@ def _evaluate(
         values = _after(_after_history(values, run, interactions, sides, metrics, built), placed)
         return persist(values) if built.progress else values
     job = prepare(arrow_of(run), None if qrels is None else arrow_of(qrels), metrics, built, sides)
+    job = replace(job, enums=enums)
     if partitioned_by is not None:
         if partitions is not None:
             raise InvalidValueError(
