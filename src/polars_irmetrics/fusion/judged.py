@@ -140,15 +140,7 @@ def spelt_docs(
     that match a judged one of the same query once their spelling is ignored. Read only
     where a run retrieves a judged document in fewer judged queries than there are;
     ``None`` where the documents are not text."""
-    docs = judged_docs(runs, judged, query_id, doc_id, systems=[RUN])
-    if docs is None:
-        return None
-    read = docs
-
-    def named() -> dict[tuple[str], tuple[int, str]]:
-        return {(names[key[0]],): text for key, text in read().items()}
-
-    return named
+    return _by_name(judged_docs(runs, judged, query_id, doc_id, systems=[RUN]), names)
 
 
 def spelt_partly(
@@ -160,10 +152,15 @@ def spelt_partly(
     keyed by its name (``names``, in the runs' order): its other documents there that no
     judgment of the query names and that match a judged one once the spaces around
     them, case and separators are ignored. ``None`` where the documents are not text."""
-    partly = judged_partly(runs, judged, query_id, doc_id, systems=[RUN])
-    if partly is None:
+    return _by_name(judged_partly(runs, judged, query_id, doc_id, systems=[RUN]), names)
+
+
+def _by_name(hint: DocsHint | None, names: Sequence[str]) -> DocsHint | None:
+    """``hint`` keyed by each run's name (``names``, in the runs' order), not its
+    number (``RUN``)."""
+    if hint is None:
         return None
-    read = partly
+    read = hint
 
     def named() -> dict[tuple[str], tuple[int, str]]:
         return {(names[key[0]],): text for key, text in read().items()}

@@ -423,15 +423,7 @@ def judged_docs(
     where a system retrieves no judged document in some judged query (the warning's
     path: a run without such a query reads nothing more); ``None`` where the documents
     are not text."""
-    run, qrels, texts = _common_ids(run, qrels, query_id, doc_id, keep=systems)
-    if not texts[0]:
-        return None
-
-    def read() -> Mapping[tuple[Any, ...], tuple[int, str]]:
-        cases = _judged_blind(run, qrels, query_id, doc_id, systems)
-        return {} if cases is None else _blind_texts(cases, systems, query_id, doc_id)
-
-    return read
+    return _docs_reader(run, qrels, query_id, doc_id, systems, _judged_blind, _blind_texts)
 
 
 def judged_partly(
@@ -451,13 +443,37 @@ def judged_partly(
     not their own fold (a regex test of each id: none where the ids are lowercase letters
     and digits, and then nothing more), and only those queries after. ``None`` where the
     documents are not text."""
+    return _docs_reader(run, qrels, query_id, doc_id, systems, _judged_partly, _partly_texts)
+
+
+#: :func:`_judged_blind` or :func:`_judged_partly`: the cases of a hint, ``None`` for none
+_CasesOf = Callable[[pl.LazyFrame, pl.LazyFrame, str, str, Sequence[str]], pl.DataFrame | None]
+#: :func:`_blind_texts` or :func:`_partly_texts`: the hint's sentences from its cases
+_TextsOf = Callable[
+    [pl.DataFrame, Sequence[str], str, str], dict[tuple[Any, ...], tuple[int, str]]
+]
+
+
+def _docs_reader(
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame,
+    query_id: str,
+    doc_id: str,
+    systems: Sequence[str],
+    cases_of: _CasesOf,
+    texts_of: _TextsOf,
+) -> DocsHint | None:
+    """The document hint of :func:`judged_docs` and :func:`judged_partly`: both tables'
+    ids cast to one dtype (:func:`_common_ids`), then, when the warning reads it, the
+    cases (``cases_of``) written as sentences (``texts_of``); ``None`` where the
+    documents are not text."""
     run, qrels, texts = _common_ids(run, qrels, query_id, doc_id, keep=systems)
     if not texts[0]:
         return None
 
     def read() -> Mapping[tuple[Any, ...], tuple[int, str]]:
-        cases = _judged_partly(run, qrels, query_id, doc_id, systems)
-        return {} if cases is None else _partly_texts(cases, systems, query_id, doc_id)
+        cases = cases_of(run, qrels, query_id, doc_id, systems)
+        return {} if cases is None else texts_of(cases, systems, query_id, doc_id)
 
     return read
 
