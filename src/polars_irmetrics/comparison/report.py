@@ -151,7 +151,8 @@ def check_report(result: object, digits: object, options: object, *, values: boo
     or whose ``alternative`` is not the one :func:`~polars_irmetrics.compare` recorded
     for ``result`` (the markers read which way the test looked); with ``values`` (the
     formats that read the means, not the tidy frame's csv, json and parquet) a result of
-    no row, or with means that are not numbers or are null.
+    no row, or with means that are not numbers, are null, or are NaN or infinite (which
+    :func:`~polars_irmetrics.compare` never returns: it refuses such per-query values).
 
     Examples
     --------
@@ -186,6 +187,8 @@ def check_report(result: object, digits: object, options: object, *, values: boo
                 f"column {column!r} of result is null in row {row}; the report reads a "
                 "number there: pass the frame irm.compare returned, or drop that row"
             )
+        if column in ("mean", "baseline_mean") and column in result.columns:
+            _refuse_not_finite(result, column)
     if options is not None and not isinstance(options, CompareOptions):
         raise InvalidValueError(
             f"options= takes the irm.compare options recorded with a result (a "
@@ -204,6 +207,31 @@ def check_report(result: object, digits: object, options: object, *, values: boo
                 "its test), or compare again with "
                 f"alternative={options.alternative!r}"
             )
+
+
+def _refuse_not_finite(result: pl.DataFrame, column: str) -> None:
+    """Refuse a NaN or infinite ``mean`` or ``baseline_mean`` (a frame edited by hand):
+    :func:`~polars_irmetrics.compare` refuses NaN and infinite per-query values (they
+    cannot be paired), so its result holds none, and beside one the best mean (bold) and
+    the markers would be read among the other cells as if it were not there."""
+    values = result.get_column(column)
+    if not values.dtype.is_float():
+        return
+    bad = (values.is_nan() | values.is_infinite()).arg_true()
+    if not bad.len():
+        return
+    row = int(bad[0])
+    named = ("metric", "baseline" if column == "baseline_mean" else "system")
+    where = [f"{n} {result.get_column(n)[row]!r}" for n in named if n in result.columns]
+    said = f" ({', '.join(where)})" if where else ""
+    more = f", and {bad.len() - 1} more row(s)" if bad.len() > 1 else ""
+    raise InvalidValueError(
+        f"column {column!r} of result is {values[row]!r} in row {row}{said}{more}: "
+        "irm.compare refuses NaN and infinite per-query values, so its means are finite "
+        "numbers, and beside this one the best mean (bold) and the markers would be "
+        "chosen among the other cells; pass the frame irm.compare returned, or drop such "
+        f"rows: result.filter(pl.col({column!r}).is_finite())"
+    )
 
 
 #: The formats of the tidy result itself, which no report option shapes.
@@ -657,8 +685,9 @@ def render_report(
         A mean that is not a number.
     InvalidValueError
         An unknown format (``"html"`` among them) or markers, ``digits`` not in 0..12,
-        a null mean, daggers without a single baseline, or ``markers``, ``digits`` or
-        ``options`` other than the default with ``"csv"`` or ``"json"``.
+        a null, NaN or infinite mean (``compare`` returns none), daggers without a
+        single baseline, or ``markers``, ``digits`` or ``options`` other than the
+        default with ``"csv"`` or ``"json"``.
 
     Examples
     --------
