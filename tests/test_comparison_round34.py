@@ -4,12 +4,15 @@
   ``baseline_mean`` is NaN or infinite (a frame edited by hand: ``irm.compare`` refuses
   such per-query values) printed ``nan``/``inf`` and bolded the best of the other cells,
   or bolded ``inf`` as the best; it is refused, naming the row, metric and system.
+* ``plot_metric_curves`` drew a null, NaN or infinite mean as a gap in the line, and a
+  column of text as categories; both are refused, in ``plot_ci``'s words.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 import polars as pl
 import pytest
@@ -58,3 +61,37 @@ def test_a_report_refuses_an_undefined_mean(
     message = f"column {column!r} of result is {said}" + _REFUSED.format(column=column)
     with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(message)}$"):
         _RENDERS[fmt](result)
+
+
+def _means(value: object) -> pl.DataFrame:
+    return pl.DataFrame(
+        {"system": ["a", "b"], "P@1": [0.5, value], "P@2": [0.5, 0.75]},
+        schema_overrides={"P@1": pl.Float64},
+    )
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])
+@pytest.mark.parametrize("value", [NAN, INF, None], ids=["nan", "inf", "null"])
+def test_plot_metric_curves_refuses_an_undefined_mean(value: object, lazy: bool) -> None:
+    plot = pytest.importorskip("polars_irmetrics.comparison.plot")
+    pytest.importorskip("matplotlib")
+    means: Any = _means(value).lazy() if lazy else _means(value)
+    message = (
+        "column 'P@1' of means is null, NaN or infinite on 1 row(s) (first: system 'b'): "
+        "that is no point to draw (the line would stop there without a word); pass "
+        "evaluate(..., systems=system) over a cutoff range, or drop those rows"
+    )
+    with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(message)}$"):
+        plot.plot_metric_curves(means)
+
+
+def test_plot_metric_curves_refuses_a_column_of_text() -> None:
+    plot = pytest.importorskip("polars_irmetrics.comparison.plot")
+    pytest.importorskip("matplotlib")
+    means = _means(0.25).with_columns(pl.col("P@1").cast(pl.String))
+    message = (
+        "column 'P@1' of means has dtype String; a curve reads numbers there: pass "
+        "evaluate(..., systems=system) over a cutoff range"
+    )
+    with pytest.raises(irm.ColumnTypeError, match=f"^{re.escape(message)}$"):
+        plot.plot_metric_curves(means)

@@ -50,6 +50,7 @@ from polars_irmetrics.comparison.agreement import (
 )
 from polars_irmetrics.errors import (
     ColumnNotFoundError,
+    ColumnTypeError,
     DuplicateError,
     InvalidValueError,
     IrmError,
@@ -89,6 +90,8 @@ __all__ = [
 ]
 
 _RESULT = "the result of irm.compare"
+#: The frame plot_metric_curves reads, as its refusals name it.
+_CURVES = "evaluate(..., systems=system) over a cutoff range"
 #: Okabe-Ito colours (colour-blind safe): wins, losses, ties.
 BLUE, VERMILLION, GREY = "#0072B2", "#D55E00", "#999999"
 #: Okabe-Ito's colour-blind safe palette (yellow last: faint on white), for lines.
@@ -336,6 +339,14 @@ def plot_metric_curves(
     matplotlib.figure.Figure
         The figure drawn on (``ax``'s own when given).
 
+    Raises
+    ------
+    ColumnTypeError
+        A metric@k column that is not numeric.
+    InvalidValueError
+        No metric@k column, no row, or a null, NaN or infinite mean (matplotlib would
+        leave a gap in the line without a word).
+
     Examples
     --------
     >>> import polars as pl
@@ -346,7 +357,7 @@ def plot_metric_curves(
     1
     """
     means = _frame(means, "means")
-    _need(means, (system,), "evaluate(..., systems=system) over a cutoff range")
+    _need(means, (system,), _CURVES)
     families: dict[str, list[tuple[int, str]]] = {}
     directions: dict[str, bool | None] = {}  # each family's declared direction
     for column in means.columns:
@@ -364,6 +375,22 @@ def plot_metric_curves(
         )
     if not means.height:
         raise InvalidValueError("the frame has no rows to plot")
+    drawn = [column for columns in families.values() for _, column in columns]
+    for column in drawn:
+        if not means.schema[column].is_numeric():
+            raise ColumnTypeError(
+                f"column {column!r} of means has dtype {means.schema[column]}; a curve "
+                f"reads numbers there: pass {_CURVES}"
+            )
+    _refuse_undefined(
+        means,
+        drawn,
+        source="means",
+        keys=(system,),
+        infinite=True,
+        fix="that is no point to draw (the line would stop there without a word); pass "
+        f"{_CURVES}, or drop those rows",
+    )
     n = len(families)
     axes = _axes(ax, n, "one per metric family", grid=(1, n), figsize=(4.5 * n, 3.5))
     markers = "osD^vP*X"
@@ -899,14 +926,39 @@ def _refuse_undefined_interval(rows: pl.DataFrame, metric: str) -> None:
     """Refuse a null or NaN ``delta``, ``ci_low`` or ``ci_high`` of ``metric``'s rows
     (an infinite bound is a one-sided interval's; a NaN one is none, and would be drawn
     as a whisker to the axis edge)."""
-    for column in ("delta", "ci_low", "ci_high"):
-        values = rows.get_column(column).cast(pl.Float64)
-        bad = rows.filter(values.is_null() | values.is_nan())
+    _refuse_undefined(
+        rows,
+        ("delta", "ci_low", "ci_high"),
+        source="result",
+        keys=("metric", "system", "baseline"),
+        fix="that is no interval to draw (an infinite bound is a one-sided interval's); "
+        "pass the result of irm.compare, or drop those rows",
+    )
+
+
+def _refuse_undefined(
+    frame: pl.DataFrame,
+    columns: Sequence[str],
+    *,
+    source: str,
+    keys: Sequence[str],
+    fix: str,
+    infinite: bool = False,
+) -> None:
+    """Refuse a null or NaN value (and with ``infinite`` an infinite one) of ``columns``
+    of ``frame`` (``source``, as the message names it), naming the first row by its
+    ``keys`` and ending with ``fix``: a value matplotlib would leave out (a line's gap)
+    or draw to the axis edge without a word."""
+    for column in columns:
+        values = frame.get_column(column).cast(pl.Float64)
+        undefined = values.is_null() | values.is_nan()
+        if infinite:
+            undefined = undefined | values.is_infinite()
+        bad = frame.filter(undefined)
         if bad.height:
-            system, baseline = bad.select("system", "baseline").row(0)
+            first = ", ".join(f"{key} {bad.get_column(key)[0]!r}" for key in keys)
+            kinds = "null, NaN or infinite" if infinite else "null or NaN"
             raise InvalidValueError(
-                f"column {column!r} of result is null or NaN on {bad.height} row(s) (first: "
-                f"metric {metric!r}, system {system!r}, baseline {baseline!r}): that is no "
-                "interval to draw (an infinite bound is a one-sided interval's); pass the "
-                "result of irm.compare, or drop those rows"
+                f"column {column!r} of {source} is {kinds} on {bad.height} row(s) (first: "
+                f"{first}): {fix}"
             )
