@@ -6,6 +6,8 @@
   or bolded ``inf`` as the best; it is refused, naming the row, metric and system.
 * ``plot_metric_curves`` drew a null, NaN or infinite mean as a gap in the line, and a
   column of text as categories; both are refused, in ``plot_ci``'s words.
+* A metric's refusal "pass relevance_level= to irm.evaluate" names the function called
+  (``irm.compare``, ``irm.tukey_hsd``, ``irm.reproducibility``, ``irm.optimize_fusion``).
 """
 
 from __future__ import annotations
@@ -95,3 +97,47 @@ def test_plot_metric_curves_refuses_a_column_of_text() -> None:
     )
     with pytest.raises(irm.ColumnTypeError, match=f"^{re.escape(message)}$"):
         plot.plot_metric_curves(means)
+
+
+_QRELS = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["d1", "d1"], "relevance": [1, 1]})
+_A = pl.DataFrame(
+    {"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["d1", "d2"] * 2, "rank": [1, 2] * 2,
+     "score": [2.0, 1.0] * 2}
+)  # fmt: skip
+_RUNS = {"a": _A, "b": _A.with_columns(doc_id=pl.col("doc_id").reverse().over("query_id"))}
+_LONG = pl.concat([run.with_columns(s=pl.lit(name)) for name, run in _RUNS.items()])
+_METRIC = "serendipity(rel=1)@2"
+_CALLS: dict[str, tuple[str, Callable[[], object]]] = {
+    "compare": ("irm.compare", lambda: irm.compare(_RUNS, _METRIC, qrels=_QRELS)),
+    "namespace-DataFrame": (
+        "irm.compare",
+        lambda: _LONG.irm.compare(_METRIC, qrels=_QRELS, system="s"),
+    ),
+    "namespace-LazyFrame": (
+        "irm.compare",
+        lambda: _LONG.lazy().irm.compare(_METRIC, qrels=_QRELS, system="s").collect(),
+    ),
+    "tukey_hsd": ("irm.tukey_hsd", lambda: irm.tukey_hsd(_RUNS, _METRIC, qrels=_QRELS)),
+    "reproducibility": (
+        "irm.reproducibility",
+        lambda: irm.reproducibility({"baseline": _A}, {"baseline": _A}, _METRIC, qrels=_QRELS),
+    ),
+    "optimize_fusion": (
+        "irm.optimize_fusion",
+        lambda: irm.optimize_fusion(_RUNS, _METRIC, qrels=_QRELS),
+    ),
+}
+
+
+@pytest.mark.parametrize(("calls", "call"), list(_CALLS.values()), ids=list(_CALLS))
+def test_the_relevance_level_hint_names_the_function_called(
+    calls: str, call: Callable[[], object]
+) -> None:
+    message = (
+        f"metric {_METRIC!r}: serendipity takes no relevance level 'rel' of its own: it "
+        "weighs the labels, and where it counts relevant items (Elliot's rel_threshold, "
+        "RecTools' Serendipity) it reads the call's: pass relevance_level= to "
+        f"{calls} instead"
+    )
+    with pytest.raises(irm.MetricParameterError, match=f"^{re.escape(message)}$"):
+        call()

@@ -18,7 +18,11 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from polars_irmetrics.comparison.caller import SET_BY_COMPARISON, warn_at_caller
+from polars_irmetrics.comparison.caller import (
+    SET_BY_COMPARISON,
+    parsed_as_called,
+    warn_at_caller,
+)
 from polars_irmetrics.comparison.frame import (
     PerQuery,
     Runs,
@@ -359,7 +363,7 @@ def _checked_arguments(
 ) -> tuple[Parsed, EvalOptions, CompareOptions]:
     """:func:`compare`'s metrics parsed (once: every step below receives the requests),
     its evaluation options and its statistics options, each checked."""
-    parsed = Parsed(parse_metric_list(metrics))
+    parsed = Parsed(parsed_as_called(metrics, "irm.compare"))
     plan_options = compare_eval_options(options, parsed)
     checked = statistics.replace(progress=plan_options.progress).checked()
     _refuse_repeats(parsed, checked)

@@ -14,12 +14,15 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+from collections.abc import Iterable
 
 import polars as pl
 
+from polars_irmetrics.ground.calls import named_as
 from polars_irmetrics.ground.options import option_names
+from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list
 
-__all__ = ["SET_BY_COMPARISON", "comparison_keywords", "warn_at_caller"]
+__all__ = ["SET_BY_COMPARISON", "comparison_keywords", "parsed_as_called", "warn_at_caller"]
 
 #: The evaluation options a comparison sets itself (the systems are its groups,
 #: ``query_set=`` chooses the queries): refused when given, never a fix it names.
@@ -37,6 +40,23 @@ def comparison_keywords() -> frozenset[str]:
     ['groups', 'judged_only']
     """
     return frozenset(option_names()) - set(SET_BY_COMPARISON) | {"qrels", "groups", "target"}
+
+
+def parsed_as_called(metrics: str | Iterable[str], calls: str) -> list[tuple[str, MetricRequest]]:
+    """``metrics`` parsed (:func:`~polars_irmetrics.metrics.registry.parse_metric_list`)
+    for the comparison ``calls`` (``"irm.compare"``, ``"irm.tukey_hsd"``,
+    ``"irm.reproducibility"``): a metric's refusal whose fix is "pass relevance_level=
+    to irm.evaluate" names ``calls``, which takes it too (:func:`comparison_keywords`),
+    not a function the user did not call.
+
+    >>> from polars_irmetrics.comparison.caller import parsed_as_called
+    >>> parsed_as_called("serendipity(rel=1)@2", "irm.compare")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.MetricParameterError: metric 'serendipity(rel=1)@2': ... pass relevance_level= to irm.compare instead
+    """  # noqa: E501
+    with named_as(calls, comparison_keywords()):
+        return parse_metric_list(metrics)
 
 
 #: The folders of this package and of polars: a frame whose file is under one of them

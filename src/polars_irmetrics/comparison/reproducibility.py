@@ -37,6 +37,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from polars_irmetrics.comparison.caller import parsed_as_called
 from polars_irmetrics.comparison.frame import schema_groups
 from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.errors import (
@@ -50,7 +51,7 @@ from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.ground.options import READ_BY, plain_number
 from polars_irmetrics.metrics.agreement import repro_eval_depths
-from polars_irmetrics.metrics.registry import INPUTS, MetricRequest, parse_metric_list
+from polars_irmetrics.metrics.registry import INPUTS, MetricRequest
 from polars_irmetrics.metrics.requests import refuse_summaries
 
 if TYPE_CHECKING:
@@ -209,7 +210,7 @@ def reproducibility(
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     # every measure reads the per-topic values (their errors, means and tests), which
     # agg= does not change: a metric that summarizes them its own way is refused
-    requests = parse_metric_list(names)
+    requests = parsed_as_called(names, "irm.reproducibility")  # a fix names this call
     refuse_summaries(requests, calls="irm.reproducibility")
     _refuse_other_tables(requests)
     paired = qrels_reproduced is None
@@ -316,6 +317,7 @@ def _refuse_other_tables(requests: list[tuple[str, MetricRequest]]) -> None:
     the door's refusal would tell to pass the table to irm.evaluate, a keyword this
     call does not take.
 
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
     >>> _refuse_other_tables(parse_metric_list(["ndcg@10", "rbo"]))
     Traceback (most recent call last):
     ...

@@ -16,7 +16,7 @@ import numpy.typing as npt
 import polars as pl
 
 from polars_irmetrics.comparison.api import _check_values, compare_eval_options
-from polars_irmetrics.comparison.caller import warn_at_caller
+from polars_irmetrics.comparison.caller import parsed_as_called, warn_at_caller
 from polars_irmetrics.comparison.frame import Runs, per_query_values
 from polars_irmetrics.comparison.options import CompareOptions, QuerySet
 from polars_irmetrics.comparison.paired import exact_means
@@ -26,7 +26,6 @@ from polars_irmetrics.errors import IrmWarning
 from polars_irmetrics.ground.inputs import FrameInput
 from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.ground.options import PlanKwargs
-from polars_irmetrics.metrics.registry import parse_metric_list
 
 if TYPE_CHECKING:
     import scipy.stats as scipy_stats
@@ -107,7 +106,8 @@ def tukey_hsd(
     │ c      ┆ b        ┆ 0.5   ┆ false       │
     └────────┴──────────┴───────┴─────────────┘
     """
-    parsed = Parsed(parse_metric_list(metrics))  # parsed once: below receive the requests
+    # parsed once (below receive the requests); a fix names irm.tukey_hsd
+    parsed = Parsed(parsed_as_called(metrics, "irm.tukey_hsd"))
     plan_options = compare_eval_options(options, parsed, tukey_hsd)
     checked = CompareOptions(alpha=alpha, confidence=confidence, query_set=query_set).checked()
     values = per_query_values(

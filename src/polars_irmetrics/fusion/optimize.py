@@ -64,6 +64,7 @@ from polars_irmetrics.ground.buckets import (
     evaluate_in_buckets,
     refuse_spill_without_buckets,
 )
+from polars_irmetrics.ground.calls import named_as
 from polars_irmetrics.ground.options import ROUTE_METRICS, check_relevance_level
 from polars_irmetrics.ground.progress import check_progress
 from polars_irmetrics.ground.validate import is_text
@@ -710,6 +711,14 @@ def _bucket_count(long: pl.LazyFrame, n_points: int, buckets: Buckets) -> int:
     return max(1, math.ceil(rows * n_points / ROWS_PER_BUCKET))
 
 
+#: The keywords of irm.evaluate that optimize_fusion takes too: an evaluation's fix
+#: "pass relevance_level= to irm.evaluate" names optimize_fusion instead
+#: (:func:`~polars_irmetrics.ground.calls.named_as`).
+_EVALUATE_KEYWORDS = frozenset(
+    {"qrels", "query_id", "doc_id", "score", "rank", "relevance", "relevance_level"}
+)
+
+
 def _objective(metric: object) -> MetricRequest:
     """The one metric ``optimize_fusion`` optimises, parsed once."""
     if not isinstance(metric, str):
@@ -717,7 +726,8 @@ def _objective(metric: object) -> MetricRequest:
             f"metric={metric!r} is not valid; optimize_fusion optimises one metric, "
             "given by name (e.g. metric='ndcg@10')"
         )
-    requests = parse_metric_list(metric)
+    with named_as("irm.optimize_fusion", _EVALUATE_KEYWORDS):  # a fix names this call
+        requests = parse_metric_list(metric)
     if len(requests) != 1:
         raise MetricParameterError(
             f"metric={metric!r} names {len(requests)} metrics; optimize_fusion optimises "
