@@ -7,13 +7,16 @@
 * ``plot_metric_curves`` drew a null, NaN or infinite mean as a gap in the line, and a
   column of text as categories; both are refused, in ``plot_ci``'s words.
 * A metric's refusal "pass relevance_level= to irm.evaluate" names the function called
-  (``irm.compare``, ``irm.tukey_hsd``, ``irm.reproducibility``, ``irm.optimize_fusion``).
+  (``irm.compare``, ``irm.tukey_hsd``, ``irm.reproducibility``, ``irm.optimize_fusion``);
+  the command line names the flag alone (``pass --relevance-level instead``: it said
+  ``pass --relevance-level to irm.evaluate instead``, a call the user did not make).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -21,6 +24,8 @@ import pytest
 
 import polars_irmetrics as irm
 from polars_irmetrics.comparison.report import render_report
+
+from .helpers import irm_in_process
 
 NAN, INF = float("nan"), float("inf")
 RESULT = pl.DataFrame(
@@ -141,3 +146,14 @@ def test_the_relevance_level_hint_names_the_function_called(
     )
     with pytest.raises(irm.MetricParameterError, match=f"^{re.escape(message)}$"):
         call()
+
+
+@pytest.mark.parametrize("command", ["evaluate", "compare"])
+def test_the_command_names_the_flag_alone(tmp_path: Path, command: str) -> None:
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.run").write_text(f"q1 Q0 d1 1 2.0 {name}\nq1 Q0 d2 2 1.0 {name}\n")
+    runs = ["a.run"] if command == "evaluate" else ["a.run", "b.run"]
+    done = irm_in_process(command, "--qrels", "qrels.txt", *runs, "-m", _METRIC, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.endswith("it reads the call's: pass --relevance-level instead\n")

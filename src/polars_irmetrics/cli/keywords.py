@@ -267,7 +267,8 @@ def as_flags(message: str, flags: dict[str, argparse.Action]) -> str:
     return _TO_CALL.sub(r"\1", "".join(out))
 
 
-#: A flag written for a keyword, followed by the Python call it was to be given to
-#: (after what the table holds, in parentheses: "pass --groups FILE (one row per
-#: (document, group)) to irm.evaluate").
-_TO_CALL = re.compile(r"(pass --[\w-]+ [A-Z]+(?: \((?:[^()]|\([^()]*\))*\))?) to irm\.\w+\b")
+#: A flag written for a keyword (with its value's name, or none: "pass
+#: --relevance-level to irm.compare instead"), followed by the Python call it was to be
+#: given to (after what the table holds, in parentheses: "pass --groups FILE (one row
+#: per (document, group)) to irm.evaluate").
+_TO_CALL = re.compile(r"(pass --[\w-]+(?: [A-Z]+)?(?: \((?:[^()]|\([^()]*\))*\))?) to irm\.\w+\b")
