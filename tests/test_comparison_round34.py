@@ -4,6 +4,10 @@
   ``baseline_mean`` is NaN or infinite (a frame edited by hand: ``irm.compare`` refuses
   such per-query values) printed ``nan``/``inf`` and bolded the best of the other cells,
   or bolded ``inf`` as the best; it is refused, naming the row, metric and system.
+* ``with_std`` of a ``per_query`` lacking a comparison of ``result`` gave it a null
+  ``std`` (and its baseline's, shared with the other rows, too): the report printed
+  ``0.3100 ± nan`` and ``0.3000 ± nan`` for the baseline; it is refused, and a report
+  of a null, NaN or infinite ``std`` or ``baseline_std`` too.
 * ``plot_metric_curves`` drew a null, NaN or infinite mean as a gap in the line, and a
   column of text as categories; both are refused, in ``plot_ci``'s words.
 * A metric's refusal "pass relevance_level= to irm.evaluate" names the function called
@@ -23,7 +27,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.comparison.report import render_report
+from polars_irmetrics.comparison.report import render_report, with_std
 
 from .helpers import irm_in_process
 
@@ -68,6 +72,41 @@ def test_a_report_refuses_an_undefined_mean(
     message = f"column {column!r} of result is {said}" + _REFUSED.format(column=column)
     with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(message)}$"):
         _RENDERS[fmt](result)
+
+
+_PER_QUERY = pl.DataFrame(
+    {"metric": ["map"] * 2, "system": ["b"] * 2, "baseline": ["a"] * 2,
+     "query_id": ["q1", "q2"], "value": [0.4, 0.6], "baseline_value": [0.2, 0.4]}
+)  # fmt: skip
+
+
+def test_with_std_refuses_a_comparison_without_per_query_values() -> None:
+    message = (
+        "per_query holds no value of system 'c' against 'a' on metric 'map' (1 "
+        "comparison(s) of result without per-query values): their spread cannot be read; "
+        "pass the per_query=True result of the same irm.compare call"
+    )
+    with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(message)}$"):
+        with_std(RESULT, _PER_QUERY)
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "said"),
+    [("std", NAN, "nan in row 0 (metric 'map', system 'b')"),
+     ("baseline_std", None, "null in row 0 (metric 'map', baseline 'a')")],
+    ids=["nan-std", "null-baseline-std"],
+)  # fmt: skip
+def test_a_report_refuses_an_undefined_spread(column: str, value: object, said: str) -> None:
+    spread = RESULT.with_columns(std=pl.lit(0.1), baseline_std=pl.lit(0.1))
+    spread = spread.with_columns(pl.Series(column, [value, 0.1], dtype=pl.Float64))
+    message = (
+        f"column {column!r} of result is {said}: a standard deviation of per-query values "
+        "is a finite number; pass with_std(result, per_query) with the per_query=True "
+        "result of the same irm.compare call, or drop the columns: result.drop('std', "
+        "'baseline_std')"
+    )
+    with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(message)}$"):
+        render_report(spread, "markdown")
 
 
 def _means(value: object) -> pl.DataFrame:

@@ -189,6 +189,9 @@ def check_report(result: object, digits: object, options: object, *, values: boo
             )
         if column in ("mean", "baseline_mean") and column in result.columns:
             _refuse_not_finite(result, column)
+    for column in ("std", "baseline_std") if values else ():
+        if column in result.columns and result.schema[column].is_numeric():
+            _refuse_not_finite(result, column)
     if options is not None and not isinstance(options, CompareOptions):
         raise InvalidValueError(
             f"options= takes the irm.compare options recorded with a result (a "
@@ -213,20 +216,32 @@ def _refuse_not_finite(result: pl.DataFrame, column: str) -> None:
     """Refuse a NaN or infinite ``mean`` or ``baseline_mean`` (a frame edited by hand):
     :func:`~polars_irmetrics.compare` refuses NaN and infinite per-query values (they
     cannot be paired), so its result holds none, and beside one the best mean (bold) and
-    the markers would be read among the other cells as if it were not there."""
+    the markers would be read among the other cells as if it were not there; and a null,
+    NaN or infinite ``std`` or ``baseline_std`` (:func:`with_std` gives none), which
+    would print as ``± nan``."""
     values = result.get_column(column)
-    if not values.dtype.is_float():
-        return
-    bad = (values.is_nan() | values.is_infinite()).arg_true()
+    spread = column in ("std", "baseline_std")  # a null one is refused too
+    undefined = values.is_null() if spread else pl.repeat(False, len(values), eager=True)
+    if values.dtype.is_float():
+        undefined = undefined | values.is_nan() | values.is_infinite()
+    bad = undefined.fill_null(False).arg_true()
     if not bad.len():
         return
     row = int(bad[0])
-    named = ("metric", "baseline" if column == "baseline_mean" else "system")
+    named = ("metric", "baseline" if column.startswith("baseline") else "system")
     where = [f"{n} {result.get_column(n)[row]!r}" for n in named if n in result.columns]
     said = f" ({', '.join(where)})" if where else ""
     more = f", and {bad.len() - 1} more row(s)" if bad.len() > 1 else ""
+    shown = "null" if values[row] is None else repr(values[row])
+    if spread:
+        raise InvalidValueError(
+            f"column {column!r} of result is {shown} in row {row}{said}{more}: "
+            "a standard deviation of per-query values is a finite number; pass "
+            "with_std(result, per_query) with the per_query=True result of the same "
+            "irm.compare call, or drop the columns: result.drop('std', 'baseline_std')"
+        )
     raise InvalidValueError(
-        f"column {column!r} of result is {values[row]!r} in row {row}{said}{more}: "
+        f"column {column!r} of result is {shown} in row {row}{said}{more}: "
         "irm.compare refuses NaN and infinite per-query values, so its means are finite "
         "numbers, and beside this one the best mean (bold) and the markers would be "
         "chosen among the other cells; pass the frame irm.compare returned, or drop such "
@@ -286,9 +301,10 @@ def with_std(result: pl.DataFrame, per_query: pl.DataFrame) -> pl.DataFrame:
     ``evaluate(..., return_std=True)``), from the ``per_query=True`` result of the same
     :func:`~polars_irmetrics.compare` call. The reports show them as ``mean ± std``;
     the new frame keeps what ``compare`` recorded for ``result`` (the footnote still
-    names the test). A ``per_query`` with a null or NaN value (``InvalidValueError``)
-    or a query in two rows of one comparison (``DuplicateError``) is refused: its
-    spread would be of other rows.
+    names the test). A ``per_query`` with a null or NaN value (``InvalidValueError``),
+    a query in two rows of one comparison (``DuplicateError``), or no row of a
+    comparison of ``result`` (``InvalidValueError``: its spread would print as
+    ``± nan``) is refused: its spread would be of other rows.
 
     Examples
     --------
@@ -316,6 +332,15 @@ def with_std(result: pl.DataFrame, per_query: pl.DataFrame) -> pl.DataFrame:
     out = result.drop("std", "baseline_std", strict=False).join(
         spread, on=keys, how="left", maintain_order="left"
     )
+    lacking = out.filter(pl.col("std").is_null())
+    if lacking.height:  # its spread would print as "± nan", and its baseline's too
+        metric, system, baseline = lacking.select(keys).row(0)
+        raise InvalidValueError(
+            f"per_query holds no value of system {system!r} against {baseline!r} on "
+            f"metric {metric!r} ({lacking.height} comparison(s) of result without "
+            "per-query values): their spread cannot be read; pass the per_query=True "
+            "result of the same irm.compare call"
+        )
     record = recall(result)  # the same comparison: its footnote still names the test
     return out if record is None else remember(out, record)
 
