@@ -198,7 +198,9 @@ def judged_top(
     metrics and the MAD metrics of one call (``shared``: the door's frames, where both
     ask for the same cut of the same run and judgments). A document of the run judged
     twice in its query would meet both judgments; the judgments are refused then,
-    whatever ``check_duplicates=`` says."""
+    whatever ``check_duplicates=`` says. A null key meets a null key, as in the MAD
+    metrics' joins (the run's null ids and ``by`` keys are refused before: no input
+    reaches the join with one)."""
     user, item = options.query_id, options.doc_id
     run_schema, q_schema = run.collect_schema(), qrels.collect_schema()
     target = {c: common_id_dtype([run_schema[c], q_schema[c]]) for c in (user, item)}
@@ -219,7 +221,7 @@ def judged_top(
             _POS,
             *_order_columns(run_schema.names(), options),
         )
-        .join(relevant, on=[*q_keys, item], how="left")
+        .join(relevant, on=[*q_keys, item], how="left", nulls_equal=True)
         .with_columns(pl.col(TOP_REL).fill_null(False), pl.col(TOP_GAIN).fill_null(0.0))
     )
     kind = f"judged_top|{cut}|{options.order}|{level}|{id(qrels)}|{'|'.join(q_keys)}"
@@ -373,7 +375,7 @@ def build_elliot_plan(
     else:  # cast as the run is (a cast of distinct ids keeps them distinct)
         users = users.select(pl.col(user).cast(target[user]))
     has_rel = relevant.select(q_keys).unique().with_columns(pl.lit(True).alias(_HAS_REL))
-    users = users.join(has_rel, on=q_keys, how="left").with_columns(
+    users = users.join(has_rel, on=q_keys, how="left", nulls_equal=True).with_columns(
         pl.col(_HAS_REL).fill_null(False)
     )
 

@@ -313,8 +313,8 @@ def build_mad_plan(
     deepest = max(r.k if r.k is not None else 0 for _, r in requests)
     if q_keys == [user]:
         # the top k joined with the relevant judgments once for Elliot's metrics beside
-        # too (a null id is refused in the run; only a by key of the judgments, which
-        # may be null, would tell that join, which does not match nulls, from this one)
+        # too (both joins match a null key to a null key, as every join of the by keys
+        # here does; the run's null ids and by keys are refused before either is read)
         rows = (
             judged_top(original, qrels, keys, options, deepest, ids)
             .select(
