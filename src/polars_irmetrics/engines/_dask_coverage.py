@@ -98,25 +98,38 @@ def summarized(
     job: Job,
     segments: Delayed | None = None,
     before: Delayed | None = None,
+    told: Job | Delayed | None = None,
 ) -> dd.DataFrame:
     """The means, in one partition, whose task warns first (after ``before``, a task
     whose warnings one machine gives first: groups='s ids); with ``segments`` (the
     run's distinct ``by`` keys, where the exposure measures are asked alone), a row
     for each group they score no query of too
-    (:func:`~polars_irmetrics.engines._partition.summarized_segments`)."""
+    (:func:`~polars_irmetrics.engines._partition.summarized_segments`). ``told``: the
+    job its task reads, where that is a task's (``job`` with what the parts tell:
+    :attr:`~polars_irmetrics.engines._partition.Job.enums`)."""
     return values.repartition(npartitions=1).map_partitions(
-        _summarize, job, segments, before, meta=meta(job.means_schema), enforce_metadata=False
+        _summarize,
+        job if told is None else told,
+        segments,
+        before,
+        meta=meta(job.means_schema),
+        enforce_metadata=False,
     )
 
 
-def released(values: dd.DataFrame, job: Job, before: Delayed | None = None) -> dd.DataFrame:
+def released(
+    values: dd.DataFrame,
+    job: Job,
+    before: Delayed | None = None,
+    told: Job | Delayed | None = None,
+) -> dd.DataFrame:
     """The per-query values, each partition released once the coverage of every part is
     added up and warned about (a task that reads the coverage rows only, run after
-    ``before`` as :func:`summarized`'s)."""
+    ``before`` and reading ``told`` as :func:`summarized`'s)."""
     parts = values.to_delayed()
     # each part's coverage and its undefined rnd/rkl/rrd rows (a few): tallies only
     found = [delayed(_found_in)(p, job) for p in parts]
-    warned = delayed(_warn_all)(job, before, *found)
+    warned = delayed(_warn_all)(job if told is None else told, before, *found)
     kept = [delayed(_values_of)(p, warned) for p in parts]
     return dd.from_delayed(kept, meta=meta(job.per_query_schema), verify_meta=False)
 

@@ -112,7 +112,11 @@ from polars_irmetrics.errors import (
     MissingDependencyError,
 )
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions, key_names
-from polars_irmetrics.ground.validate import common_id_dtype, unplaced_query_error
+from polars_irmetrics.ground.validate import (
+    KEYED_TABLES,
+    common_id_dtype,
+    unplaced_query_error,
+)
 from polars_irmetrics.metrics.registry import (
     averages_over_history,
     merges_from_counts,
@@ -255,7 +259,9 @@ def evaluate(
         task) order, means sorted by the ``by`` keys). A ``by`` or ``systems`` key
         given as a polars Enum (an ordered Arrow dictionary of its categories) comes
         back as that dictionary, the rows and the systems' coverage warnings in the
-        Enum's order, as on one machine.
+        Enum's order, as on one machine (where the frame's meta holds no categories,
+        ``dd.read_parquet``'s, those the parts hold; as text where a table matched on
+        the key holds it in another dtype, as one machine reads it).
 
     Raises
     ------
@@ -311,13 +317,17 @@ def evaluate(
     }
     # Arrow dictionary columns (polars' Categorical and Enum) fail Dask's P2P shuffle:
     # read as their values' text, the run's group keys given back in their own dtype
-    # (one machine's result holds the run's key column)
+    # where one machine keeps it (every keyed table holds the key as the run does)
     found = _dictionary_columns(run)
     keys = (*key_names("systems", options.get("systems")), *key_names("by", options.get("by")))
-    enums = _enum_keys(run, found, keys)
-    text = {name: _as_values(table) for name, table in tables.items()}
+    keyed = {n: t for n, t in tables.items() if n in KEYED_TABLES and isinstance(t, dd.DataFrame)}
+    kept = [k for k in dict.fromkeys(keys) if k in found and _kept(run, keyed, k)]
+    enums = _enum_keys(run, found, tuple(kept))
+    unknown = {k: found[k] for k in kept if _ordered(found[k]) and k not in dict(enums)}
+    told = _told_enums(run, keyed, tuple(unknown)) if unknown else None
+    text = {name: _as_values(table, keys, name) for name, table in tables.items()}
     values = _evaluate(
-        _as_values(run),
+        _as_values(run, keys, "run"),
         metrics,
         qrels=text["qrels"],
         queries=text["queries"],
@@ -332,18 +342,60 @@ def evaluate(
         reference=text["reference"],
         partitions=partitions,
         enums=enums,
+        told_enums=told,
         **options,
     )
-    back = {c: found[c] for c in values.columns if c in found and c in keys and c not in enums}
+    back = {c: found[c] for c in values.columns if c in kept and not _ordered(found[c])}
     values = values.astype(back) if back else values
-    if not any(c in values.columns for c, _ in enums):
+    if not any(c in values.columns for c in [*dict(enums), *unknown]):
         return values
     # an Enum key given back as that Enum (its every category, in order), the rows in
     # its order: one machine's dtype and rows
     order = [c for c in keys if c in values.columns]
     return values.map_partitions(
-        _with_enums, enums, order, meta=_with_enums(values._meta, enums, order)
+        _with_enums,
+        enums,
+        order,
+        unknown,
+        told,
+        meta=_with_enums(values._meta, enums, order, unknown, ()),
     )
+
+
+#: A table as the engine's refusals name it (the tables a ``by`` key is matched in).
+_NAMED = {"run": "the run", "qrels": "the judgments", "reference": "reference="}
+
+
+def _ordered(dtype: Any) -> bool:
+    """Whether ``dtype`` (an Arrow dictionary) is ordered: how a polars Enum reaches
+    pandas (a Categorical is an unordered one)."""
+    return bool(dtype.pyarrow_dtype.ordered)
+
+
+def _words(frame: pd.DataFrame, key: str) -> tuple[str, ...]:
+    """The dictionary of the Arrow dictionary column ``key`` of ``frame`` (a part, or a
+    Dask frame's meta): an Enum's categories, in order (none where its chunks differ)."""
+    chunks = to_table(frame[[key]]).column(key).chunks
+    words = {tuple(c.dictionary.to_pylist()) for c in chunks}
+    return words.pop() if len(words) == 1 else ()
+
+
+def _kept(run: Any, keyed: dict[str, Any], key: str) -> bool:
+    """Whether one machine keeps the run's dtype of the dictionary key ``key``: every
+    keyed table that holds it (the judgments, ``queries=``...) holds it in that dtype (a
+    Categorical beside a Categorical, an Enum beside the same Enum); else it reads the
+    key as text (:func:`~polars_irmetrics.ground.validate.with_common_keys`)."""
+    dtype = run.dtypes[key]
+    for table in keyed.values():
+        if key not in table.columns:
+            continue
+        other = table.dtypes[key]
+        if not _is_dictionary(other) or _ordered(other) != _ordered(dtype):
+            return False
+        words = (_words(table._meta, key), _words(run._meta, key))
+        if _ordered(dtype) and all(words) and words[0] != words[1]:
+            return False  # a meta with no categories leaves them to the parts
+    return True
 
 
 def _enum_keys(
@@ -351,29 +403,71 @@ def _enum_keys(
 ) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """The ``systems=`` / ``by=`` keys of ``run`` that came from a polars Enum (an
     ordered Arrow dictionary, whose dictionary ``meta`` holds: the Enum's categories,
-    in order), with those categories."""
+    in order), with those categories. A meta with no categories (that of
+    ``dd.read_parquet``) leaves them to the parts (:func:`_told_enums`)."""
     enums = []
     for key in dict.fromkeys(keys):
         dtype = found.get(key)
-        if dtype is None or not dtype.pyarrow_dtype.ordered:
+        if dtype is None or not _ordered(dtype):
             continue
-        chunks = to_table(run._meta[[key]]).column(key).chunks
-        words = {tuple(c.dictionary.to_pylist()) for c in chunks}
-        if len(words) == 1 and all(words):  # else no Enum's categories to restore
-            enums.append((key, words.pop()))
+        words = _words(run._meta, key)
+        if words:  # else no Enum's categories to restore
+            enums.append((key, words))
     return tuple(enums)
 
 
+def _told_enums(run: Any, keyed: dict[str, Any], keys: tuple[str, ...]) -> Delayed:
+    """A task that gives the categories of each ordered dictionary key of ``keys`` whose
+    meta holds none (that of ``dd.read_parquet``), read from the parts of the run and
+    of the keyed tables that hold it: ``(key, categories)`` where every part with rows
+    holds the same dictionary (each parquet part of an Enum holds its categories); a
+    key whose parts hold several is left out (given back as an ordered dictionary of
+    the values seen)."""
+    frames = [run, *(t for t in keyed.values() if any(k in t.columns for k in keys))]
+    parts = []
+    for frame in frames:
+        held = [k for k in keys if k in frame.columns]
+        parts += [delayed(_part_words)(part, held) for part in frame[held].to_delayed()]
+    return delayed(_agreed_words)(keys, *parts)
+
+
+def _part_words(frame: pd.DataFrame, keys: list[str]) -> dict[str, tuple[str, ...]]:
+    """The dictionary of each key of ``keys`` in one part (none for a part with no rows)."""
+    return {k: _words(frame, k) for k in keys} if len(frame) else {}
+
+
+def _agreed_words(
+    keys: tuple[str, ...], *parts: dict[str, tuple[str, ...]]
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The keys whose parts all hold one non-empty dictionary, with it."""
+    agreed = []
+    for key in keys:
+        words = {p[key] for p in parts if key in p}
+        if len(words) == 1 and all(words):
+            agreed.append((key, words.pop()))
+    return tuple(agreed)
+
+
 def _with_enums(
-    frame: pd.DataFrame, enums: tuple[tuple[str, tuple[str, ...]], ...], order: list[str]
+    frame: pd.DataFrame,
+    enums: tuple[tuple[str, tuple[str, ...]], ...],
+    order: list[str],
+    unknown: dict[str, Any],
+    told: tuple[tuple[str, tuple[str, ...]], ...] | None,
 ) -> pd.DataFrame:
-    """``frame`` with each key of ``enums`` cast from its text to its Enum and its rows
-    sorted by ``order`` (stably: a part's queries keep their order within a key)."""
+    """``frame`` with each key of ``enums`` and ``told`` (the categories the parts
+    gave where the meta had none) cast from its text to its Enum and its rows sorted by
+    ``order`` (stably: a part's queries keep their order within a key); a key of
+    ``unknown`` the parts gave no one Enum of is cast to its dtype there."""
+    applied = dict((*enums, *(told or ())))
     polars = as_polars_frame(to_table(frame))
-    given = [(k, pl.Enum(list(c))) for k, c in enums if k in polars.columns]
+    given = [(k, pl.Enum(list(c))) for k, c in applied.items() if k in polars.columns]
     polars = polars.with_columns(pl.col(k).cast(pl.String).cast(e) for k, e in given)
-    polars = polars.sort(order, maintain_order=True)
-    return to_pandas(polars.to_arrow(compat_level=pl.CompatLevel.oldest()))
+    if given:
+        polars = polars.sort(order, maintain_order=True)
+    out = to_pandas(polars.to_arrow(compat_level=pl.CompatLevel.oldest()))
+    rest = {k: d for k, d in unknown.items() if k in out.columns and k not in applied}
+    return out.astype(rest) if rest else out
 
 
 def _dictionary_columns(frame: Any) -> dict[str, Any]:
@@ -388,10 +482,13 @@ def _is_dictionary(dtype: Any) -> bool:
     return isinstance(dtype, pd.ArrowDtype) and pa.types.is_dictionary(dtype.pyarrow_dtype)
 
 
-def _as_values(frame: Any) -> Any:
+def _as_values(frame: Any, keys: tuple[str, ...] = (), name: str = "run") -> Any:
     """``frame`` (a Dask frame; anything else as it is, for the door to refuse) with
     each Arrow dictionary column as its values (text: an id's or a group's text, which
-    is how every table's Categorical and String ids meet)."""
+    is how every table's Categorical and String ids meet). A ``systems=`` / ``by=`` key
+    of ``keys`` it holds as an Enum whose categories its meta holds, where a part holds
+    a value outside them, is refused there (:func:`_as_text`): one frame's Enum holds
+    no such value. ``name``: the table's (``"qrels"``...), for the refusal's words."""
     if not isinstance(frame, dd.DataFrame):
         return frame
     cast = {
@@ -399,7 +496,38 @@ def _as_values(frame: Any) -> Any:
         for column, dtype in frame.dtypes.items()
         if _is_dictionary(dtype)
     }
-    return frame.astype(cast) if cast else frame
+    enums = ((k, _words(frame._meta, k)) for k in dict.fromkeys(keys) if k in cast)
+    checked = tuple((k, c) for k, c in enums if c and _ordered(frame.dtypes[k]))
+    if not checked:
+        return frame.astype(cast) if cast else frame
+    return frame.map_partitions(_as_text, cast, checked, name, meta=frame._meta.astype(cast))
+
+
+def _as_text(
+    frame: pd.DataFrame,
+    cast: dict[str, Any],
+    enums: tuple[tuple[str, tuple[str, ...]], ...],
+    name: str,
+) -> pd.DataFrame:
+    """A part with its dictionary columns as text, refused where a key of ``enums``
+    holds a value that is none of its meta's categories (a hand-built frame whose
+    parts hold other Enums than its meta's)."""
+    text = frame.astype(cast)
+    for key, words in enums:
+        column = text[key]
+        outside = column.notna() & ~column.isin(words)
+        if outside.any():
+            value = column[outside].iloc[0]
+            table = _NAMED.get(name, f"{name}=")
+            raise InvalidValueError(
+                f"column {key!r} of {table} holds {value!r}, which is none of the "
+                f"categories of its Enum in the Dask frame's meta ({list(words)!r}): one "
+                "frame's Enum cannot hold it (a part holds another Enum than the meta's); "
+                "give the meta and every part one Enum of every value, e.g. "
+                f"pl.Enum({[*words, value]!r}), or cast the column to text (pl.String) "
+                "on every part"
+            )
+    return text
 
 
 def _evaluate(
@@ -419,11 +547,13 @@ def _evaluate(
     reference: dd.DataFrame | None = None,
     partitions: int | None = None,
     enums: tuple[tuple[str, tuple[str, ...]], ...] = (),
+    told_enums: Delayed | None = None,
     **options: Unpack[EvalKwargs],
 ) -> dd.DataFrame:
     """:func:`evaluate` on frames without Arrow dictionary columns (``enums``: the
     keys that were a polars Enum, with its categories, for the coverage warnings'
-    order: :attr:`~polars_irmetrics.engines._partition.Job.enums`)."""
+    order: :attr:`~polars_irmetrics.engines._partition.Job.enums`; ``told_enums``: a
+    task giving more of them, read from the parts, where the meta holds none)."""
     named = {"qrels": qrels, "queries": queries, "labels": labels, "policy": policy}
     named |= {"reward_model": reward_model, "propensities": propensities, "groups": groups}
     named |= {"interactions": interactions, "item_features": item_features}
@@ -571,6 +701,8 @@ def _evaluate(
         return persist(values) if built.progress else values
     job = prepare(arrow_of(run), None if qrels is None else arrow_of(qrels), metrics, built, sides)
     job = replace(job, enums=enums)
+    # the warnings' tasks read the Enums the parts give too (a Job, once they are read)
+    told = job if told_enums is None else delayed(_with_told)(job, told_enums)
     if partitioned_by is not None:
         if partitions is not None:
             raise InvalidValueError(
@@ -618,14 +750,19 @@ def _evaluate(
     # after groups='s warnings (one machine's order)
     warned = refused if warned is None else warned
     if built.per_query:
-        values = released(values, job, before=warned)
+        values = released(values, job, before=warned, told=told)
     else:
         segments = None
         if tells_segments(job):  # by= groups the exposure measures score no query of
             (segments,) = run[list(job.by)].drop_duplicates(split_out=1).to_delayed()
-        values = summarized(values, job, segments, before=warned)
+        values = summarized(values, job, segments, before=warned, told=told)
     values = _after(_after_history(values, run, interactions, sides, metrics, built), placed)
     return persist(values) if built.progress else values
+
+
+def _with_told(job: Job, told: tuple[tuple[str, tuple[str, ...]], ...]) -> Job:
+    """``job`` with the Enums the parts gave (:func:`_told_enums`) among its own."""
+    return replace(job, enums=(*job.enums, *told))
 
 
 def _after(values: dd.DataFrame, task: Delayed | None) -> dd.DataFrame:
