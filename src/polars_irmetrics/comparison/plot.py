@@ -77,6 +77,7 @@ __all__ = [
     "BLUE",
     "OKABE_ITO",
     "VERMILLION",
+    "check_dtypes",
     "check_per_query",
     "check_plot_path",
     "figure_bytes",
@@ -204,6 +205,42 @@ def _need(frame: pl.DataFrame, columns: tuple[str, ...], source: str) -> None:
             raise ColumnNotFoundError(f"column {column!r} is not in the frame; pass {source}")
 
 
+def check_dtypes(
+    frame: pl.DataFrame,
+    numbers: Sequence[str] = (),
+    flags: Sequence[str] = (),
+    *,
+    source: str = "result",
+    reader: str = "the plot",
+    fix: str = "pass the result of irm.compare",
+) -> None:
+    """Refuse a column of ``frame`` (``source``, as the message names it) whose dtype is
+    not what ``reader`` reads there (:class:`ColumnTypeError`): ``numbers`` (a numeric
+    dtype) and ``flags`` (Boolean); a column of nulls only (dtype Null) passes, its
+    values are checked where they are read, and a column not in ``frame`` is not
+    checked. Text read as a number would fail in Python's words (or be read as a number
+    by numpy), and a ``significant`` of ``"false"`` would read as true.
+
+    Examples
+    --------
+    >>> check_dtypes(pl.DataFrame({"std": ["0.1"]}), ["std"], reader="the report")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.ColumnTypeError: column 'std' of result has dtype String; the report reads numbers there: pass the result of irm.compare
+    """  # noqa: E501
+    for columns, numeric, what in ((numbers, True, "numbers"), (flags, False, "True or False")):
+        for column in columns:
+            dtype = frame.schema.get(column)
+            if dtype is None or dtype == pl.Null:
+                continue  # not read, or nulls only: their values are checked where read
+            if dtype.is_numeric() if numeric else dtype == pl.Boolean:
+                continue
+            raise ColumnTypeError(
+                f"column {column!r} of {source} has dtype {dtype}; {reader} reads {what} "
+                f"there: {fix}"
+            )
+
+
 #: The columns of ``compare(..., per_query=True)`` beside its query id.
 _PER_QUERY = ("metric", "system", "baseline", "value", "baseline_value", "delta",
               "higher_is_better")  # fmt: skip
@@ -211,10 +248,11 @@ _PER_QUERY = ("metric", "system", "baseline", "value", "baseline_value", "delta"
 
 def check_per_query(per_query: pl.DataFrame) -> None:
     """Refuse a per-query table (``compare(..., per_query=True)``, or one built by hand)
-    whose rows would be counted wrong in silence: a null or NaN ``delta``, ``value`` or
-    ``baseline_value`` (a query left out of the wins, ties and losses and of the
-    spread), or a query held in two rows of one comparison (counted twice; the query
-    id: the columns beside :data:`_PER_QUERY`, where there are any).
+    whose rows would be counted wrong in silence: a ``delta``, ``value`` or
+    ``baseline_value`` that is not numeric (:func:`check_dtypes`), or null or NaN (a
+    query left out of the wins, ties and losses and of the spread), or a query held in
+    two rows of one comparison (counted twice; the query id: the columns beside
+    :data:`_PER_QUERY`, where there are any).
 
     Examples
     --------
@@ -225,6 +263,13 @@ def check_per_query(per_query: pl.DataFrame) -> None:
     ...
     polars_irmetrics.errors.DuplicateError: per_query holds metric 'm', system 'b', ...
     """
+    check_dtypes(
+        per_query,
+        ("delta", "value", "baseline_value"),
+        source="per_query",
+        reader="a count of wins, ties and losses",
+        fix="pass the per_query=True result of irm.compare",
+    )
     keys = [c for c in ("metric", "system", "baseline") if c in per_query.columns]
     ids = [c for c in per_query.columns if c not in _PER_QUERY]
 
@@ -537,6 +582,7 @@ def plot_significance_matrix(
     """
     result = _frame(result, "result")
     _need(result, ("metric", "system", "baseline", "p_adjusted", "significant"), _RESULT)
+    check_dtypes(result, ("p_adjusted",), ("significant",))
     metric = _metric(result, metric)
     rows = result.filter(pl.col("metric") == metric)
     systems: list[str] = []
@@ -611,6 +657,7 @@ def plot_ci(
     """
     result = _frame(result, "result")
     _need(result, ("metric", "system", "baseline", "delta", "ci_low", "ci_high"), _RESULT)
+    check_dtypes(result, ("delta", "ci_low", "ci_high"))
     metric = _metric(result, metric)
     rows = result.filter(pl.col("metric") == metric)
     _refuse_undefined_interval(rows, metric)

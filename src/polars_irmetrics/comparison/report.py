@@ -28,7 +28,7 @@ from typing import Literal
 import polars as pl
 
 from polars_irmetrics.comparison.options import CompareOptions
-from polars_irmetrics.comparison.plot import check_per_query
+from polars_irmetrics.comparison.plot import check_dtypes, check_per_query
 from polars_irmetrics.comparison.record import describe, recall, remember
 from polars_irmetrics.errors import ColumnNotFoundError, ColumnTypeError, InvalidValueError
 from polars_irmetrics.io.output import (
@@ -152,7 +152,10 @@ def check_report(result: object, digits: object, options: object, *, values: boo
     for ``result`` (the markers read which way the test looked); with ``values`` (the
     formats that read the means, not the tidy frame's csv, json and parquet) a result of
     no row, or with means that are not numbers, are null, or are NaN or infinite (which
-    :func:`~polars_irmetrics.compare` never returns: it refuses such per-query values).
+    :func:`~polars_irmetrics.compare` never returns: it refuses such per-query values),
+    or another column the report reads of a wrong dtype (``delta``, ``statistic``,
+    ``p_value``, ``std`` and ``baseline_std`` not numeric, ``significant`` not Boolean:
+    :class:`~polars_irmetrics.errors.ColumnTypeError`).
 
     Examples
     --------
@@ -189,8 +192,17 @@ def check_report(result: object, digits: object, options: object, *, values: boo
             )
         if column in ("mean", "baseline_mean") and column in result.columns:
             _refuse_not_finite(result, column)
+    if values:  # every other column a report reads (text read as a number fails in
+        # Python's words; a significant "false" would read as true)
+        check_dtypes(
+            result,
+            ("delta", "statistic", "p_value", "std", "baseline_std"),
+            ("significant",),
+            reader="the report",
+            fix="pass the frame irm.compare returned",
+        )
     for column in ("std", "baseline_std") if values else ():
-        if column in result.columns and result.schema[column].is_numeric():
+        if column in result.columns:
             _refuse_not_finite(result, column)
     if options is not None and not isinstance(options, CompareOptions):
         raise InvalidValueError(
@@ -707,7 +719,8 @@ def render_report(
     ColumnNotFoundError
         ``result`` is not a comparison result.
     ColumnTypeError
-        A mean that is not a number.
+        A mean, ``delta``, ``statistic``, ``p_value`` or standard deviation that is not
+        a number, or a ``significant`` that is not Boolean.
     InvalidValueError
         An unknown format (``"html"`` among them) or markers, ``digits`` not in 0..12,
         a null, NaN or infinite mean (``compare`` returns none), daggers without a
