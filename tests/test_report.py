@@ -436,7 +436,7 @@ def test_matrix_labels_contrast_with_their_cells() -> None:
     systems = [f"s{i}" for i in range(len(p) + 1)]
     frame = pl.DataFrame({
         "metric": "map", "system": systems[1:], "baseline": "s0", "p_adjusted": p,
-        "significant": [x <= 0.05 for x in p],
+        "significant": [x <= 0.05 for x in p], "delta": 0.1,
     })  # fmt: skip
     figure = plot.plot_significance_matrix(frame)
     ax = figure.axes[0]

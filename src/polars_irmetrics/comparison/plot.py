@@ -5,7 +5,8 @@
 * :func:`plot_deltas`: per-query deltas against the baseline, sorted, from
   ``compare(..., per_query=True)``.
 * :func:`plot_significance_matrix`: system × system adjusted p-values, significant
-  cells marked, from ``compare(..., mode="pairs")``.
+  cells starred and marked with the better side (``▲``/``▼``), from
+  ``compare(..., mode="pairs")``.
 * :func:`plot_ci`: each comparison's delta with its confidence interval.
 * :func:`plot_swaps`: two evaluations' orderings of the same systems (a slope chart).
 * :func:`plot_similarity_distribution`: a rank similarity's per-query histogram, one
@@ -48,6 +49,7 @@ from polars_irmetrics.comparison.agreement import (
     orientation,
     swapped_pairs,
 )
+from polars_irmetrics.comparison.record import recall
 from polars_irmetrics.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
@@ -540,7 +542,18 @@ def plot_significance_matrix(
     path: str | Path | None = None,
     ax: Axes | None = None,
 ) -> Figure:
-    """System × system adjusted p-values (pairs); significant cells are starred.
+    """System × system adjusted p-values (pairs); significant cells are starred, and
+    marked with which system is better.
+
+    A significant cell of the row's system and the column's reads ``▲`` where the row's
+    system is the better (``0.010*▲``) and ``▼`` where it is the worse: better in the
+    metric's declared direction (the frame's ``higher_is_better`` column, else the
+    metric's declaration; a lower mean of ``logloss`` or ``ee_loss`` is better), the
+    way the test found the difference (as the report's markers read it:
+    :func:`~polars_irmetrics.comparison.report.found_above`; where the test's side and
+    the mean's disagree, the title says so, as the report's legend). The title says the
+    rule, and the metric's direction where higher is not better; a metric with no
+    better direction (``calibration``) is starred without an arrow.
 
     The cells are coloured by cividis (dark: small p); each label is black or white,
     whichever contrasts more with its cell (:func:`label_color`).
@@ -561,30 +574,61 @@ def plot_significance_matrix(
     matplotlib.figure.Figure
         The figure drawn on (``ax``'s own when given).
 
+    Raises
+    ------
+    ColumnNotFoundError
+        A column the matrix reads (``delta`` among them) not in the frame.
+    ColumnTypeError
+        ``delta``, ``p_adjusted`` or ``statistic`` that is not numeric, or
+        ``significant`` that is not Boolean.
+    InvalidValueError
+        A significant row whose ``delta`` is null or NaN (no side is better).
+
     Examples
     --------
     >>> import polars as pl
     >>> from polars_irmetrics.comparison.plot import plot_significance_matrix
     >>> result = pl.DataFrame({"metric": ["map"], "system": ["b"], "baseline": ["a"],
-    ...                        "p_adjusted": [0.01], "significant": [True]})
-    >>> plot_significance_matrix(result).axes[0].get_title()
-    'map: adjusted p-values (* significant)'
+    ...                        "delta": [0.1], "p_adjusted": [0.01], "significant": [True]})
+    >>> print(plot_significance_matrix(result).axes[0].get_title())
+    map: adjusted p-values
+    * significant; ▲ row's system better than column's, ▼ worse
 
     Drawn on a given axes, it returns that axes' figure; a small p is a light cell,
-    so its label is black (not white on yellow):
+    so its label is black (not white on yellow). b is better than a (row b, column a):
 
     >>> from matplotlib.figure import Figure
     >>> figure = Figure()
     >>> plot_significance_matrix(result, ax=figure.subplots()) is figure
     True
     >>> [(t.get_text(), t.get_color()) for t in figure.axes[0].texts]
-    [('0.010*', 'black'), ('0.010*', 'black')]
+    [('0.010*▼', 'black'), ('0.010*▲', 'black')]
+
+    Where lower is better, the lower mean is the better system:
+
+    >>> loss = result.with_columns(metric=pl.lit("logloss"), higher_is_better=False)
+    >>> [t.get_text() for t in plot_significance_matrix(loss).axes[0].texts]
+    ['0.010*▲', '0.010*▼']
     """
+    from polars_irmetrics.comparison.report import found_above  # report imports plot
+
+    record = recall(result) if isinstance(result, pl.DataFrame) else None
     result = _frame(result, "result")
-    _need(result, ("metric", "system", "baseline", "p_adjusted", "significant"), _RESULT)
-    check_dtypes(result, ("p_adjusted",), ("significant",))
+    needed = ("metric", "system", "baseline", "delta", "p_adjusted", "significant")
+    _need(result, needed, _RESULT)
+    check_dtypes(result, ("delta", "p_adjusted", "statistic"), ("significant",))
     metric = _metric(result, metric)
     rows = result.filter(pl.col("metric") == metric)
+    higher = _direction(rows, metric) if "higher_is_better" in rows.columns else _declared(metric)
+    _refuse_undefined(
+        rows.filter(pl.col("significant").fill_null(False)),
+        ("delta",),
+        source="result",
+        keys=("metric", "system", "baseline"),
+        fix="a significant difference without a delta has no better side to mark; pass "
+        "the result of irm.compare, or drop those rows",
+    )
+    options = None if record is None else record.options
     systems: list[str] = []
     for baseline, system in rows.select("baseline", "system").iter_rows():
         for name in (baseline, system):
@@ -593,12 +637,28 @@ def plot_significance_matrix(
     k = len(systems)
     matrix = np.full((k, k), np.nan)
     stars = np.zeros((k, k), dtype=bool)
-    for system, baseline, p, significant in rows.select(
-        "system", "baseline", "p_adjusted", "significant"
-    ).iter_rows():
+    sides = np.zeros((k, k), dtype=np.int8)  # 1: the row's system is the better, -1: worse
+    statistic = (
+        rows.get_column("statistic").cast(pl.Float64)
+        if "statistic" in rows.columns
+        else pl.repeat(None, rows.height, dtype=pl.Float64, eager=True)
+    )
+    cells = rows.select("system", "baseline", "p_adjusted", "significant", "delta").iter_rows()
+    disagree: list[str] = []  # the test's side against the mean's (Wilcoxon's ranks)
+    for (system, baseline, p, significant, delta), stat in zip(cells, statistic, strict=True):
         i, j = systems.index(system), systems.index(baseline)
         matrix[i, j] = matrix[j, i] = p
-        stars[i, j] = stars[j, i] = significant
+        stars[i, j] = stars[j, i] = bool(significant)
+        above = found_above(delta, stat, options) if significant else None
+        if above is not None and higher is not None:
+            sides[i, j] = 1 if above == higher else -1  # the system against its baseline
+            sides[j, i] = -sides[i, j]
+            if delta == 0 or (delta > 0) != above:  # as the report's legend says it
+                side, mean_side = ("above", "below") if above else ("below", "above")
+                mean_side = "equal to" if delta == 0 else mean_side
+                disagree.append(
+                    f"{system} {side} {baseline} though its mean is {mean_side} {baseline}'s"
+                )
     (panel,) = _axes(ax, 1, "the matrix", grid=(1, 1), figsize=(1.2 * k + 2.5, 1.0 * k + 1.5))
     figure = _root(panel)
     cmap = _mpl.colormaps[_CMAP]
@@ -606,13 +666,21 @@ def plot_significance_matrix(
     figure.colorbar(image, ax=panel, label="adjusted p-value")
     panel.set_xticks(range(k), systems, rotation=45, ha="right")
     panel.set_yticks(range(k), systems)
+    arrows = {1: "▲", -1: "▼", 0: ""}
     for i in range(k):
         for j in range(k):
             if not math.isnan(matrix[i, j]):
                 label = f"{matrix[i, j]:.3f}" + ("*" if stars[i, j] else "")
+                label += arrows[int(sides[i, j])]
                 color = label_color(cmap(float(matrix[i, j])))
                 panel.text(j, i, label, ha="center", va="center", color=color, fontsize=8)
-    panel.set_title(f"{metric}: adjusted p-values (* significant)")
+    named = f"{metric} ({_note(higher)})" if _note(higher) else metric
+    rule = "* significant" + (
+        "" if higher is None else "; ▲ row's system better than column's, ▼ worse"
+    )
+    if disagree:
+        rule += "\nthe arrows follow the test, which found " + "; ".join(disagree)
+    panel.set_title(f"{named}: adjusted p-values\n{rule}")
     return _save(figure, path)
 
 
