@@ -163,6 +163,11 @@ _REFUSED: list[tuple[Callable[[Any], object], pl.DataFrame, type[Exception], str
      "column 'delta' of result is null or NaN on 1 row(s) (first: metric 'map', system "
      "'b', baseline 'a'): a significant difference without a delta has no better side "
      "to mark; pass the result of irm.compare, or drop those rows"),
+    (plot.plot_significance_matrix, _RESULT.with_columns(p_adjusted=float("nan")),
+     irm.InvalidValueError,
+     "column 'p_adjusted' of result is null or NaN on 1 row(s) (first: metric 'map', "
+     "system 'b', baseline 'a'): that is no p-value to draw (its cell would be blank, as "
+     "that of a pair not compared); pass the result of irm.compare, or drop those rows"),
     (plot.plot_ci, _RESULT.with_columns(_text("ci_low")), irm.ColumnTypeError,
      f"column 'ci_low' of result has dtype String; {_PLOT}"),
     (plot.plot_deltas, _PER_QUERY.with_columns(_text("delta")), irm.ColumnTypeError,
@@ -183,7 +188,7 @@ _CASES = _REFUSED + [(c, f.lazy(), e, m) for c, f, e, m in _REFUSED if c is not 
         for c, f, e, m in _CASES
     ],
 )
-def test_a_column_of_the_wrong_dtype_is_refused(
+def test_a_column_the_outputs_cannot_read_is_refused(
     call: Callable[[Any], object], frame: Any, error: type[Exception], message: str
 ) -> None:
     with pytest.raises(error) as info:

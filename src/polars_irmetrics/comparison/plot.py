@@ -582,7 +582,9 @@ def plot_significance_matrix(
         ``delta``, ``p_adjusted`` or ``statistic`` that is not numeric, or
         ``significant`` that is not Boolean.
     InvalidValueError
-        A significant row whose ``delta`` is null or NaN (no side is better).
+        A significant row whose ``delta`` is null or NaN (no side is better), or a
+        ``p_adjusted`` that is null or NaN (its cell would be blank, as a missing
+        pair's).
 
     Examples
     --------
@@ -627,6 +629,14 @@ def plot_significance_matrix(
         keys=("metric", "system", "baseline"),
         fix="a significant difference without a delta has no better side to mark; pass "
         "the result of irm.compare, or drop those rows",
+    )
+    _refuse_undefined(
+        rows,
+        ("p_adjusted",),
+        source="result",
+        keys=("metric", "system", "baseline"),
+        fix="that is no p-value to draw (its cell would be blank, as that of a pair not "
+        "compared); pass the result of irm.compare, or drop those rows",
     )
     options = None if record is None else record.options
     systems: list[str] = []
