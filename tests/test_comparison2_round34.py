@@ -168,6 +168,13 @@ _REFUSED: list[tuple[Callable[[Any], object], pl.DataFrame, type[Exception], str
      "column 'p_adjusted' of result is null or NaN on 1 row(s) (first: metric 'map', "
      "system 'b', baseline 'a'): that is no p-value to draw (its cell would be blank, as "
      "that of a pair not compared); pass the result of irm.compare, or drop those rows"),
+    # b against a and a against b: the cell showed a's p-value (not significant) with
+    # b's side ("0.500▼")
+    (plot.plot_significance_matrix, pl.concat([_RESULT, _RESULT.with_columns(
+        system=pl.lit("a"), baseline=pl.lit("b"), significant=False)]), irm.DuplicateError,
+     "result holds systems 'b' and 'a' on metric 'map' in 2 rows (either way round): the "
+     "matrix draws one p-value per pair; keep one row per pair, or pass the result of "
+     "irm.compare"),
     (plot.plot_ci, _RESULT.with_columns(_text("ci_low")), irm.ColumnTypeError,
      f"column 'ci_low' of result has dtype String; {_PLOT}"),
     (plot.plot_deltas, _PER_QUERY.with_columns(_text("delta")), irm.ColumnTypeError,

@@ -585,6 +585,9 @@ def plot_significance_matrix(
         A significant row whose ``delta`` is null or NaN (no side is better), or a
         ``p_adjusted`` that is null or NaN (its cell would be blank, as a missing
         pair's).
+    DuplicateError
+        A pair of systems in two rows of the metric (either way round): its cells
+        would show one row's p-value beside another's side.
 
     Examples
     --------
@@ -638,6 +641,17 @@ def plot_significance_matrix(
         fix="that is no p-value to draw (its cell would be blank, as that of a pair not "
         "compared); pass the result of irm.compare, or drop those rows",
     )
+    names = [pl.col(c).cast(pl.String) for c in ("system", "baseline")]
+    pair = pl.concat_list(pl.min_horizontal(names), pl.max_horizontal(names))  # either way
+    twice = rows.filter(pair.is_duplicated())
+    if twice.height:  # one cell would show one row's p-value and another row's side
+        system, baseline = twice.select("system", "baseline").row(0)
+        raise DuplicateError(
+            f"result holds systems {system!r} and {baseline!r} on metric {metric!r} in "
+            f"{twice.filter(pair == pair.first()).height} rows (either way round): the "
+            "matrix draws one p-value per pair; keep one row per pair, or pass the result "
+            "of irm.compare"
+        )
     options = None if record is None else record.options
     systems: list[str] = []
     for baseline, system in rows.select("baseline", "system").iter_rows():
