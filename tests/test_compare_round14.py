@@ -8,8 +8,8 @@ import pytest
 import scipy.stats
 
 import polars_irmetrics as irm
-from polars_irmetrics.comparison.options import CompareOptions
-from polars_irmetrics.comparison.report import found_above, render_report
+from polars_irmetrics.comparison.options import CompareOptions, found_above
+from polars_irmetrics.comparison.report import render_report
 
 
 def _run(hits: list[int]) -> pl.DataFrame:

@@ -31,6 +31,7 @@ __all__ = [
     "QuerySet",
     "Scope",
     "Test",
+    "found_above",
 ]
 
 Test = Literal["t", "wilcoxon", "randomization", "bootstrap"]
@@ -230,3 +231,30 @@ STATISTICS = (
 _DEFAULTS: dict[str, object] = {
     f.name: f.default for f in dataclasses.fields(CompareOptions) if f.name in STATISTICS
 }
+
+
+def found_above(
+    delta: float, statistic: float | None, options: CompareOptions | None
+) -> bool | None:
+    """Whether the test of a comparison found the system above its baseline (``True``),
+    below (``False``) or neither way (``None``): the alternative of a one-sided test,
+    else the sign of the test's ``statistic`` (:func:`~polars_irmetrics.compare`'s
+    column; a null or NaN one, or none: the sign of ``delta``, the statistic of the
+    mean tests and of Tukey's HSD).
+
+    Examples
+    --------
+    Wilcoxon's signed ranks below 0 though the mean delta is above:
+
+    >>> from polars_irmetrics.comparison.options import CompareOptions, found_above
+    >>> found_above(0.155, -170.0, None)
+    False
+    >>> found_above(0.155, None, CompareOptions(test="wilcoxon", alternative="less"))
+    False
+    >>> found_above(0.0, None, None) is None
+    True
+    """
+    if options is not None and options.alternative != "two-sided":
+        return options.alternative == "greater"
+    sign = delta if statistic is None or math.isnan(statistic) else statistic
+    return None if sign == 0 or math.isnan(sign) else sign > 0

@@ -49,6 +49,7 @@ from polars_irmetrics.comparison.agreement import (
     orientation,
     swapped_pairs,
 )
+from polars_irmetrics.comparison.options import found_above
 from polars_irmetrics.comparison.record import recall
 from polars_irmetrics.errors import (
     ColumnNotFoundError,
@@ -550,7 +551,7 @@ def plot_significance_matrix(
     metric's declared direction (the frame's ``higher_is_better`` column, else the
     metric's declaration; a lower mean of ``logloss`` or ``ee_loss`` is better), the
     way the test found the difference (as the report's markers read it:
-    :func:`~polars_irmetrics.comparison.report.found_above`; where the test's side and
+    :func:`~polars_irmetrics.comparison.options.found_above`; where the test's side and
     the mean's disagree, the title says so, as the report's legend). The title says the
     rule, and the metric's direction where higher is not better; a metric with no
     better direction (``calibration``) is starred without an arrow.
@@ -615,7 +616,6 @@ def plot_significance_matrix(
     >>> [t.get_text() for t in plot_significance_matrix(loss).axes[0].texts]
     ['0.010*▲', '0.010*▼']
     """
-    from polars_irmetrics.comparison.report import found_above  # report imports plot
 
     record = recall(result) if isinstance(result, pl.DataFrame) else None
     result = _frame(result, "result")

@@ -27,7 +27,7 @@ from typing import Literal
 
 import polars as pl
 
-from polars_irmetrics.comparison.options import CompareOptions
+from polars_irmetrics.comparison.options import CompareOptions, found_above
 from polars_irmetrics.comparison.plot import check_dtypes, check_per_query
 from polars_irmetrics.comparison.record import describe, recall, remember
 from polars_irmetrics.errors import ColumnNotFoundError, ColumnTypeError, InvalidValueError
@@ -53,7 +53,6 @@ __all__ = [
     "check_stated",
     "check_tidy",
     "footnote",
-    "found_above",
     "is_reproducibility",
     "kind_of",
     "latex",
@@ -369,7 +368,8 @@ def table(
     mean, and the lowest mean is bold; for a metric with no better direction (a null
     ``higher_is_better``, such as ``calibration``) no cell is marked or bold.
 
-    Which way a significant difference goes is the test's own (:func:`found_above`):
+    Which way a significant difference goes is the test's own
+    (:func:`~polars_irmetrics.comparison.options.found_above`):
     the alternative of a one-sided test (``options``, else those ``compare``
     recorded), else the sign of the result's ``statistic`` (the signed-rank sums of
     Wilcoxon, which may disagree with the mean's sign), else of ``delta``. Where the
@@ -542,34 +542,6 @@ def check_stated(result: pl.DataFrame, options: CompareOptions, statistic: pl.Se
                 "1/2 only to a statistic on its own side, so this result is not of that "
                 "test; pass the options irm.compare was called with"
             )
-
-
-def found_above(
-    delta: float, statistic: float | None, options: CompareOptions | None
-) -> bool | None:
-    """Whether the test of a comparison found the system above its baseline (``True``),
-    below (``False``) or neither way (``None``): the alternative of a one-sided test,
-    else the sign of the test's ``statistic`` (:func:`~polars_irmetrics.compare`'s
-    column; a null or NaN one, or none: the sign of ``delta``, the statistic of the
-    mean tests and of Tukey's HSD).
-
-    Examples
-    --------
-    Wilcoxon's signed ranks below 0 though the mean delta is above:
-
-    >>> from polars_irmetrics.comparison.options import CompareOptions
-    >>> from polars_irmetrics.comparison.report import found_above
-    >>> found_above(0.155, -170.0, None)
-    False
-    >>> found_above(0.155, None, CompareOptions(test="wilcoxon", alternative="less"))
-    False
-    >>> found_above(0.0, None, None) is None
-    True
-    """
-    if options is not None and options.alternative != "two-sided":
-        return options.alternative == "greater"
-    sign = delta if statistic is None or math.isnan(statistic) else statistic
-    return None if sign == 0 or math.isnan(sign) else sign > 0
 
 
 _REPRO = ("measure", "metric", "run", "value")
