@@ -72,9 +72,15 @@ from polars_irmetrics.errors import (
     SupportWarning,
 )
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import warn_from_plan
+from polars_irmetrics.ground.validate import INTERNAL, is_text, warn_from_plan
 from polars_irmetrics.metrics.registry import parse_metric_list, split_routes
-from polars_irmetrics.ope.checks import listed_slots, slate_columns, slate_unsupported_text
+from polars_irmetrics.ope.checks import (
+    listed_slots,
+    round_hint,
+    round_key,
+    slate_columns,
+    slate_unsupported_text,
+)
 from polars_irmetrics.ope.parts import (
     OpeTables,
     merge_sums,
@@ -92,9 +98,12 @@ if TYPE_CHECKING:
 __all__ = [
     "PEAK_SCHEMA",
     "PROB",
+    "ROUND_KEY",
     "InLoggedRounds",
     "OpeJob",
     "check_ope_inputs",
+    "keyed_rounds",
+    "lacks_rounds",
     "ope_part",
     "ope_peak",
     "ope_route",
@@ -103,8 +112,10 @@ __all__ = [
     "prepare_ope",
     "reads_policy",
     "rescaled_job",
+    "round_schema",
     "scaled_job",
     "slots",
+    "spelt_rounds",
     "taken_schema",
     "taken_slots",
     "warn_groups",
@@ -142,6 +153,10 @@ class OpeJob(ParsedJob):
     #: read again at the scales they give (:func:`rescaled_job`); ``None``: every sum's
     #: scale 1 (the first pass of the sums, which stands in the usual case).
     peaks: dict[str, float | None] | None = None
+    #: The sentence of round ids spelt apart that follows the refusal of logged rounds
+    #: the policy lacks (:func:`spelt_rounds`, found by the driver where the first pass
+    #: counts such rounds); ``None``: none found.
+    round_hint: str | None = None
 
     @property
     def reward_scale(self) -> float:
@@ -413,7 +428,9 @@ def ope_summary(job: OpeJob, sums: pa.Table) -> pa.Table:
     """The result of whole ``by`` groups from the sums of every part, the checks raised
     (the support warning is the driver's: :func:`warn_support`)."""
     parts = _frame(sums).lazy().select(pl.col(c).cast(t) for c, t in job.part_schema.items())
-    merged = merge_sums(parts, job.empty(), job.requests, job.options, warn=False)
+    merged = merge_sums(
+        parts, job.empty(), job.requests, job.options, warn=False, round_hint=job.round_hint
+    )
     return _to_arrow(merged.collect(), job.merged_schema)
 
 
@@ -431,6 +448,48 @@ def ope_rows(
     means = _frame(weights).lazy().select(pl.col(c).cast(t) for c, t in job.merged_schema.items())
     rows = part_rows(tables, job.requests, job.options, means, job.reward_scale)
     return _to_arrow(rows.collect(), job.result_schema)
+
+
+def lacks_rounds(job: OpeJob, sums: pa.Table) -> bool:
+    """Whether the first pass's sums (every part's :func:`ope_part`, stacked) count a
+    logged round the policy lacks, of text round ids: the refusal whose hint of ids
+    spelt apart the engine then looks for (:func:`spelt_rounds`)."""
+    count = f"{INTERNAL}n_policy_round"
+    round_id = job.options.round_id
+    if count not in sums.column_names or not is_text(job.log_schema[round_id]):
+        return False
+    return bool(_frame(sums.select([count])).select(pl.col(count).cast(pl.Int64).sum()).item())
+
+
+def keyed_rounds(job: OpeJob, rounds: pa.Table) -> pa.Table:
+    """One part of a table's distinct round ids with their :func:`~polars_irmetrics.ope.\
+checks.round_key` (column :data:`ROUND_KEY`), in an engine's task."""
+    round_id = job.options.round_id
+    frame = _frame(rounds).select(pl.col(round_id).cast(pl.String))
+    keyed = frame.with_columns(round_key(pl.col(round_id)).alias(ROUND_KEY))
+    return _to_arrow(keyed, round_schema(round_id))
+
+
+def spelt_rounds(job: OpeJob, missing: pa.Table, taken: pa.Table) -> OpeJob:
+    """``job`` with the hint of round ids spelt apart (:func:`~polars_irmetrics.ope.\
+checks.round_hint`'s words, one machine's), from the log's rounds the policy lacks
+    (``missing``) and the policy's rounds (``taken``) of the same :data:`ROUND_KEY`, the
+    only ones that can match once their spelling is ignored, gathered by the engine."""
+    round_id = job.options.round_id
+    log, policy = (
+        _frame(t).lazy().select(pl.col(round_id).cast(pl.String)) for t in (missing, taken)
+    )
+    hint = round_hint(log, policy, round_id, "policy=")
+    return replace(job, round_hint=hint() if hint is not None else None)
+
+
+#: The column of :func:`keyed_rounds`'s key.
+ROUND_KEY = f"{INTERNAL}round_key"
+
+
+def round_schema(round_id: str) -> pl.Schema:
+    """The schema of :func:`keyed_rounds`."""
+    return pl.Schema({round_id: pl.String(), ROUND_KEY: pl.String()})
 
 
 def slots(job: OpeJob) -> tuple[list[str], list[str]]:

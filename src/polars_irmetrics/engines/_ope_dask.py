@@ -34,15 +34,20 @@ from polars_irmetrics.engines._dask_frames import arrow_of, meta, to_pandas, to_
 from polars_irmetrics.engines._ope import (
     PEAK_SCHEMA,
     PROB,
+    ROUND_KEY,
     OpeJob,
+    keyed_rounds,
+    lacks_rounds,
     ope_part,
     ope_peak,
     ope_rows,
     ope_summary,
     prepare_ope,
     rescaled_job,
+    round_schema,
     scaled_job,
     slots,
+    spelt_rounds,
     taken_schema,
     taken_slots,
     warn_groups,
@@ -102,6 +107,8 @@ def ope_frame(
     # the parts' sums, now: read again where the whole log's sums need other scales
     # than 1 (weights all tiny or all huge)
     first = sums.compute()
+    if lacks_rounds(job, to_table(first)):  # refused: the hint of round ids spelt apart
+        job = _spelt(job, log, policy)
     said.count(lambda: warn_groups(job, to_table(first)))  # by groups none supported
     again = rescaled_job(job, to_table(first))
     if again is None:
@@ -214,6 +221,30 @@ def _summarize(
     own.count(lambda: merged.append(ope_summary(job, to_table(sums))))
     give_warnings((*said, *own.texts), emitter())
     return to_pandas(merged[0])
+
+
+def _spelt(job: OpeJob, log: dd.DataFrame, policy: dd.DataFrame) -> OpeJob:
+    """``job`` with the hint of round ids spelt apart (:func:`spelt_rounds`), where the
+    first pass counts logged rounds the policy lacks: the log's distinct rounds the
+    policy lacks and the policy's distinct rounds, each partition keyed
+    (:func:`keyed_rounds`), and only those of a key the other side has computed now."""
+    round_id = job.options.round_id
+    theirs = policy[[round_id]].drop_duplicates()
+    both = log[[round_id]].drop_duplicates().merge(theirs, on=round_id, how="left", indicator=True)
+    missing = both[both["_merge"] == "left_only"][[round_id]]
+    found = meta(round_schema(round_id))
+    left, right = (
+        frame.map_partitions(_keyed, job, meta=found, enforce_metadata=False)
+        for frame in (missing, theirs)
+    )
+    ours = left.merge(right[[ROUND_KEY]].drop_duplicates(), on=ROUND_KEY)[[round_id]]
+    other = right.merge(left[[ROUND_KEY]].drop_duplicates(), on=ROUND_KEY)[[round_id]]
+    ours_frame, other_frame = dd.compute(ours, other)
+    return spelt_rounds(job, to_table(ours_frame), to_table(other_frame))
+
+
+def _keyed(rounds: pd.DataFrame, job: OpeJob) -> pd.DataFrame:
+    return to_pandas(keyed_rounds(job, to_table(rounds)))
 
 
 def _scaled(job: OpeJob, log: dd.DataFrame) -> OpeJob:

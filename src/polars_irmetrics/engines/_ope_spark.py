@@ -33,15 +33,20 @@ from pyspark.sql.types import StructType
 from polars_irmetrics.engines._ope import (
     PEAK_SCHEMA,
     PROB,
+    ROUND_KEY,
     OpeJob,
+    keyed_rounds,
+    lacks_rounds,
     ope_part,
     ope_peak,
     ope_rows,
     ope_summary,
     prepare_ope,
     rescaled_job,
+    round_schema,
     scaled_job,
     slots,
+    spelt_rounds,
     taken_schema,
     taken_slots,
     warn_groups,
@@ -161,6 +166,8 @@ def ope_frame(
     # than 1 (weights all tiny or all huge), the shuffle's files read again
     parts = gather(shuffled.mapInArrow(sums_of(job), parts_schema))
     first = parts.toArrow().rename_columns(names)
+    if lacks_rounds(job, first):  # refused: the hint of round ids spelt apart, if any
+        job = _spelt(job, log, policy, spark_schema, gather)
     said.count(lambda: warn_groups(job, first))  # by groups the policy supports none of
     again = rescaled_job(job, first)
     if again is not None:
@@ -215,6 +222,39 @@ def _scaled(
 
     table = gather(rewards.mapInArrow(task, found)).toArrow()
     return scaled_job(job, table.rename_columns(list(PEAK_SCHEMA)))
+
+
+def _spelt(
+    job: OpeJob,
+    log: DataFrame,
+    policy: DataFrame,
+    spark_schema: SparkSchema,
+    gather: Callable[[DataFrame], DataFrame],
+) -> OpeJob:
+    """``job`` with the hint of round ids spelt apart (:func:`spelt_rounds`), where the
+    first pass counts logged rounds the policy lacks: the log's distinct rounds the
+    policy lacks and the policy's distinct rounds, each keyed by one Python task per
+    partition (:func:`keyed_rounds`), and only those of a key the other side has
+    gathered on the driver."""
+    round_id = job.options.round_id
+    theirs = policy.select(round_id).distinct()
+    missing = log.select(round_id).distinct().join(theirs, on=round_id, how="left_anti")
+    found = spark_schema(round_schema(round_id), ())
+
+    def keyed(frame: DataFrame) -> DataFrame:
+        schema = arrow_of(frame)
+
+        def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            table = pa.Table.from_batches(list(batches), schema=schema)
+            yield from carrying(keyed_rounds, job, table).rename_columns(found.names).to_batches()
+
+        return frame.mapInArrow(task, found).toDF(round_id, ROUND_KEY)
+
+    left, right = keyed(missing), keyed(theirs)
+    ours = left.join(right.select(ROUND_KEY).distinct(), on=ROUND_KEY, how="left_semi")
+    other = right.join(left.select(ROUND_KEY).distinct(), on=ROUND_KEY, how="left_semi")
+    gathered = (gather(frame.select(round_id)).toArrow() for frame in (ours, other))
+    return spelt_rounds(job, *gathered)
 
 
 def _warn(job: OpeJob, log: DataFrame, policy: DataFrame, spark_schema: SparkSchema) -> None:

@@ -15,10 +15,12 @@ from polars_irmetrics.errors import (
     SupportWarning,
 )
 from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.spelling import Sides, spelling_hint
 from polars_irmetrics.ground.validate import (
     INTERNAL,
     check_numeric,
     id_kind,
+    is_text,
     null_ids_count,
     null_ids_error,
     warn_from_plan,
@@ -45,6 +47,8 @@ __all__ = [
     "null_id_checks",
     "policy_below_check",
     "raising",
+    "round_hint",
+    "round_key",
     "scaled_tiny",
     "slate_columns",
     "slate_unsupported_text",
@@ -98,6 +102,10 @@ class Check:
     #: Text written in place of the round: a fact of a whole table that names no round
     #: (the count of a side table's null ids, the same on every row).
     text: pl.Expr | None = None
+    #: A sentence read only where the check fails, written after its message (ids of the
+    #: log that another table spells apart: :func:`round_hint`); ``None`` where it has
+    #: nothing to say.
+    hint: Callable[[], str | None] | None = None
 
     def _text(self, rows: pl.Expr | None = None) -> pl.Expr:
         """The round (and :attr:`detail`) as text, only of ``rows`` (a mask) if given."""
@@ -498,10 +506,64 @@ def raising(result: pl.LazyFrame, checks: list[Check], options: EvalOptions) -> 
             total = int(frame[check.count].sum() or 0)
             if total:
                 first = frame[check.first].drop_nulls().min()
-                raise check.error(check.template.format(n=total, first=first, **fields))
+                text = check.template.format(n=total, first=first, **fields)
+                said = check.hint() if check.hint is not None else None
+                raise check.error(f"{text}. {said}" if said else text)
         return frame.drop(flags)
 
     return result.map_batches(raise_first, schema=schema)
+
+
+def round_hint(
+    log: pl.LazyFrame, table: pl.LazyFrame, round_id: str, name: str
+) -> Callable[[], str | None] | None:
+    """The hint of a check that refuses logged rounds the ``name`` table (``"policy="``)
+    lacks: a sentence (read only where the check fails: a join of the two tables'
+    distinct text round ids) where some of them match one of the table's once their
+    spelling is ignored (``'R1'`` beside ``'r1'``, ``' r1'``, ``'r_1'``; :func:`~polars_\
+irmetrics.ground.spelling.spelling_hint`, the words of the action ids' hint), naming how
+    many, the first pair and the fix; ``None`` where the round ids are not text (the
+    log's ``round_id`` and the table's are of one kind: :func:`check_keys`).
+
+    Examples
+    --------
+    >>> log = pl.LazyFrame({"round_id": ["R1", "R2"]})
+    >>> hint = round_hint(log, pl.LazyFrame({"round_id": ["r1", "R2"]}), "round_id", "policy=")
+    >>> print(hint())  # doctest: +NORMALIZE_WHITESPACE
+    1 round id(s) of the log match an id of policy= only when case is ignored ('R1' against
+    'r1'): ids are compared exactly; give the log and policy= the same spelling, e.g.
+    pl.col('round_id').str.to_lowercase() on each.
+    """
+    schema = log.collect_schema()
+    if round_id not in schema or not is_text(schema[round_id]):
+        return None
+    sides = Sides("the log", name, f"the log and {name}")
+    return lambda: spelling_hint(
+        log.select(round_id),
+        table.select(round_id),
+        round_id,
+        within=None,
+        noun="round",
+        sides=sides,
+    )
+
+
+def round_key(ids: pl.Expr) -> pl.Expr:
+    """A key equal for two round ids that :func:`round_hint` may find spelt apart (its
+    digits, leading zeros left out, for ids with a digit; else its lowercase letters and
+    digits): an engine joins the log's unmatched rounds and the policy's on it, so that
+    only the few that may match come to the driver, where the hint reads them.
+
+    Examples
+    --------
+    >>> ids = pl.Series(["R-007", "r7", " Ab_c", "x0"])
+    >>> pl.select(round_key(pl.lit(ids))).to_series().to_list()
+    ['7', '7', 'abc', '0']
+    """
+    text = ids.cast(pl.String)
+    digits = text.str.replace_all("[^0-9]", "").str.replace("^0+([0-9])", "${1}")
+    loose = text.str.to_lowercase().str.replace_all("[^a-z0-9]", "")
+    return pl.when(digits != "").then(digits).otherwise(loose)
 
 
 def check_keys(

@@ -107,6 +107,7 @@ from polars_irmetrics.ope.checks import (
     null_id_checks,
     policy_below_check,
     raising,
+    round_hint,
     scaled_tiny,
     shape_check,
     slot_overlap,
@@ -459,6 +460,7 @@ def _ope_plan(
     listed = is_listed(policy)
     # the tables as given (the list shape's rows hand back the policy as they read it)
     tables = {"policy": policy, "reward_model": reward_model}
+    policy_given, log_given = policy, log
     if listed:  # the support warning reads the log and the policy as the rows read them
         rows, log, policy = _listed_rows(
             log, policy, reward_model, keys, action, by, options, propensity, scaling
@@ -469,6 +471,9 @@ def _ope_plan(
         rows = with_policy_below(rows, policy, keys, log.collect_schema(), _POLICY_BELOW)
     rows = with_null_ids(rows, tables, keys)
     checks = _checks(options, keys, reward_model is not None, propensity, listed=listed)
+    # a logged round the policy lacks: the hint of round ids spelt apart (on its path)
+    hint = round_hint(log_given, policy_given, options.round_id, "policy=")
+    checks = [replace(c, hint=hint) if c.name == "policy_round" else c for c in checks]
     checks[:0] = by_null_checks(by)  # first: a null by key would form a group
     if kind == "cascade":  # an action the log never shows at a position: unsupported
         cascade = _cascade(

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import polars as pl
@@ -227,15 +227,24 @@ def merge_sums(
     options: EvalOptions,
     *,
     warn: bool = True,
+    round_hint: str | None = None,
 ) -> pl.LazyFrame:
     """The result of :func:`polars_irmetrics.evaluate` from the sums of every part
     (:func:`part_sums`); ``tables`` give the schemas (empty frames will do) and, with
     ``warn``, the distinct actions of the log and policy for the support warning
     (:func:`warned`), then of the ``by`` groups the policy supports none of
     (:func:`~polars_irmetrics.ope.evaluate.warn_unsupported_groups`; an engine's driver
-    gives it from the parts' sums: ``warn=False`` in its task)."""
+    gives it from the parts' sums: ``warn=False`` in its task). ``round_hint``: the
+    sentence of round ids spelt apart that follows the refusal of logged rounds the
+    policy lacks, where an engine's driver found it (its tables here are empty)."""
     options = _sums_options(options, requests)
     plan = build_ope_parts(tables.log, requests, tables.policy, tables.reward_model, options)
+    if round_hint is not None:
+        checks = [
+            replace(c, hint=lambda: round_hint) if c.name == "policy_round" else c
+            for c in plan.summary.checks
+        ]
+        plan = replace(plan, summary=replace(plan.summary, checks=checks))
     merged = plan.merge(from_transport(sums), options)
     if warn:
         merged = warned(merged, tables, requests, options)

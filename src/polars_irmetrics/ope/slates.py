@@ -40,6 +40,7 @@ other weight, tiny or huge, is summed at a power of two of its own:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import polars as pl
 
@@ -66,6 +67,7 @@ from polars_irmetrics.ope.checks import (
     log_id_checks,
     null_id_checks,
     policy_below_check,
+    round_hint,
     shape_check,
     slate_columns,
     slate_unsupported_text,
@@ -249,6 +251,9 @@ def build_slate_plan(
         *_checks(logged, proposed, keys, reward),
     ]
     checks += [check for column in columns for check in _weight_checks(column)]
+    # a logged round the policy lacks: the hint of round ids spelt apart (on its path)
+    hint = round_hint(log, policy, round_id, "policy=")
+    checks = [replace(c, hint=hint) if c.name == "policy_round" else c for c in checks]
     if options.ci is not None and ratios and options.ci_method == "normal":
         raise MetricParameterError(
             f"metric {next(iter(ratios))!r} is a ratio (self-normalised) and has no "

@@ -1,0 +1,109 @@
+"""Round 34: the off-policy wing's ids that do not line up and numbers that could be
+silently wrong (round ids spelt apart between the log and ``policy=``, which were
+refused with no word of the spelling)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import QuerySetError
+from tests.helpers import engine_io
+
+LOG = pl.DataFrame(
+    {
+        "round_id": ["R1", "R2", "R3"],
+        "action": ["a", "b", "a"],
+        "reward": [1.0, 0.0, 1.0],
+        "pscore": [0.5] * 3,
+    }
+)
+
+
+def _policy(rounds: list[str]) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "round_id": [r for r in rounds for _ in range(2)],
+            "action": ["a", "b"] * len(rounds),
+            "prob": [0.5] * (2 * len(rounds)),
+        }
+    )
+
+
+LACKS = (
+    "{n} log row(s) have a round the policy table lacks (first: round_id=R1): the policy "
+    "needs every logged round's probabilities, one row per (round_id, action) in column "
+    "'prob'"
+)
+
+
+def _spelt(n: int, what: str, pair: str, fix: str) -> str:
+    return (
+        f"{LACKS.format(n=n)}. {n} round id(s) of the log match an id of policy= only when "
+        f"{what} ({pair}): ids are compared exactly; give the log and policy= the same "
+        f"spelling, e.g. pl.col('round_id'){fix} on each."
+    )
+
+
+ROUNDS = [
+    (
+        "case",
+        ["r1", "r2", "R3"],
+        _spelt(2, "case is ignored", "'R1' against 'r1'", ".str.to_lowercase()"),
+    ),
+    (
+        "spaces",
+        [" R1", "R2", "R3"],
+        _spelt(
+            1, "the spaces around the ids are ignored", "'R1' against ' R1'", ".str.strip_chars()"
+        ),
+    ),
+    (
+        "separators",
+        ["R_1", "R2", "R3"],
+        _spelt(
+            1,
+            "separators are ignored",
+            "'R1' against 'R_1'",
+            ".str.replace_all('[-_.: ]', '')",
+        ),
+    ),
+    ("none", ["X9", "R2", "R3"], LACKS.format(n=1)),
+]
+
+
+def _evaluate(log: pl.DataFrame, metrics: list[str], route: str, **kw: Any) -> pl.DataFrame:
+    """``irm.evaluate`` on DataFrames ("frame"), LazyFrames ("lazy", collected) or out
+    of core in 2 buckets ("buckets")."""
+    if route == "lazy":
+        lazy = {k: v.lazy() if isinstance(v, pl.DataFrame) else v for k, v in kw.items()}
+        return irm.evaluate(log.lazy(), metrics, **lazy).collect()
+    return irm.evaluate(log, metrics, **({"buckets": 2} if route == "buckets" else {}), **kw)
+
+
+CASES = [(*r, "frame") for r in ROUNDS] + [(*ROUNDS[0], "lazy"), (*ROUNDS[0], "buckets")]
+
+
+@pytest.mark.parametrize(
+    ("name", "rounds", "message", "route"), CASES, ids=[f"{c[0]}-{c[3]}" for c in CASES]
+)
+def test_round_ids_spelt_apart_are_named(
+    name: str, rounds: list[str], message: str, route: str
+) -> None:
+    # before: the refusal named the round the policy lacks, not its spelling
+    policy = _policy(rounds)
+    with pytest.raises(QuerySetError) as caught:
+        _evaluate(LOG, ["ips"], route, policy=policy)
+    assert str(caught.value) == message
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_round_ids_spelt_apart_on_the_engines(engine: str, request: pytest.FixtureRequest) -> None:
+    evaluate, to_engine, back = engine_io(engine, request)
+    for _, rounds, message in ROUNDS[::3]:  # spelt apart, and not
+        with pytest.raises(QuerySetError) as caught:
+            back(evaluate(to_engine(LOG), ["ips"], policy=to_engine(_policy(rounds))))
+        assert str(caught.value) == message
