@@ -1,6 +1,8 @@
 """Round 34: the off-policy wing's ids that do not line up and numbers that could be
-silently wrong (round ids spelt apart between the log and ``policy=``, which were
-refused with no word of the spelling)."""
+silently wrong: round ids spelt apart between the log and ``policy=`` (refused with no
+word of the spelling); the propensity-scored metrics' ``per_query=True`` quotient
+``N_q / (I / Q)`` (its divisor a scalar the optimiser may turn into a product by its
+reciprocal, a unit in the last place off)."""
 
 from __future__ import annotations
 
@@ -98,6 +100,35 @@ def test_round_ids_spelt_apart_are_named(
     with pytest.raises(QuerySetError) as caught:
         _evaluate(LOG, ["ips"], route, policy=policy)
     assert str(caught.value) == message
+
+
+def test_ps_per_query_quotients_are_correctly_rounded(frame_kind: str) -> None:
+    # weights 1/p: a 2, b 4, c 5; each query retrieves one relevant document at rank 1,
+    # so N_q = I_q = its weight and the mean ideal is 11 / 3, not a float64: each share
+    # is the correctly rounded w / (11 / 3), never w * (3 / 11) (a unit in the last
+    # place off), in one plan and out of core alike
+    run = pl.DataFrame({"query_id": ["q0", "q1", "q2"], "doc_id": ["a", "b", "c"], "rank": 1})
+    qrels = run.select("query_id", "doc_id", relevance=pl.lit(1))
+    props = pl.DataFrame({"doc_id": ["a", "b", "c"], "propensity": [0.5, 0.25, 0.2]})
+    want = [w / (11 / 3) for w in (2.0, 4.0, 5.0)]
+    assert want != [w * (3 / 11) for w in (2.0, 4.0, 5.0)]  # the input tells them apart
+    metrics = ["ps_precision@1", "ps_ndcg@1"]
+    for kw in ({}, {"buckets": 2}):
+        tables = (run, qrels, props)
+        if frame_kind == "LazyFrame":
+            tables = tuple(t.lazy() for t in tables)  # type: ignore[assignment]
+        out = irm.evaluate(
+            tables[0], metrics, qrels=tables[1], propensities=tables[2], per_query=True, **kw
+        )
+        out = out.collect() if isinstance(out, pl.LazyFrame) else out
+        assert out["ps_precision@1"].to_list() == want, kw
+        assert out["ps_ndcg@1"].to_list() == want, kw
+    # one query: its share N / (I / 1) is the summarized N / I, 2 / 5, to the bit
+    one = run.head(1)
+    judged = pl.DataFrame({"query_id": ["q0", "q0"], "doc_id": ["a", "c"], "relevance": 1})
+    share = irm.evaluate(one, metrics[:1], qrels=judged, propensities=props, per_query=True)
+    mean = irm.evaluate(one, metrics[:1], qrels=judged, propensities=props)
+    assert share["ps_precision@1"].item() == mean["ps_precision@1"].item() == 2 / 5
 
 
 @pytest.mark.parametrize("engine", ["spark", "dask"])
