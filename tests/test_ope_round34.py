@@ -1,6 +1,7 @@
 """Round 34: the off-policy wing's ids that do not line up and numbers that could be
 silently wrong: round ids spelt apart between the log and ``policy=`` (refused with no
-word of the spelling); the propensity-scored metrics' ``per_query=True`` quotient
+word of the spelling); ``dr_os`` with its default ``lambda=0`` NaN for a deterministic
+policy (no warning); the propensity-scored metrics' ``per_query=True`` quotient
 ``N_q / (I / Q)`` (its divisor a scalar the optimiser may turn into a product by its
 reciprocal, a unit in the last place off)."""
 
@@ -13,7 +14,7 @@ import pytest
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import QuerySetError
-from tests.helpers import engine_io
+from tests.helpers import engine_io, warned
 
 LOG = pl.DataFrame(
     {
@@ -102,6 +103,58 @@ def test_round_ids_spelt_apart_are_named(
     assert str(caught.value) == message
 
 
+#: Round 1's logged action 'a' the policy never takes (a deterministic policy): a weight
+#: of 0, whose shrunk weight under dr_os's default lambda=0 is 0 / 0 (segment 1's).
+DR_LOG = LOG.with_columns(seg=pl.Series([1, 1, 2]))
+DR_POLICY = pl.DataFrame(
+    {
+        "round_id": ["R1", "R1", "R2", "R2", "R3", "R3"],
+        "action": ["a", "b"] * 3,
+        "prob": [0.0, 1.0, 0.0, 1.0, 1.0, 0.0],
+    }
+)
+DR_MODEL = DR_POLICY.select("round_id", "action", q_hat=pl.lit(0.5))
+
+
+def _unshrunk(where: str) -> str:
+    return (
+        f"metric 'dr_os' is NaN {where}: with lambda=0 (obp's default) its shrunk weight "
+        "lambda w / (w^2 + lambda) is 0 / 0 where the policy gives the logged action "
+        "probability 0 (a weight w of 0, as any deterministic policy gives), as obp's is, "
+        "and so is dr_os_ess; give lambda a positive value, e.g. dr_os(lambda=1) (a weight "
+        "of 0 then counts 0)"
+    )
+
+
+UNSHRUNK = [
+    ("log", "frame", {}, [_unshrunk("in the log")]),
+    ("log", "lazy", {}, [_unshrunk("in the log")]),
+    ("by", "frame", {"by": "seg"}, [_unshrunk("in 1 by group(s) (first: seg=1)")]),
+    ("by", "buckets", {"by": "seg"}, [_unshrunk("in 1 by group(s) (first: seg=1)")]),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "route", "kw", "said"), UNSHRUNK, ids=[f"{u[0]}-{u[1]}" for u in UNSHRUNK]
+)
+def test_dr_os_nan_at_lambda_0_is_warned(
+    name: str, route: str, kw: dict[str, Any], said: list[str]
+) -> None:
+    # before: NaN (obp's 0 / 0) without a word; dr_os(lambda=1) and a stochastic policy
+    # give numbers, and no warning
+    metrics = ["dr_os", "dr_os(lambda=1)"]
+    model = {"policy": DR_POLICY, "reward_model": DR_MODEL}
+    got, warnings = warned(lambda: _evaluate(DR_LOG, metrics, route, **model, **kw))
+    assert warnings == said
+    assert got["dr_os"].is_nan().to_list() == ([True, False] if kw else [True])
+    assert not got["dr_os(lambda=1)"].is_nan().any()
+    stochastic = DR_POLICY.with_columns(prob=pl.lit(0.5))
+    model = {"policy": stochastic, "reward_model": DR_MODEL}
+    got, warnings = warned(lambda: _evaluate(DR_LOG, metrics, route, **model, **kw))
+    assert warnings == []
+    assert not got["dr_os"].is_nan().any()
+
+
 def test_ps_per_query_quotients_are_correctly_rounded(frame_kind: str) -> None:
     # weights 1/p: a 2, b 4, c 5; each query retrieves one relevant document at rank 1,
     # so N_q = I_q = its weight and the mean ideal is 11 / 3, not a float64: each share
@@ -138,3 +191,8 @@ def test_round_ids_spelt_apart_on_the_engines(engine: str, request: pytest.Fixtu
         with pytest.raises(QuerySetError) as caught:
             back(evaluate(to_engine(LOG), ["ips"], policy=to_engine(_policy(rounds))))
         assert str(caught.value) == message
+    # dr_os(lambda=0) NaN: one machine's warning, from the engine's means
+    model = {"policy": to_engine(DR_POLICY), "reward_model": to_engine(DR_MODEL)}
+    got, said = warned(lambda: back(evaluate(to_engine(DR_LOG), ["dr_os"], by="seg", **model)))
+    assert said == [_unshrunk("in 1 by group(s) (first: seg=1)")]
+    assert got.sort("seg")["dr_os"].is_nan().to_list() == [True, False]

@@ -81,6 +81,7 @@ from polars_irmetrics.ope.checks import (
     slate_columns,
     slate_unsupported_text,
 )
+from polars_irmetrics.ope.evaluate import unshrunk_labels, warn_unshrunk
 from polars_irmetrics.ope.parts import (
     OpeTables,
     merge_sums,
@@ -121,6 +122,7 @@ __all__ = [
     "warn_groups",
     "warn_slates",
     "warn_support",
+    "warn_unshrunk_result",
 ]
 
 #: The policy's probability column: the support warning reads the actions where it is
@@ -490,6 +492,16 @@ ROUND_KEY = f"{INTERNAL}round_key"
 def round_schema(round_id: str) -> pl.Schema:
     """The schema of :func:`keyed_rounds`."""
     return pl.Schema({round_id: pl.String(), ROUND_KEY: pl.String()})
+
+
+def warn_unshrunk_result(job: OpeJob, result: pa.Table) -> None:
+    """The warning of a ``dr_os(lambda=0)`` estimate that is NaN, as one machine gives
+    it (:func:`~polars_irmetrics.ope.evaluate.warn_unshrunk`), on the driver from the
+    computed means (a few rows; Spark's merge task keeps its warnings)."""
+    if job.options.per_query or not unshrunk_labels(job.requests):
+        return
+    frame = _frame(result).lazy()
+    warn_unshrunk(frame, job.requests, list(job.by)).collect()
 
 
 def slots(job: OpeJob) -> tuple[list[str], list[str]]:

@@ -52,6 +52,7 @@ from polars_irmetrics.engines._ope import (
     warn_groups,
     warn_slates,
     warn_support,
+    warn_unshrunk_result,
 )
 from polars_irmetrics.engines._partition import (
     PART,
@@ -86,12 +87,14 @@ def ope_frame(
     part: PartOf,
     spark_schema: SparkSchema,
     gather: Callable[[DataFrame], DataFrame],
-) -> tuple[DataFrame, Callable[[], None]]:
+) -> tuple[DataFrame, Callable[[], None], Callable[[DataFrame], None]]:
     """:func:`polars_irmetrics.spark.evaluate`'s result for the off-policy estimators,
     not yet computed (module doc), and the function that gives the support warnings,
     counted now, once it is (a log the parts or the merge refuse warns of nothing, as
     on one machine). ``gather`` computes a frame now (the engine's, raising a task's
-    library error as ours): the first pass of ``per_query=True``."""
+    library error as ours): the first pass of ``per_query=True``; and the function that
+    gives the warning of a ``dr_os(lambda=0)`` estimate that is NaN, from the computed
+    means (:func:`warn_unshrunk_result`)."""
     job = prepare_ope(
         arrow_of(log),
         arrow_of(policy),
@@ -186,8 +189,12 @@ def ope_frame(
 
     # one partition holds every part's sums: one row per by group, even for none
     merged = parts.repartition(1).mapInArrow(everything, merged_schema).toDF(*job.merged_schema)
+
+    def unshrunk(computed: DataFrame) -> None:
+        warn_unshrunk_result(job, computed.toArrow())
+
     if not job.options.per_query:
-        return merged, said.give
+        return merged, said.give, unshrunk
     # per_query: the first pass (each by group's mean weight, the whole log's checks)
     # runs now; its few rows are broadcast to the second, each partition's rows
     weights = gather(merged).toArrow()  # Arrow as every route reads (no pandas' warnings)
@@ -200,7 +207,7 @@ def ope_frame(
         table = carrying(ope_rows, job, weights, *sides(found))
         yield from table.rename_columns(result_schema.names).to_batches()
 
-    return shuffled.mapInArrow(rows, result_schema).toDF(*job.result_schema), said.give
+    return shuffled.mapInArrow(rows, result_schema).toDF(*job.result_schema), said.give, unshrunk
 
 
 def _scaled(

@@ -363,7 +363,7 @@ def evaluate(
         if reward_model is not None:
             _ensure_frame(reward_model, "reward_model")
         spark = run.sparkSession
-        result, warn = ope_frame(
+        result, warn, unshrunk = ope_frame(
             run,
             names,
             policy=policy,
@@ -376,6 +376,7 @@ def evaluate(
         )
         computed = _compute(result, spark, built.progress)
         warn()  # the support warnings, once the log is not refused (one machine's order)
+        unshrunk(computed)  # then a dr_os(lambda=0) estimate NaN, from the means
         return computed
     metrics = names
     metrics, predictions = prediction_route(

@@ -60,6 +60,7 @@ from polars_irmetrics.ope.evaluate import (
     build_ope_parts,
     build_ope_plan,
     build_ope_rows,
+    warn_unshrunk,
     warn_unsupported,
     warn_unsupported_groups,
 )
@@ -251,7 +252,10 @@ def merge_sums(
         # a slate or cascade estimator's group whose every weight is 0
         merged = unweighted_warning(merged, plan.by, [label for label, _ in requests])
     # then the by groups the policy supports none of (the merge's: the whole log's)
-    return warn_unsupported_groups(merged, plan.by, warn=warn)
+    merged = warn_unsupported_groups(merged, plan.by, warn=warn)
+    # then a dr_os(lambda=0) estimate NaN (Dask's merge task gives it; Spark's driver,
+    # from the result: warn_unshrunk_result)
+    return warn_unshrunk(merged, requests, plan.by)
 
 
 def warn_unsupported_parts(sums: pl.LazyFrame, by: list[str], labels: Sequence[str] = ()) -> None:
