@@ -3,7 +3,9 @@ silently wrong: round ids spelt apart between the log and ``policy=`` (refused w
 word of the spelling); ``dr_os`` with its default ``lambda=0`` NaN for a deterministic
 policy (no warning); the propensity-scored metrics' ``per_query=True`` quotient
 ``N_q / (I / Q)`` (its divisor a scalar the optimiser may turn into a product by its
-reciprocal, a unit in the last place off)."""
+reciprocal, a unit in the last place off); a cascade_dr log whose other slate
+propensities (``pscore``, ``pscore_item_position``) the slate estimators refuse, read
+without a check."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import QuerySetError
+from polars_irmetrics.errors import InvalidValueError, QuerySetError
 from tests.helpers import engine_io, warned
 
 LOG = pl.DataFrame(
@@ -184,6 +186,74 @@ def test_ps_per_query_quotients_are_correctly_rounded(frame_kind: str) -> None:
     assert share["ps_precision@1"].item() == mean["ps_precision@1"].item() == 2 / 5
 
 
+#: A cascade_dr log of two slates of two slots (obp's three propensity columns), its
+#: policy and reward model.
+SLATES = pl.DataFrame(
+    {
+        "round_id": [1, 1, 2, 2],
+        "position": [1, 2, 1, 2],
+        "action": [0, 1, 1, 0],
+        "reward": [1.0, 0.0, 1.0, 1.0],
+        "pscore_cascade": [0.5, 0.25, 0.5, 0.25],
+        "pscore": [0.25] * 4,
+        "pscore_item_position": [0.5] * 4,
+    }
+)
+CASCADE = {
+    "policy": pl.DataFrame(
+        {
+            "round_id": [1, 1, 1, 1, 2, 2, 2, 2],
+            "position": [1, 1, 2, 2] * 2,
+            "action": [0, 1] * 4,
+            "prob": [0.5, 0.5, 0.0, 1.0, 0.5, 0.5, 1.0, 0.0],
+        }
+    )
+}
+CASCADE["reward_model"] = CASCADE["policy"].select(
+    "round_id", "position", "action", q_hat=pl.lit(0.5)
+)
+OTHER_PROPENSITIES = [
+    (
+        "pscore",
+        pl.lit(2.0),
+        "column 'pscore' of the log has 4 value(s) that are null, NaN, 0, negative or above "
+        "1 (first: round_id=1, position=1); it is the logging policy's probability of the "
+        "logged slate, in (0, 1]",
+    ),
+    (
+        "pscore_item_position",
+        pl.Series([0.5, 0.0, 0.5, 0.5]),
+        "column 'pscore_item_position' of the log has 1 value(s) that are null, NaN, 0, "
+        "negative or above 1 (first: round_id=1, position=2); it is the logging policy's "
+        "probability of the logged slate, in (0, 1]",
+    ),
+    (
+        "pscore",
+        pl.Series([0.25, 0.5, 0.25, 0.25]),
+        "column 'pscore' of the log takes more than one value in a round on 2 row(s) (first: "
+        "round_id=1, position=1): it is the probability of the whole slate, one value per "
+        "round (obp: 'unique in each slate'): give each round's rows the slate's probability",
+    ),
+]
+
+
+@pytest.mark.parametrize(("column", "value", "message"), OTHER_PROPENSITIES)
+@pytest.mark.parametrize("metric", ["cascade_dr", "slate_rips"])
+def test_cascade_dr_checks_the_logs_other_propensities(
+    column: str, value: Any, message: str, metric: str
+) -> None:
+    # before: cascade_dr read the log and said nothing, where slate_rips (which reads
+    # pscore_cascade alone too) refused it: which checks run depended on the metric
+    log = SLATES.with_columns(value.alias(column))
+    if metric == "slate_rips":
+        tables = {"policy": SLATES.select("round_id", "position", "pscore_cascade")}
+    else:
+        tables = CASCADE
+    with pytest.raises(InvalidValueError) as caught:
+        irm.evaluate(log, [metric], **tables)
+    assert str(caught.value) == message
+
+
 @pytest.mark.parametrize("engine", ["spark", "dask"])
 def test_round_ids_spelt_apart_on_the_engines(engine: str, request: pytest.FixtureRequest) -> None:
     evaluate, to_engine, back = engine_io(engine, request)
@@ -196,3 +266,10 @@ def test_round_ids_spelt_apart_on_the_engines(engine: str, request: pytest.Fixtu
     got, said = warned(lambda: back(evaluate(to_engine(DR_LOG), ["dr_os"], by="seg", **model)))
     assert said == [_unshrunk("in 1 by group(s) (first: seg=1)")]
     assert got.sort("seg")["dr_os"].is_nan().to_list() == [True, False]
+    # cascade_dr: the log's other slate propensities checked, in the same words
+    _, value, message = OTHER_PROPENSITIES[0]
+    tables = {k: to_engine(v) for k, v in CASCADE.items()}
+    log = to_engine(SLATES.with_columns(value.alias("pscore")))
+    with pytest.raises(InvalidValueError) as caught:
+        back(evaluate(log, ["cascade_dr"], **tables))
+    assert str(caught.value) == message

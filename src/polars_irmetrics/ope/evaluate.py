@@ -94,6 +94,7 @@ from polars_irmetrics.metrics.ope import (
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import fixed_float, fixed_sum, fixed_units
 from polars_irmetrics.ope.checks import (
+    SHAPES,
     Check,
     broken_shape,
     by_null_checks,
@@ -470,7 +471,12 @@ def _ope_plan(
             log, policy, reward_model, keys, action, by, options, propensity, scaling
         )
     else:
-        rows = _rows(log, policy, reward_model, keys, action, by, options, propensity, scaling)
+        # cascade_dr: the log's other slate propensities, checked as the slate
+        # estimators check them (which checks run never depends on the metrics)
+        extra = _other_propensities(log.collect_schema(), propensity) if kind == "cascade" else []
+        rows = _rows(
+            log, policy, reward_model, keys, action, by, options, propensity, scaling, extra
+        )
     if len(keys) > 1:  # a policy position below 1 in a logged round
         rows = with_policy_below(rows, policy, keys, log.collect_schema(), _POLICY_BELOW)
     rows = with_null_ids(rows, tables, keys)
@@ -481,7 +487,16 @@ def _ope_plan(
     checks[:0] = by_null_checks(by)  # first: a null by key would form a group
     if kind == "cascade":  # an action the log never shows at a position: unsupported
         cascade = _cascade(
-            rows, requests, by, keys, checks, options, propensity, parts=parts, peaks=peaks
+            rows,
+            requests,
+            by,
+            keys,
+            checks,
+            options,
+            propensity,
+            parts=parts,
+            peaks=peaks,
+            extra=extra,
         )
         if isinstance(cascade, PartsPlan):
             return cascade
@@ -904,11 +919,14 @@ def _cascade(
     *,
     parts: bool = False,
     peaks: dict[str, float | None] | None = None,
+    extra: Sequence[str] = (),
 ) -> pl.LazyFrame | PartsPlan:
     """``cascade_dr``: the policy's cascade propensity is the running product of its
     probabilities of the logged actions down the slate (obp's
     ``SlateCascadeDoublyRobust``); its sums each at a power of two of their own
-    (``peaks``: :func:`~polars_irmetrics.ope.rounds.over_rounds`)."""
+    (``peaks``: :func:`~polars_irmetrics.ope.rounds.over_rounds`). ``extra``: the log's
+    other slate propensity columns (:func:`_other_propensities`), read by no estimate
+    here and checked as the slate estimators check them."""
     round_id, position = keys
     rnd = [*by, round_id]
     # the running product reads every slot above a row: a round whose positions skip
@@ -941,6 +959,27 @@ def _cascade(
             keys=tuple(keys),
         ),
     ]
+    # the log's other slate propensities: in (0, 1], and a slate's pscore one value per
+    # round, as the slate estimators refuse them (slates._checks, their words)
+    for column in extra:
+        logged = pl.col(column).cast(pl.Float64)
+        checks.append(
+            Check(
+                f"log_{column}",
+                ~(logged > 0.0).fill_null(False) | (logged > 1.0) | logged.is_nan(),
+                InvalidValueError,
+                f"column {column!r} of the log has {{n}} value(s) that are null, NaN, 0, "
+                "negative or above 1 (first: {first}); it is the logging policy's "
+                "probability of the logged slate, in (0, 1]",
+                keys=tuple(keys),
+            )
+        )
+        if column in SHAPES:
+            flag = f"{INTERNAL}shape_{column}"
+            rows = rows.with_columns(
+                broken_shape(SHAPES[column], pl.col(column), rnd, position).alias(flag)
+            )
+            checks.append(shape_check(column, "log", pl.col(flag), keys=tuple(keys)))
     cascade = pl.col(_PI).cum_prod().over(rnd, order_by=position)
     w = cascade / pl.col(propensity).cast(pl.Float64)
     above = w.shift(1).over(rnd, order_by=position).fill_null(1.0)
@@ -987,6 +1026,20 @@ def _cascade(
     return over_rounds(
         rows, columns, by, round_id, checks, options, parts=parts, peaks=peaks, refusal=refusal
     )
+
+
+def _other_propensities(schema: pl.Schema, propensity: str) -> list[str]:
+    """The slate propensity columns of the log (``schema``) other than ``propensity``
+    (cascade_dr's ``pscore_cascade``), each checked as numbers.
+
+    >>> _other_propensities(pl.Schema({"pscore": pl.Float64}), "pscore_cascade")
+    ['pscore']
+    """
+    known = sorted({column for column, _ in SLATE_COLUMNS.values()} - {propensity})
+    found = [column for column in known if column in schema]
+    for column in found:
+        check_numeric(schema, column, "log", integer=False)
+    return found
 
 
 def _overflows(name: str, terms: OpeTerms) -> pl.Expr:
@@ -1192,8 +1245,10 @@ def _rows(
     options: EvalOptions,
     propensity: str,
     scale: pl.Expr,
+    extra: Sequence[str] = (),
 ) -> pl.LazyFrame:
-    """The log's rows with the policy's and the reward model's terms beside each.
+    """The log's rows with the policy's and the reward model's terms beside each (and
+    the log's ``extra`` columns: cascade_dr's other slate propensities, checked).
 
     One join and one ``group_by``: each log row is joined with its round's (and
     position's) rows of the policy and reward model table (:func:`_table`), and grouped
@@ -1214,7 +1269,9 @@ def _rows(
     logged = (pl.col(_ACT) == pl.col(action)).fill_null(False)
     prob = pl.col(_PROB)
     in_p = prob.is_not_null()  # a row of the policy's (a null probability is NaN)
-    columns = log.select(*by, *_ids(keys, action, schema), options.reward, propensity, scale)
+    columns = log.select(
+        *by, *_ids(keys, action, schema), options.reward, propensity, *extra, scale
+    )
     act_dtype = table.collect_schema()[_ACT]
     # a round's yes/no facts, each a bit of one UInt8 OR-ed over its rows: one reduction
     facts = [
