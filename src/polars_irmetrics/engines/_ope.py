@@ -80,8 +80,9 @@ from polars_irmetrics.ope.checks import (
     round_key,
     slate_columns,
     slate_unsupported_text,
+    unshrunk_labels,
+    warn_unshrunk,
 )
-from polars_irmetrics.ope.evaluate import unshrunk_labels, warn_unshrunk
 from polars_irmetrics.ope.parts import (
     OpeTables,
     merge_sums,
@@ -496,7 +497,7 @@ def round_schema(round_id: str) -> pl.Schema:
 
 def warn_unshrunk_result(job: OpeJob, result: pa.Table) -> None:
     """The warning of a ``dr_os(lambda=0)`` estimate that is NaN, as one machine gives
-    it (:func:`~polars_irmetrics.ope.evaluate.warn_unshrunk`), on the driver from the
+    it (:func:`~polars_irmetrics.ope.checks.warn_unshrunk`), on the driver from the
     computed means (a few rows; Spark's merge task keeps its warnings)."""
     if job.options.per_query or not unshrunk_labels(job.requests):
         return

@@ -12,6 +12,7 @@ from polars_irmetrics.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
     InvalidValueError,
+    IrmWarning,
     SupportWarning,
 )
 from polars_irmetrics.ground.options import EvalOptions
@@ -26,7 +27,7 @@ from polars_irmetrics.ground.validate import (
     warn_from_plan,
 )
 from polars_irmetrics.ground.warning_order import warns_in_order
-from polars_irmetrics.metrics.ope import SLATE_COLUMNS
+from polars_irmetrics.metrics.ope import SLATE_COLUMNS, ope_parameter
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.ope.scale import FLOOR, SCALE, SUBNORMAL
 
@@ -56,6 +57,8 @@ __all__ = [
     "split_round_flags",
     "subnormal_reward_check",
     "tiny_reward_check",
+    "unshrunk_labels",
+    "warn_unshrunk",
     "warning_unsupported",
     "where_text",
     "wide_id_dtype",
@@ -877,3 +880,60 @@ def check_position(options: EvalOptions, schema: pl.Schema) -> None:
         "column (several logged actions per round): name the column the log has, or drop "
         "position= for a log of one action per round"
     )
+
+
+def unshrunk_labels(requests: Sequence[tuple[str, MetricRequest]]) -> list[str]:
+    """The labels of ``dr_os`` asked for with ``lambda=0`` (obp's default: ``dr_os``
+    without ``lambda=``), whose shrunk weight ``lambda w / (w^2 + lambda)`` is 0 / 0,
+    NaN, at a weight of 0 (:func:`warn_unshrunk`)."""
+    return [
+        label
+        for label, request in requests
+        if request.metric.name == "dr_os"
+        and ope_parameter("lambda", request.params(1.0), label) == 0.0
+    ]
+
+
+def warn_unshrunk(
+    result: pl.LazyFrame, requests: Sequence[tuple[str, MetricRequest]], by: list[str]
+) -> pl.LazyFrame:
+    """``result`` (the means: one row per ``by`` group), warning when it is collected
+    (:class:`~polars_irmetrics.errors.IrmWarning`) where a ``dr_os(lambda=0)`` estimate
+    (:func:`unshrunk_labels`) is NaN: a logged action the policy gives probability 0
+    (any deterministic policy's) is a weight of 0, whose shrunk weight is 0 / 0, as
+    obp's is; the warning says why and the fix, a positive ``lambda``. Only where it
+    happens: a NaN estimate has no other cause (a NaN ``q_hat`` or reward is refused).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from polars_irmetrics.metrics.registry import parse_metric
+    >>> means = pl.LazyFrame({"num_rows": [2], "dr_os": [float("nan")]})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = warn_unshrunk(means, [("dr_os", parse_metric("dr_os"))], []).collect()
+    >>> print(caught[0].message)  # doctest: +ELLIPSIS
+    metric 'dr_os' is NaN in the log: with lambda=0 (obp's default) ...
+    """
+    labels = [label for label in unshrunk_labels(requests) if label in result.collect_schema()]
+    if not labels:
+        return result
+
+    def warning(frame: pl.DataFrame) -> pl.DataFrame:
+        for label in labels:
+            nan = frame.filter(pl.col(label).is_nan())
+            if not nan.height:
+                continue
+            first = ", ".join(f"{k}={nan[k][0]}" for k in by)
+            where = f"in {nan.height} by group(s) (first: {first})" if by else "in the log"
+            warn_from_plan(
+                f"metric {label!r} is NaN {where}: with lambda=0 (obp's default) its shrunk "
+                "weight lambda w / (w^2 + lambda) is 0 / 0 where the policy gives the logged "
+                "action probability 0 (a weight w of 0, as any deterministic policy gives), "
+                f"as obp's is, and so is {label}_ess; give lambda a positive value, e.g. "
+                "dr_os(lambda=1) (a weight of 0 then counts 0)",
+                IrmWarning,
+            )
+        return frame
+
+    return result.map_batches(warns_in_order(warning), schema=result.collect_schema())

@@ -60,7 +60,6 @@ from polars_irmetrics.errors import (
     ColumnTypeError,
     DuplicateError,
     InvalidValueError,
-    IrmWarning,
     MetricParameterError,
     QuerySetError,
     SupportWarning,
@@ -89,7 +88,6 @@ from polars_irmetrics.metrics.ope import (
     components,
     contribution,
     effective_weight,
-    ope_parameter,
 )
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import fixed_float, fixed_sum, fixed_units
@@ -118,6 +116,7 @@ from polars_irmetrics.ope.checks import (
     split_round_flags,
     subnormal_reward_check,
     tiny_reward_check,
+    warn_unshrunk,
     warning_unsupported,
     with_null_ids,
     with_policy_below,
@@ -158,8 +157,6 @@ __all__ = [
     "build_ope_parts",
     "build_ope_plan",
     "build_ope_rows",
-    "unshrunk_labels",
-    "warn_unshrunk",
     "warn_unsupported",
     "warn_unsupported_groups",
 ]
@@ -644,61 +641,6 @@ def _summary(
         summary.maxima[WMAX] = terms.w
         summary.outputs.append(pl.col(WMAX))
     return summary
-
-
-def unshrunk_labels(requests: Requests) -> list[str]:
-    """The labels of ``dr_os`` asked for with ``lambda=0`` (obp's default: ``dr_os``
-    without ``lambda=``), whose shrunk weight ``lambda w / (w^2 + lambda)`` is 0 / 0,
-    NaN, at a weight of 0 (:func:`warn_unshrunk`)."""
-    return [
-        label
-        for label, request in requests
-        if request.metric.name == "dr_os"
-        and ope_parameter("lambda", request.params(1.0), label) == 0.0
-    ]
-
-
-def warn_unshrunk(result: pl.LazyFrame, requests: Requests, by: list[str]) -> pl.LazyFrame:
-    """``result`` (the means: one row per ``by`` group), warning when it is collected
-    (:class:`~polars_irmetrics.errors.IrmWarning`) where a ``dr_os(lambda=0)`` estimate
-    (:func:`unshrunk_labels`) is NaN: a logged action the policy gives probability 0
-    (any deterministic policy's) is a weight of 0, whose shrunk weight is 0 / 0, as
-    obp's is; the warning says why and the fix, a positive ``lambda``. Only where it
-    happens: a NaN estimate has no other cause (a NaN ``q_hat`` or reward is refused).
-
-    Examples
-    --------
-    >>> import warnings
-    >>> from polars_irmetrics.metrics.registry import parse_metric
-    >>> means = pl.LazyFrame({"num_rows": [2], "dr_os": [float("nan")]})
-    >>> with warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("always")
-    ...     _ = warn_unshrunk(means, [("dr_os", parse_metric("dr_os"))], []).collect()
-    >>> print(caught[0].message)  # doctest: +ELLIPSIS
-    metric 'dr_os' is NaN in the log: with lambda=0 (obp's default) ...
-    """
-    labels = [label for label in unshrunk_labels(requests) if label in result.collect_schema()]
-    if not labels:
-        return result
-
-    def warning(frame: pl.DataFrame) -> pl.DataFrame:
-        for label in labels:
-            nan = frame.filter(pl.col(label).is_nan())
-            if not nan.height:
-                continue
-            first = ", ".join(f"{k}={nan[k][0]}" for k in by)
-            where = f"in {nan.height} by group(s) (first: {first})" if by else "in the log"
-            warn_from_plan(
-                f"metric {label!r} is NaN {where}: with lambda=0 (obp's default) its shrunk "
-                "weight lambda w / (w^2 + lambda) is 0 / 0 where the policy gives the logged "
-                "action probability 0 (a weight w of 0, as any deterministic policy gives), "
-                f"as obp's is, and so is {label}_ess; give lambda a positive value, e.g. "
-                "dr_os(lambda=1) (a weight of 0 then counts 0)",
-                IrmWarning,
-            )
-        return frame
-
-    return result.map_batches(warns_in_order(warning), schema=result.collect_schema())
 
 
 def warn_unsupported_groups(

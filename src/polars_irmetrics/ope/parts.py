@@ -53,14 +53,13 @@ from polars_irmetrics.ground.progress import track
 from polars_irmetrics.ground.validate import INTERNAL
 from polars_irmetrics.metrics.ope import CASCADE_METRICS, SLATE_COLUMNS
 from polars_irmetrics.metrics.registry import MetricRequest
-from polars_irmetrics.ope.checks import slate_columns, wide_id_dtype
+from polars_irmetrics.ope.checks import slate_columns, warn_unshrunk, wide_id_dtype
 from polars_irmetrics.ope.evaluate import (
     NUM_ROWS,
     WMAX,
     build_ope_parts,
     build_ope_plan,
     build_ope_rows,
-    warn_unshrunk,
     warn_unsupported,
     warn_unsupported_groups,
 )
