@@ -83,6 +83,7 @@ __all__ = [
     "check_dtypes",
     "check_per_query",
     "check_plot_path",
+    "check_significance",
     "figure_bytes",
     "label_color",
     "plot_ci",
@@ -241,6 +242,62 @@ def check_dtypes(
             raise ColumnTypeError(
                 f"column {column!r} of {source} has dtype {dtype}; {reader} reads {what} "
                 f"there: {fix}"
+            )
+
+
+def check_significance(
+    frame: pl.DataFrame,
+    p_values: Sequence[str],
+    *,
+    reader: str,
+    fix: str = "pass the frame irm.compare returned, or drop those rows",
+) -> None:
+    """Refuse a comparison row (``frame``, named "result") whose ``significant`` is null
+    (``reader`` would read it as not significant: no marker, no word), or whose
+    ``p_values`` columns (those in ``frame``, numeric: :func:`check_dtypes` first) hold a
+    NaN or a value outside [0, 1] (no p-value: drawn as ``3.000*``, its colour clipped);
+    a null p-value is left to the caller. The first row is named by its ``metric``,
+    ``system`` and ``baseline``.
+
+    Examples
+    --------
+    >>> rows = pl.DataFrame({"metric": ["map"], "system": ["b"], "baseline": ["a"],
+    ...                      "significant": [True], "p_adjusted": [3.0]})
+    >>> check_significance(rows, ["p_adjusted"], reader="the report")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: column 'p_adjusted' of result is 3.0 on 1 row(s) (first: metric 'map', system 'b', baseline 'a'): a p-value is a probability, in [0, 1]: no test gives this one, and the report's markers would stand on it; pass the frame irm.compare returned, or drop those rows
+    """  # noqa: E501
+    keys = [key for key in ("metric", "system", "baseline") if key in frame.columns]
+
+    def refuse(column: str, bad: pl.DataFrame, shown: str, why: str) -> None:
+        first = ", ".join(f"{key} {bad.get_column(key)[0]!r}" for key in keys)
+        raise InvalidValueError(
+            f"column {column!r} of result is {shown} on {bad.height} row(s) (first: "
+            f"{first}): {why}; {fix}"
+        )
+
+    if "significant" in frame.columns:
+        bad = frame.filter(pl.col("significant").is_null())
+        if bad.height:
+            refuse(
+                "significant",
+                bad,
+                "null",
+                f"{reader} would read it as not significant (no marker, no word)",
+            )
+    for column in p_values:
+        if column not in frame.columns or not frame.schema[column].is_numeric():
+            continue
+        p = pl.col(column).cast(pl.Float64)
+        bad = frame.filter(p.is_nan() | (p < 0) | (p > 1))
+        if bad.height:
+            refuse(
+                column,
+                bad,
+                repr(bad.get_column(column).cast(pl.Float64)[0]),
+                f"a p-value is a probability, in [0, 1]: no test gives this one, and "
+                f"{reader}'s markers would stand on it",
             )
 
 
@@ -585,7 +642,7 @@ def plot_significance_matrix(
     InvalidValueError
         A significant row whose ``delta`` is null or NaN (no side is better), or a
         ``p_adjusted`` that is null or NaN (its cell would be blank, as a missing
-        pair's).
+        pair's) or outside [0, 1], or a null ``significant`` (:func:`check_significance`).
     DuplicateError
         A pair of systems in two rows of the metric (either way round): its cells
         would show one row's p-value beside another's side.
@@ -641,6 +698,7 @@ def plot_significance_matrix(
         fix="that is no p-value to draw (its cell would be blank, as that of a pair not "
         "compared); pass the result of irm.compare, or drop those rows",
     )
+    check_significance(rows, ("p_adjusted",), reader="the matrix")
     names = [pl.col(c).cast(pl.String) for c in ("system", "baseline")]
     pair = pl.concat_list(pl.min_horizontal(names), pl.max_horizontal(names))  # either way
     twice = rows.filter(pair.is_duplicated())

@@ -28,7 +28,7 @@ from typing import Literal
 import polars as pl
 
 from polars_irmetrics.comparison.options import CompareOptions, found_above
-from polars_irmetrics.comparison.plot import check_dtypes, check_per_query
+from polars_irmetrics.comparison.plot import check_dtypes, check_per_query, check_significance
 from polars_irmetrics.comparison.record import describe, recall, remember
 from polars_irmetrics.errors import ColumnNotFoundError, ColumnTypeError, InvalidValueError
 from polars_irmetrics.io.output import (
@@ -154,7 +154,9 @@ def check_report(result: object, digits: object, options: object, *, values: boo
     :func:`~polars_irmetrics.compare` never returns: it refuses such per-query values),
     or another column the report reads of a wrong dtype (``delta``, ``statistic``,
     ``p_value``, ``std`` and ``baseline_std`` not numeric, ``significant`` not Boolean:
-    :class:`~polars_irmetrics.errors.ColumnTypeError`).
+    :class:`~polars_irmetrics.errors.ColumnTypeError`), a null ``significant``, or a
+    ``p_value`` or ``p_adjusted`` that is NaN or outside [0, 1]
+    (:func:`~polars_irmetrics.comparison.plot.check_significance`).
 
     Examples
     --------
@@ -200,6 +202,7 @@ def check_report(result: object, digits: object, options: object, *, values: boo
             reader="the report",
             fix="pass the frame irm.compare returned",
         )
+        check_significance(result, ("p_value", "p_adjusted"), reader="the report")
     for column in ("std", "baseline_std") if values else ():
         if column in result.columns:
             _refuse_not_finite(result, column)
@@ -695,8 +698,9 @@ def render_report(
         a number, or a ``significant`` that is not Boolean.
     InvalidValueError
         An unknown format (``"html"`` among them) or markers, ``digits`` not in 0..12,
-        a null, NaN or infinite mean (``compare`` returns none), daggers without a
-        single baseline, or ``markers``, ``digits`` or ``options`` other than the
+        a null, NaN or infinite mean (``compare`` returns none), a null
+        ``significant``, a ``p_value`` or ``p_adjusted`` NaN or outside [0, 1], daggers
+        without a single baseline, or ``markers``, ``digits`` or ``options`` other than the
         default with ``"csv"`` or ``"json"``.
 
     Examples
