@@ -29,10 +29,10 @@ SOME_CLICK = NO_CLICK.with_columns(clicked=pl.Series([False, False, True]))
 #: one machine's words for NO_CLICK (2 sessions)
 WORDS = (
     "column 'clicked' of the impression log has no click: every impression of its 2 "
-    "session(s) is unclicked, and is scored so (a click rate 0, every session abandoned, "
-    "no click position or dwell); a log without a click most often comes from a join of "
-    "the clicks onto the impressions that matched nothing (ids or dtypes that differ): "
-    "check the join, or ignore this warning if no one clicked"
+    "session(s) (one per 'session_id') is unclicked, and is scored so (a click rate 0, "
+    "every session abandoned, no click position or dwell); a log without a click most "
+    "often comes from a join of the clicks onto the impressions that matched nothing (ids "
+    "or dtypes that differ): check the join, or ignore this warning if no one clicked"
 )
 
 
@@ -76,6 +76,10 @@ def test_ab_test_warns_of_a_log_without_a_click() -> None:
     )
     _, one = _said(lambda: irm.evaluate_online(log, ["ctr"]))
     got, said = _said(lambda: irm.ab_test(log, ["ctr"]))
-    # one machine's warning of the same log (4 sessions), and the test still run
-    assert (said, got["mean"].to_list()) == (one, [0.0])
-    assert one == [("CoverageWarning", WORDS.replace("its 2 session", "its 4 session"))]
+    # one machine's warning of the same log (4 sessions, its own keys named), and the
+    # test still run
+    keys = "(one per 'arm', 'user_id' and 'session_id')"
+    words = WORDS.replace("its 2 session", "its 4 session")
+    assert one == [("CoverageWarning", words)]
+    ab_words = words.replace("(one per 'session_id')", keys)
+    assert (said, got["mean"].to_list()) == ([("CoverageWarning", ab_words)], [0.0])

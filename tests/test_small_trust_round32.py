@@ -99,10 +99,10 @@ def test_a_format_that_contradicts_the_output_suffix_is_refused(
 
 NO_CLICK = (
     "column 'click' of the impression log has no click: every impression of its 2 session(s) "
-    "is unclicked, and is scored so (a click rate 0, every session abandoned, no click "
-    "position or dwell); a log without a click most often comes from a join of the clicks "
-    "onto the impressions that matched nothing (ids or dtypes that differ): check the join, "
-    "or ignore this warning if no one clicked"
+    "(one per 'session_id') is unclicked, and is scored so (a click rate 0, every session "
+    "abandoned, no click position or dwell); a log without a click most often comes from a "
+    "join of the clicks onto the impressions that matched nothing (ids or dtypes that "
+    "differ): check the join, or ignore this warning if no one clicked"
 )
 LOG = pl.DataFrame(
     {"session_id": ["s1", "s1", "s2"], "position": [1, 2, 1], "click": [0, 0, 0],

@@ -908,7 +908,7 @@ def warn_on_values(
             emit(text)
         return
     if online and clicks == 0:  # the one machine's words, and its class
-        warned_to(lambda: warn_on_no_click(options.clicked, sessions), emit)
+        warned_to(lambda: warn_on_no_click(options.clicked, sessions, [options.query_id]), emit)
     warn_undefined_parts(
         found,
         list(job.requests),

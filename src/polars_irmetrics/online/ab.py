@@ -341,7 +341,7 @@ def ab_test(
     srm = _srm(counts, by_keys, shares)
     rows = _rows(moments, counts, requests, by_keys, arm, control)
     if clicks["c"].item() == 0:  # sessions (the log has rows) and not one click
-        warn_on_no_click(clicked, clicks["n"].item())
+        warn_on_no_click(clicked, clicks["n"].item(), [arm, unit, session_id])
     return _result(rows, requests, by_keys, control, alpha, correction, srm,
                    srm_alpha, shares, unit, warnings)  # fmt: skip
 

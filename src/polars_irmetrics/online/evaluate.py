@@ -132,7 +132,7 @@ def build_online_plan(
         else:
             tally = frame.select(sessions_of.alias("n"), pl.col(CLICKS).sum().alias("c"))
             if tally["c"].item() == 0:
-                warn_on_no_click(columns.clicked, tally["n"].item())
+                warn_on_no_click(columns.clicked, tally["n"].item(), [columns.session_id])
             if not per_session:
                 warn_on_null_segments(frame, labels, by_keys)
         return frame.drop(CLICKS)

@@ -80,7 +80,7 @@ def denominator(label: str) -> str:
 CLICKS = f"{INTERNAL}clicks"
 
 
-def warn_on_no_click(clicked: str, sessions: int) -> None:
+def warn_on_no_click(clicked: str, sessions: int, keys: Sequence[str]) -> None:
     """A :class:`~polars_irmetrics.errors.CoverageWarning` for an impression log of
     ``sessions`` sessions (> 0) and no click at all (column ``clicked``): scored as it
     is (every click rate 0, every session abandoned), but most often the sign of a
@@ -88,21 +88,30 @@ def warn_on_no_click(clicked: str, sessions: int) -> None:
     every route that reads an impression log's sessions (:data:`CLICKS`): the one
     machine's plan, ``ab_test``, and Spark and Dask from their parts' counts.
 
+    ``sessions`` counts the sessions as the caller scores them, one per value of
+    ``keys``, and the words name them: ``evaluate``'s session id
+    (``evaluate_online``'s ``num_sessions``), ``ab_test``'s arm, unit and session id
+    (a session id of two users is two sessions there), so a log's two counts differ
+    only where they say why.
+
     Examples
     --------
     >>> import warnings
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")
-    ...     warn_on_no_click("clicked", 3)
-    >>> str(caught[0].message)[:62]
-    "column 'clicked' of the impression log has no click: every imp"
-    """
+    ...     warn_on_no_click("clicked", 3, ["arm", "user", "session_id"])
+    >>> str(caught[0].message)[:130]
+    "column 'clicked' of the impression log has no click: every impression of its 3 session(s) (one per 'arm', 'user' and 'session_id')"
+    """  # noqa: E501
+    named = [repr(key) for key in keys]
+    per = ", ".join(named[:-1]) + " and " + named[-1] if len(named) > 1 else named[0]
     warn_from_plan(
         f"column {clicked!r} of the impression log has no click: every impression of its "
-        f"{sessions} session(s) is unclicked, and is scored so (a click rate 0, every "
-        "session abandoned, no click position or dwell); a log without a click most often "
-        "comes from a join of the clicks onto the impressions that matched nothing (ids or "
-        "dtypes that differ): check the join, or ignore this warning if no one clicked",
+        f"{sessions} session(s) (one per {per}) is unclicked, and is scored so (a click "
+        "rate 0, every session abandoned, no click position or dwell); a log without a "
+        "click most often comes from a join of the clicks onto the impressions that "
+        "matched nothing (ids or dtypes that differ): check the join, or ignore this "
+        "warning if no one clicked",
         CoverageWarning,
     )
 
