@@ -9,16 +9,19 @@ Means: the statistics of each ``by`` group go to one task (``groupBy(by).applyIn
 without ``by`` one partition), which merges them. :mod:`polars_irmetrics.engines.spark`
 computes the result at the call (one Spark job), as for the other metrics, and passes
 its own part number and schema functions (this module does not import it: it imports
-this one).
+this one). Each task of the last pass also hands the driver its rows of either table
+(an accumulator keyed by its partition): the two tables' sizes, which the warning of
+``unmatched='drop'`` reads, with no Spark job of their own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 import pyarrow as pa
+from pyspark import Accumulator
 from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType
 
@@ -32,6 +35,7 @@ from polars_irmetrics.engines._prediction import (
     prepare_prediction,
 )
 from polars_irmetrics.engines._spark_arrow import arrow_of
+from polars_irmetrics.engines._spark_coverage import keyed_parts, task_key
 from polars_irmetrics.engines._spark_pairs import PartOf, carrying, paired_map
 from polars_irmetrics.ground.options import EvalOptions
 
@@ -53,10 +57,12 @@ def prediction_frame(
     options: EvalOptions,
     part: PartOf,
     spark_schema: SparkSchema,
-) -> tuple[DataFrame, PredictionJob]:
+) -> tuple[DataFrame, PredictionJob, Callable[[], tuple[int, int]]]:
     """:func:`polars_irmetrics.spark.evaluate`'s result for prediction metrics, not yet
-    computed (module doc), and its job (whose means' warnings the caller gives once it
-    is computed, :func:`~polars_irmetrics.engines._prediction.warn_on_summary`);
+    computed (module doc), its job (whose means' warnings the caller gives once it
+    is computed, :func:`~polars_irmetrics.engines._prediction.warn_on_summary`) and the
+    function that gives, once it is computed, the rows of the table and of ``labels``
+    (each task's count of its rows, by its partition: a task run twice counts once);
     ``part`` and ``spark_schema`` are the engine's own."""
     job = prepare_prediction(
         arrow_of(table),
@@ -78,10 +84,16 @@ def prediction_frame(
             [tuple(r) for r in collected], schema=first.result_schema, orient="row"
         )
         job = job.with_means(means)
-    parts = _parts(table, labels, job, count, part, spark_schema)
+    rows_by_part = keyed_parts(table.sparkSession.sparkContext)
+
+    def sizes() -> tuple[int, int]:
+        counted = rows_by_part.value.values()
+        return sum(c[0] for c in counted), sum(c[1] for c in counted)
+
+    parts = _parts(table, labels, job, count, part, spark_schema, rows_by_part)
     if job.options.per_query:
-        return parts.orderBy(*job.keys).toDF(*job.result_schema), job
-    return _summaries(parts, job, spark_schema).toDF(*job.result_schema), job
+        return parts.orderBy(*job.keys).toDF(*job.result_schema), job, sizes
+    return _summaries(parts, job, spark_schema).toDF(*job.result_schema), job, sizes
 
 
 def raise_checks(
@@ -114,10 +126,14 @@ def _parts(
     count: int,
     part: PartOf,
     spark_schema: SparkSchema,
+    rows_by_part: Accumulator[dict[Any, Any]] | None = None,
 ) -> DataFrame:
-    """Each part's per-query values or statistics, one task per partition."""
+    """Each part's per-query values or statistics, one task per partition; with
+    ``rows_by_part``, each task's rows of the table and of the labels handed to it."""
 
     def evaluate(rows: pa.Table, truth: pa.Table | None) -> pa.Table:
+        if rows_by_part is not None:
+            rows_by_part.add({task_key(): (rows.num_rows, 0 if truth is None else truth.num_rows)})
         return carrying(prediction_part, job, rows, truth)
 
     return paired_map(

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from polars_irmetrics.engines._agreement import agreement_route
 from polars_irmetrics.engines._agreement_spark import agreement_frame
@@ -401,7 +402,7 @@ def evaluate(
             systems = [k for k in systems if k not in (built.query_id, built.doc_id)]
             distinct = pl.from_arrow(run.select(*systems).distinct().toArrow())
             built = built.replace(prediction_systems=tuple(distinct.rows()))  # type: ignore[union-attr]
-        result, predicted = prediction_frame(
+        result, predicted, sizes = prediction_frame(
             run,
             metrics,
             labels=labels,
@@ -417,17 +418,21 @@ def evaluate(
                 run, labels, predicted, count=count, part=_part, spark_schema=_spark_schema
             )
             raise
+        means = None
         if not built.per_query:  # the means' warnings, as one machine gives them
-            warn_on_summary(predicted, computed.toArrow())
+            means = computed.toArrow()
+            warn_on_summary(predicted, means)
         if labels is not None and built.unmatched == "drop":  # as one machine warns
-            one = F.count(F.lit(1))
-            sizes = run.select(one).crossJoin(labels.select(one)).first()
-            matched = computed.agg(F.sum(NUM_ROWS)).first()
+            # the tables' rows as the last pass's tasks counted them (no job of their
+            # own); the pairs read: the result's num_rows, collected once
+            predictions_rows, labels_rows = sizes()
+            if means is None:
+                means = computed.select(NUM_ROWS).toArrow()
             warn_on_unmatched(
                 built,
-                matched=int((matched and matched[0]) or 0),
-                predictions=int(sizes[0]) if sizes else 0,
-                labels=int(sizes[1]) if sizes else 0,
+                matched=int(pc.sum(means[NUM_ROWS]).as_py() or 0),
+                predictions=predictions_rows,
+                labels=labels_rows,
             )
         return computed
     partitioned_by = built.partitioned_by
