@@ -882,15 +882,26 @@ def check_position(options: EvalOptions, schema: pl.Schema) -> None:
     )
 
 
+#: The estimators whose shrunk weight is 0 / 0 at a weight of 0 for one ``lambda``:
+#: that ``lambda``, the shrunk weight's formula and the words of that ``lambda``.
+_UNSHRUNK = {
+    "dr_os": (0.0, "lambda w / (w^2 + lambda)", "lambda=0 (obp's default)"),
+    "sg_ips": (1.0, "w / (1 - lambda + lambda w)", "lambda=1"),
+    "sg_dr": (1.0, "w / (1 - lambda + lambda w)", "lambda=1"),
+}
+
+
 def unshrunk_labels(requests: Sequence[tuple[str, MetricRequest]]) -> list[str]:
     """The labels of ``dr_os`` asked for with ``lambda=0`` (obp's default: ``dr_os``
     without ``lambda=``), whose shrunk weight ``lambda w / (w^2 + lambda)`` is 0 / 0,
-    NaN, at a weight of 0 (:func:`warn_unshrunk`)."""
+    NaN, at a weight of 0, and of ``sg_ips`` and ``sg_dr`` with ``lambda=1``, whose
+    ``w / (1 - lambda + lambda w)`` is too (:func:`warn_unshrunk`)."""
     return [
         label
         for label, request in requests
-        if request.metric.name == "dr_os"
-        and ope_parameter("lambda", request.params(1.0), label) == 0.0
+        if request.metric.name in _UNSHRUNK
+        and ope_parameter("lambda", request.params(1.0), label)
+        == _UNSHRUNK[request.metric.name][0]
     ]
 
 
@@ -898,10 +909,11 @@ def warn_unshrunk(
     result: pl.LazyFrame, requests: Sequence[tuple[str, MetricRequest]], by: list[str]
 ) -> pl.LazyFrame:
     """``result`` (the means: one row per ``by`` group), warning when it is collected
-    (:class:`~polars_irmetrics.errors.IrmWarning`) where a ``dr_os(lambda=0)`` estimate
-    (:func:`unshrunk_labels`) is NaN: a logged action the policy gives probability 0
-    (any deterministic policy's) is a weight of 0, whose shrunk weight is 0 / 0, as
-    obp's is; the warning says why and the fix, a positive ``lambda``. Only where it
+    (:class:`~polars_irmetrics.errors.IrmWarning`) where a ``dr_os(lambda=0)``,
+    ``sg_ips(lambda=1)`` or ``sg_dr(lambda=1)`` estimate (:func:`unshrunk_labels`) is
+    NaN: a logged action the policy gives probability 0 (any deterministic policy's) is
+    a weight of 0, whose shrunk weight is 0 / 0, as obp's is; the warning says why and
+    the fix, a positive ``lambda`` (``sg_*``: one below 1). Only where it
     happens: a NaN estimate has no other cause (a NaN ``q_hat`` or reward is refused).
 
     Examples
@@ -915,6 +927,7 @@ def warn_unshrunk(
     >>> print(caught[0].message)  # doctest: +ELLIPSIS
     metric 'dr_os' is NaN in the log: with lambda=0 (obp's default) ...
     """
+    names = {label: request.metric.name for label, request in requests}
     labels = [label for label in unshrunk_labels(requests) if label in result.collect_schema()]
     if not labels:
         return result
@@ -926,12 +939,18 @@ def warn_unshrunk(
                 continue
             first = ", ".join(f"{k}={nan[k][0]}" for k in by)
             where = f"in {nan.height} by group(s) (first: {first})" if by else "in the log"
+            name = names[label]
+            _, formula, lam = _UNSHRUNK[name]
+            fix = (
+                "a positive value, e.g. dr_os(lambda=1)"
+                if name == "dr_os"
+                else f"a value below 1, e.g. {name}(lambda=0.5)"
+            )
             warn_from_plan(
-                f"metric {label!r} is NaN {where}: with lambda=0 (obp's default) its shrunk "
-                "weight lambda w / (w^2 + lambda) is 0 / 0 where the policy gives the logged "
-                "action probability 0 (a weight w of 0, as any deterministic policy gives), "
-                f"as obp's is, and so is {label}_ess; give lambda a positive value, e.g. "
-                "dr_os(lambda=1) (a weight of 0 then counts 0)",
+                f"metric {label!r} is NaN {where}: with {lam} its shrunk weight {formula} "
+                "is 0 / 0 where the policy gives the logged action probability 0 (a weight "
+                "w of 0, as any deterministic policy gives), as obp's is, and so is "
+                f"{label}_ess; give lambda {fix} (a weight of 0 then counts 0)",
                 IrmWarning,
             )
         return frame
