@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
+from polars_irmetrics.errors import QuerySetError
 from tests.helpers import engine_io, warned
 
 #: Round R1 logs 'a', which the policy never takes (a weight of 0): segment 1's.
@@ -79,8 +80,53 @@ def test_sg_nan_at_lambda_1_is_warned(route: str, kw: dict[str, Any], where: str
     assert not got.select(SG).to_series().is_nan().any()
 
 
+def _no_q_hat(n: int) -> str:
+    return (
+        "the reward_model table has no 'q_hat' (or a null or NaN one) for the logged action "
+        f"or an action the policy may take (first: round_id=R1, {n} log row(s) in all): "
+        "give q_hat for every (round_id, action) the policy gives a positive probability "
+        "and every logged one"
+    )
+
+
+SPELT = (
+    f"{_no_q_hat(1)}. 1 round id(s) of the log match an id of reward_model= only when case "
+    "is ignored ('R1' against 'r1'): ids are compared exactly; give the log and "
+    "reward_model= the same spelling, e.g. pl.col('round_id').str.to_lowercase() on each."
+)
+#: (name, the reward model's rounds R1..R3 spelt, the refusal)
+MODEL_ROUNDS = [
+    ("case", ["r1", "R2", "R3"], SPELT),
+    ("none", ["X9", "R2", "R3"], _no_q_hat(1)),
+]
+MODEL_CASES = [(*m, "frame") for m in MODEL_ROUNDS] + [
+    (*MODEL_ROUNDS[0], "lazy"),
+    (*MODEL_ROUNDS[0], "buckets"),
+]
+
+
+def _model(rounds: list[str]) -> pl.DataFrame:
+    return MODEL.with_columns(pl.col("round_id").replace(["R1", "R2", "R3"], rounds))
+
+
+@pytest.mark.parametrize(
+    ("name", "rounds", "message", "route"),
+    MODEL_CASES,
+    ids=[f"{c[0]}-{c[3]}" for c in MODEL_CASES],
+)
+def test_reward_model_round_ids_spelt_apart_are_named(
+    name: str, rounds: list[str], message: str, route: str
+) -> None:
+    # before: the refusal named the round without a q_hat, not its spelling
+    with pytest.raises(QuerySetError) as caught:
+        _evaluate(LOG, ["dr"], route, policy=POLICY, reward_model=_model(rounds))
+    assert str(caught.value) == message
+
+
 @pytest.mark.parametrize("engine", ["spark", "dask"])
-def test_sg_nan_on_the_engines(engine: str, request: pytest.FixtureRequest) -> None:
+def test_sg_nan_and_model_rounds_on_the_engines(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
     evaluate, to_engine, back = engine_io(engine, request)
     # sg_*(lambda=1) NaN: one machine's warning, from the engine's means
     tables = {"policy": to_engine(POLICY), "reward_model": to_engine(MODEL)}
@@ -88,3 +134,9 @@ def test_sg_nan_on_the_engines(engine: str, request: pytest.FixtureRequest) -> N
     where = "in 1 by group(s) (first: seg=1)"
     assert said == [_unshrunk("sg_ips", where), _unshrunk("sg_dr", where)]
     assert got.sort("seg")["sg_dr(lambda=1)"].is_nan().to_list() == [True, False]
+    # round ids spelt apart between the log and reward_model=: one machine's hint
+    for _, rounds, message in MODEL_ROUNDS:  # spelt apart, and not
+        tables["reward_model"] = to_engine(_model(rounds))
+        with pytest.raises(QuerySetError) as caught:
+            back(evaluate(to_engine(LOG), ["dr"], **tables))
+        assert str(caught.value) == message

@@ -160,6 +160,9 @@ class OpeJob(ParsedJob):
     #: the policy lacks (:func:`spelt_rounds`, found by the driver where the first pass
     #: counts such rounds); ``None``: none found.
     round_hint: str | None = None
+    #: Alike, the sentence that follows the refusal of logged rounds without a
+    #: ``q_hat``, where the reward model spells the log's round ids apart.
+    model_round_hint: str | None = None
 
     @property
     def reward_scale(self) -> float:
@@ -432,7 +435,13 @@ def ope_summary(job: OpeJob, sums: pa.Table) -> pa.Table:
     (the support warning is the driver's: :func:`warn_support`)."""
     parts = _frame(sums).lazy().select(pl.col(c).cast(t) for c, t in job.part_schema.items())
     merged = merge_sums(
-        parts, job.empty(), job.requests, job.options, warn=False, round_hint=job.round_hint
+        parts,
+        job.empty(),
+        job.requests,
+        job.options,
+        warn=False,
+        round_hint=job.round_hint,
+        model_round_hint=job.model_round_hint,
     )
     return _to_arrow(merged.collect(), job.merged_schema)
 
@@ -453,11 +462,12 @@ def ope_rows(
     return _to_arrow(rows.collect(), job.result_schema)
 
 
-def lacks_rounds(job: OpeJob, sums: pa.Table) -> bool:
+def lacks_rounds(job: OpeJob, sums: pa.Table, table: str = "policy=") -> bool:
     """Whether the first pass's sums (every part's :func:`ope_part`, stacked) count a
-    logged round the policy lacks, of text round ids: the refusal whose hint of ids
-    spelt apart the engine then looks for (:func:`spelt_rounds`)."""
-    count = f"{INTERNAL}n_policy_round"
+    logged round the policy lacks (``table="reward_model="``: a logged row without a
+    ``q_hat``), of text round ids: the refusal whose hint of ids spelt apart the engine
+    then looks for (:func:`spelt_rounds`)."""
+    count = f"{INTERNAL}n_{_REFUSALS[table]}"
     round_id = job.options.round_id
     if count not in sums.column_names or not is_text(job.log_schema[round_id]):
         return False
@@ -473,17 +483,29 @@ checks.round_key` (column :data:`ROUND_KEY`), in an engine's task."""
     return _to_arrow(keyed, round_schema(round_id))
 
 
-def spelt_rounds(job: OpeJob, missing: pa.Table, taken: pa.Table) -> OpeJob:
+def spelt_rounds(
+    job: OpeJob, missing: pa.Table, taken: pa.Table, table: str = "policy="
+) -> OpeJob:
     """``job`` with the hint of round ids spelt apart (:func:`~polars_irmetrics.ope.\
 checks.round_hint`'s words, one machine's), from the log's rounds the policy lacks
     (``missing``) and the policy's rounds (``taken``) of the same :data:`ROUND_KEY`, the
-    only ones that can match once their spelling is ignored, gathered by the engine."""
+    only ones that can match once their spelling is ignored, gathered by the engine
+    (``table="reward_model="``: the reward model's, its hint
+    :attr:`OpeJob.model_round_hint`)."""
     round_id = job.options.round_id
     log, policy = (
         _frame(t).lazy().select(pl.col(round_id).cast(pl.String)) for t in (missing, taken)
     )
-    hint = round_hint(log, policy, round_id, "policy=")
-    return replace(job, round_hint=hint() if hint is not None else None)
+    hint = round_hint(log, policy, round_id, table)
+    said = hint() if hint is not None else None
+    if table == "policy=":
+        return replace(job, round_hint=said)
+    return replace(job, model_round_hint=said)
+
+
+#: The check whose refusal the hint of round ids spelt apart with each table follows
+#: (:func:`lacks_rounds`).
+_REFUSALS = {"policy=": "policy_round", "reward_model=": "q_hat"}
 
 
 #: The column of :func:`keyed_rounds`'s key.

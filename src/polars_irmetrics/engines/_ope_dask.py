@@ -109,6 +109,8 @@ def ope_frame(
     first = sums.compute()
     if lacks_rounds(job, to_table(first)):  # refused: the hint of round ids spelt apart
         job = _spelt(job, log, policy)
+    if reward_model is not None and lacks_rounds(job, to_table(first), "reward_model="):
+        job = _spelt(job, log, reward_model, "reward_model=")  # alike: no q_hat
     said.count(lambda: warn_groups(job, to_table(first)))  # by groups none supported
     again = rescaled_job(job, to_table(first))
     if again is None:
@@ -223,11 +225,12 @@ def _summarize(
     return to_pandas(merged[0])
 
 
-def _spelt(job: OpeJob, log: dd.DataFrame, policy: dd.DataFrame) -> OpeJob:
+def _spelt(job: OpeJob, log: dd.DataFrame, policy: dd.DataFrame, table: str = "policy=") -> OpeJob:
     """``job`` with the hint of round ids spelt apart (:func:`spelt_rounds`), where the
     first pass counts logged rounds the policy lacks: the log's distinct rounds the
     policy lacks and the policy's distinct rounds, each partition keyed
-    (:func:`keyed_rounds`), and only those of a key the other side has computed now."""
+    (:func:`keyed_rounds`), and only those of a key the other side has computed now
+    (``table="reward_model="``: the reward model's, where logged rows lack a q_hat)."""
     round_id = job.options.round_id
     theirs = policy[[round_id]].drop_duplicates()
     both = log[[round_id]].drop_duplicates().merge(theirs, on=round_id, how="left", indicator=True)
@@ -240,7 +243,7 @@ def _spelt(job: OpeJob, log: dd.DataFrame, policy: dd.DataFrame) -> OpeJob:
     ours = left.merge(right[[ROUND_KEY]].drop_duplicates(), on=ROUND_KEY)[[round_id]]
     other = right.merge(left[[ROUND_KEY]].drop_duplicates(), on=ROUND_KEY)[[round_id]]
     ours_frame, other_frame = dd.compute(ours, other)
-    return spelt_rounds(job, to_table(ours_frame), to_table(other_frame))
+    return spelt_rounds(job, to_table(ours_frame), to_table(other_frame), table)
 
 
 def _keyed(rounds: pd.DataFrame, job: OpeJob) -> pd.DataFrame:

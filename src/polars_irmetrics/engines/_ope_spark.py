@@ -171,6 +171,8 @@ def ope_frame(
     first = parts.toArrow().rename_columns(names)
     if lacks_rounds(job, first):  # refused: the hint of round ids spelt apart, if any
         job = _spelt(job, log, policy, spark_schema, gather)
+    if reward_model is not None and lacks_rounds(job, first, "reward_model="):
+        job = _spelt(job, log, reward_model, spark_schema, gather, "reward_model=")
     said.count(lambda: warn_groups(job, first))  # by groups the policy supports none of
     again = rescaled_job(job, first)
     if again is not None:
@@ -237,12 +239,14 @@ def _spelt(
     policy: DataFrame,
     spark_schema: SparkSchema,
     gather: Callable[[DataFrame], DataFrame],
+    table: str = "policy=",
 ) -> OpeJob:
     """``job`` with the hint of round ids spelt apart (:func:`spelt_rounds`), where the
     first pass counts logged rounds the policy lacks: the log's distinct rounds the
     policy lacks and the policy's distinct rounds, each keyed by one Python task per
     partition (:func:`keyed_rounds`), and only those of a key the other side has
-    gathered on the driver."""
+    gathered on the driver (``table="reward_model="``: the reward model's, where logged
+    rows lack a q_hat)."""
     round_id = job.options.round_id
     theirs = policy.select(round_id).distinct()
     missing = log.select(round_id).distinct().join(theirs, on=round_id, how="left_anti")
@@ -260,8 +264,8 @@ def _spelt(
     left, right = keyed(missing), keyed(theirs)
     ours = left.join(right.select(ROUND_KEY).distinct(), on=ROUND_KEY, how="left_semi")
     other = right.join(left.select(ROUND_KEY).distinct(), on=ROUND_KEY, how="left_semi")
-    gathered = (gather(frame.select(round_id)).toArrow() for frame in (ours, other))
-    return spelt_rounds(job, *gathered)
+    lacked, taken = (gather(frame.select(round_id)).toArrow() for frame in (ours, other))
+    return spelt_rounds(job, lacked, taken, table)
 
 
 def _warn(job: OpeJob, log: DataFrame, policy: DataFrame, spark_schema: SparkSchema) -> None:

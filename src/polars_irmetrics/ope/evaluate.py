@@ -478,9 +478,12 @@ def _ope_plan(
         rows = with_policy_below(rows, policy, keys, log.collect_schema(), _POLICY_BELOW)
     rows = with_null_ids(rows, tables, keys)
     checks = _checks(options, keys, reward_model is not None, propensity, listed=listed)
-    # a logged round the policy lacks: the hint of round ids spelt apart (on its path)
-    hint = round_hint(log_given, policy_given, options.round_id, "policy=")
-    checks = [replace(c, hint=hint) if c.name == "policy_round" else c for c in checks]
+    # a logged round the policy (or the reward model: no q_hat) lacks: the hint of round
+    # ids spelt apart (on its path)
+    hints = {"policy_round": round_hint(log_given, policy_given, options.round_id, "policy=")}
+    if reward_model is not None:
+        hints["q_hat"] = round_hint(log_given, reward_model, options.round_id, "reward_model=")
+    checks = [replace(c, hint=hints[c.name]) if c.name in hints else c for c in checks]
     checks[:0] = by_null_checks(by)  # first: a null by key would form a group
     if kind == "cascade":  # an action the log never shows at a position: unsupported
         cascade = _cascade(

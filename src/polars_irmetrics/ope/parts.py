@@ -31,6 +31,7 @@ or cascade round's value otherwise reads its own rows only).
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -228,6 +229,7 @@ def merge_sums(
     *,
     warn: bool = True,
     round_hint: str | None = None,
+    model_round_hint: str | None = None,
 ) -> pl.LazyFrame:
     """The result of :func:`polars_irmetrics.evaluate` from the sums of every part
     (:func:`part_sums`); ``tables`` give the schemas (empty frames will do) and, with
@@ -236,12 +238,15 @@ def merge_sums(
     (:func:`~polars_irmetrics.ope.evaluate.warn_unsupported_groups`; an engine's driver
     gives it from the parts' sums: ``warn=False`` in its task). ``round_hint``: the
     sentence of round ids spelt apart that follows the refusal of logged rounds the
-    policy lacks, where an engine's driver found it (its tables here are empty)."""
+    policy lacks, where an engine's driver found it (its tables here are empty);
+    ``model_round_hint``: alike, after the refusal of logged rows without a ``q_hat``."""
     options = _sums_options(options, requests)
     plan = build_ope_parts(tables.log, requests, tables.policy, tables.reward_model, options)
-    if round_hint is not None:
+    hints = {"policy_round": round_hint, "q_hat": model_round_hint}
+    hints = {name: said for name, said in hints.items() if said is not None}
+    if hints:
         checks = [
-            replace(c, hint=lambda: round_hint) if c.name == "policy_round" else c
+            replace(c, hint=functools.partial(hints.get, c.name)) if c.name in hints else c
             for c in plan.summary.checks
         ]
         plan = replace(plan, summary=replace(plan.summary, checks=checks))
