@@ -5,6 +5,7 @@ split log still refuses names the fix."""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -58,11 +59,29 @@ def _head(tables: dict[str, pl.DataFrame], rounds: int = 300) -> dict[str, pl.Da
     return {k: v.filter(pl.col("round_id").is_in(first.implode())) for k, v in tables.items()}
 
 
+@functools.cache
+def _one_plan(
+    case: str, names: tuple[str, ...], metrics: tuple[str, ...], options: tuple[Any, ...]
+) -> pl.DataFrame:
+    """The one plan's frame (a DataFrame) of ``metrics`` on ``case``'s tables ``names``
+    with ``options`` (sorted items), made once per module: the reference of a split
+    and of a formula's test alike."""
+    out: pl.DataFrame = _evaluate(
+        "DataFrame", _tables(case, names), list(metrics), **dict(options)
+    )
+    return out
+
+
+#: the options of the one-plan calls shared by two tests
+_BY_NORMAL = (("by", "segment"), *NORMAL.items())
+
+
 @pytest.mark.parametrize("case", SPLIT_BANDITS)
 def test_normal_interval_in_buckets_is_the_same_bits(case: str) -> None:
     tables = _tables(case, ("policy", "reward_model"))
     for by in (None, "segment"):  # the one plan of a DataFrame, the buckets of a LazyFrame
-        whole = _evaluate("DataFrame", tables, MEANS, by=by, **NORMAL)
+        options = (("by", by), *NORMAL.items())
+        whole = _one_plan(case, ("policy", "reward_model"), tuple(MEANS), options)
         for buckets in (3, "auto"):  # "auto" is buckets=1 at this size
             split = _evaluate("LazyFrame", tables, MEANS, by=by, buckets=buckets, **NORMAL)
             assert split.columns == whole.columns
@@ -75,7 +94,8 @@ def test_normal_interval_is_mean_plus_minus_z_sd_over_root_n() -> None:
     # the interval from the rows' contributions (per_query=True), computed by hand
     tables = _bandit("bandit_positions_s3")
     contributions = _evaluate("DataFrame", tables, MEANS, by="segment", per_query=True)
-    out = _evaluate("DataFrame", tables, MEANS, by="segment", **NORMAL)
+    # the reference of the buckets' test above (the same call)
+    out = _one_plan("bandit_positions_s3", ("policy", "reward_model"), tuple(MEANS), _BY_NORMAL)
     z = NormalDist().inv_cdf(0.95)
     for row in out.iter_rows(named=True):
         rows = contributions.filter(pl.col("segment") == row["segment"])
@@ -261,7 +281,8 @@ def test_slate_intervals_in_buckets_are_the_same_bits(
     for case in SPLIT_SLATES:  # the one plan of a DataFrame, the buckets of a LazyFrame
         given_tables = _tables(case, tables)
         for by in (None, "segment"):
-            whole = _evaluate("DataFrame", given_tables, metrics, by=by, **kwargs)
+            options = (("by", by), *kwargs.items())
+            whole = _one_plan(case, tables, tuple(metrics), options)
             assert whole.columns[-5:-2] == [metrics[-1], *interval_columns(metrics[-1])]
             for buckets in (1, 3):  # "auto" is one bucket at this size
                 split = _evaluate(
@@ -275,7 +296,8 @@ def test_slate_intervals_in_buckets_are_the_same_bits(
 def test_slate_normal_interval_is_the_rounds_mean_and_sd(case: str) -> None:
     # mean +- z sd / sqrt(n) of the rounds' values (per_query=True), computed apart
     tables = _tables(case, ("policy",))
-    out = _evaluate("DataFrame", tables, SLATE[:3], by="segment", **NORMAL)
+    # the reference of the buckets' test above (the same call)
+    out = _one_plan(case, ("policy",), tuple(SLATE[:3]), _BY_NORMAL)
     rounds = _evaluate("DataFrame", tables, SLATE[:3], by="segment", per_query=True)
     z = NormalDist().inv_cdf(0.95)
     for row in out.iter_rows(named=True):

@@ -7,6 +7,7 @@ polars scalar (``pl.lit``) gives the same bits in one plan as in buckets."""
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import warnings
@@ -131,13 +132,55 @@ IDS = ["clip=1e-12", "clip=1e-300", "tiny ips", "tiny snips", "huge ips", "huge 
 IDS.append("ordinary ips")
 
 
+#: The cases' metrics by their tables (probs, pscores): each table pair's metrics are
+#: evaluated in one call (:func:`_pooled`), each case reading its own columns.
+_POOLS: dict[tuple[tuple[float, ...], tuple[float, ...]], list[str]] = {}
+for _metric, _probs, _pscores in CASES:
+    _POOLS.setdefault((tuple(_probs), tuple(_pscores)), []).append(_metric)
+
+
+@functools.cache
+def _pooled_call(
+    probs: tuple[float, ...], pscores: tuple[float, ...], lazy: bool, options: tuple[Any, ...]
+) -> pl.DataFrame:
+    metrics = _POOLS[probs, pscores]
+    reads_model = any(m.split("(")[0] in ("dr", "sndr") for m in metrics)
+    kw = {"ci": CI, "n_bootstrap": N_BOOT, "seed": SEED, **dict(options)}
+    log, policy = _log(list(pscores)), _policy(list(probs))
+    model = _model() if reads_model else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SupportWarning)
+        if lazy:
+            return irm.evaluate(
+                log.lazy(),
+                metrics,
+                policy=policy.lazy(),
+                reward_model=None if model is None else model.lazy(),
+                **kw,
+            ).collect()
+        return irm.evaluate(log, metrics, policy=policy, reward_model=model, **kw)
+
+
+def _pooled(
+    metric: str, probs: list[float], pscores: list[float], lazy: bool = False, **kw: Any
+) -> pl.DataFrame:
+    """``metric``'s columns (after the segment and the count) of the one call of every
+    case on its tables (:data:`_POOLS`; ``_evaluate``'s options), made once per module:
+    a case's metric beside the others of its tables, as alone (each metric's sums are
+    read at their own scale)."""
+    out = _pooled_call(tuple(probs), tuple(pscores), lazy, tuple(sorted(kw.items())))
+    own = [c for c in out.columns if c == metric or c.startswith(f"{metric}_")]
+    first = out.columns.index(_POOLS[tuple(probs), tuple(pscores)][0])
+    return out.select(*out.columns[:first], *own)  # the segment and count, then its own
+
+
 @pytest.mark.parametrize(("metric", "probs", "pscores"), CASES, ids=IDS)
 def test_the_bootstrap_interval_is_float64s_formula_over_the_same_resamples(
     metric: str, probs: list[float], pscores: list[float]
 ) -> None:
     # the buckets' sums kept about 24 bits at clip=1e-12 (1e-12 is 1.8e7 units of
     # 2**-64): the bounds were off by about 1e-8 of themselves; none at clip=1e-300
-    out = _evaluate(metric, probs, pscores)
+    out = _pooled(metric, probs, pscores)
     low, high = _oracle(metric, probs, pscores)
     assert math.isclose(out[f"{metric}_lower"].item(), low, rel_tol=1e-13), (out, low)
     assert math.isclose(out[f"{metric}_upper"].item(), high, rel_tol=1e-13), (out, high)
@@ -168,9 +211,9 @@ _SPLIT = [{}, {"by": "segment"}]
 def test_out_of_core_gives_the_same_bits(
     metric: str, probs: list[float], pscores: list[float], options: dict[str, Any]
 ) -> None:
-    whole = _evaluate(metric, probs, pscores, **options)
+    whole = _pooled(metric, probs, pscores, **options)
     for buckets in (2, 3):
-        split = _evaluate(metric, probs, pscores, lazy=True, buckets=buckets, **options)
+        split = _pooled(metric, probs, pscores, lazy=True, buckets=buckets, **options)
         assert split.equals(whole), (buckets, whole, split)
 
 
@@ -364,6 +407,21 @@ def _slate_expected(metric: str, policy: float, log: float) -> tuple[float, floa
     return value, math.fsum(ws) ** 2 / math.fsum(v * v for v in ws)
 
 
+@functools.cache
+def _slates_once(
+    metrics: tuple[str, ...], policy: float, log: float, options: tuple[Any, ...]
+) -> pl.DataFrame:
+    """:func:`_slates` of a DataFrame, made once per module (the out-of-core test's one
+    plan is the formulas' tests' call)."""
+    out: pl.DataFrame = _slates(list(metrics), policy, log, **dict(options))
+    return out
+
+
+def _slate_columns(out: pl.DataFrame, metric: str) -> pl.DataFrame:
+    """``metric``'s columns of a call of every slate estimator (the count first)."""
+    return out.select("num_rounds", pl.col(metric), pl.selectors.starts_with(f"{metric}_"))
+
+
 def _slates(metrics: list[str], policy: float, log: float, lazy: bool = False, **kw: Any) -> Any:
     frame, pi = _slate_log(log), _slate_policy(policy)
     with warnings.catch_warnings():
@@ -385,7 +443,8 @@ def test_the_slate_estimates_are_float64_formulas_of_the_weights(
 ) -> None:
     # unscaled, weights near 1e-20 (0.18 units of 2**-64 per slot) summed to 0, and
     # weights near 1e290 squared beyond 2**96 were refused
-    out = _slates([metric], policy, log)
+    # every slate estimator in one call (the out-of-core test's), each read at its scale
+    out = _slate_columns(_slates_once(tuple(SLATES), policy, log, ()), metric)
     value, ess = _slate_expected(metric, policy, log)
     assert math.isclose(out[metric].item(), value, rel_tol=1e-14), (out, value)
     assert math.isclose(out[f"{metric}_ess"].item(), ess, rel_tol=1e-14)
@@ -427,7 +486,8 @@ def _round_values(metric: str, policy: float, log: float) -> list[float]:
 def test_the_slate_normal_interval_is_the_float64_formula(
     metric: str, policy: float, log: float
 ) -> None:
-    out = _slates([metric], policy, log, ci=0.9, ci_method="normal")
+    normal = (("ci", 0.9), ("ci_method", "normal"))  # the three in one call, as below
+    out = _slate_columns(_slates_once(tuple(SLATES)[:3], policy, log, normal), metric)
     x = _round_values(metric, policy, log)
     k = -math.frexp(max(abs(v) for v in x))[1]
     xs, n = [math.ldexp(v, k) for v in x], len(x)
@@ -479,7 +539,7 @@ def test_the_slates_out_of_core_give_the_same_bits(
     metrics = list(SLATES)
     if options.get("ci_method") == "normal":
         metrics = metrics[:3]
-    whole = _slates(metrics, policy, log, **options)
+    whole = _slates_once(tuple(metrics), policy, log, tuple(sorted(options.items())))
     for buckets in (2, 3):
         split = _slates(metrics, policy, log, lazy=True, buckets=buckets, **options)
         assert split.equals(whole), (buckets, whole, split)
