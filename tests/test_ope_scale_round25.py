@@ -7,6 +7,7 @@ refused."""
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import warnings
@@ -122,9 +123,55 @@ def _evaluate(case: Case, frames: Any = None, **kw: Any) -> pl.DataFrame:
         return irm.evaluate(log, [case.metric], **tables, **kw)
 
 
+def _options(case: Case, options: dict[str, Any]) -> dict[str, Any]:
+    """The options a case is evaluated with: an interval of a ratio (snips, sndr) the
+    bootstrap (no closed-form variance)."""
+    if "ci" in options and case.metric.split("(")[0] in ("snips", "sndr"):
+        return {"ci": 0.9, "ci_method": "bootstrap", "n_bootstrap": 20, "seed": 1}
+    return options
+
+
+@functools.cache
+def _pooled_call(
+    probs: tuple[float, ...], pscores: tuple[float, ...], lazy: bool, options: tuple[Any, ...]
+) -> pl.DataFrame:
+    """One evaluate call of every case of CASES on these tables that is evaluated with
+    these options, made once per module (each metric's sums are read at their own
+    scale: beside the others, its alone values)."""
+    kw = dict(options)
+    boot = kw.get("ci_method") == "bootstrap"  # the ratios' interval (_options)
+    metrics = [
+        c.metric
+        for c in CASES
+        if (c.probs, c.pscores) == (list(probs), list(pscores))
+        if "ci" not in kw or (c.metric.split("(")[0] in ("snips", "sndr")) == boot
+    ]
+    reads_model = any(m.split("(")[0] in ("dr", "sndr") for m in metrics)
+    log, policy = _log(list(pscores)), _policy(list(probs))
+    model = _model() if reads_model else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SupportWarning)
+        if lazy:
+            lazy_model = None if model is None else model.lazy()
+            out = irm.evaluate(
+                log.lazy(), metrics, policy=policy.lazy(), reward_model=lazy_model, **kw
+            )
+            return out.collect()  # type: ignore[union-attr]
+        return irm.evaluate(log, metrics, policy=policy, reward_model=model, **kw)  # type: ignore[no-any-return]
+
+
+def _pooled(case: Case, lazy: bool = False, **kw: Any) -> pl.DataFrame:
+    """``case``'s columns (the keys and count, then its metric's) of :func:`_pooled_call`."""
+    out = _pooled_call(tuple(case.probs), tuple(case.pscores), lazy, tuple(sorted(kw.items())))
+    metric = case.metric
+    mine = [c for c in out.columns if c == metric or c.startswith(f"{metric}_")]
+    keys = [c for c in out.columns if not c.startswith(("ips", "snips", "dr", "sndr"))]
+    return out.select(*keys, *mine)
+
+
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_the_estimates_are_float64_formulas_of_the_weights(case: Case) -> None:
-    out = _evaluate(case)
+    out = _pooled(case)  # beside the other cases of its tables (test_out_of_core's call)
     value, ess = _expected(case)
     got = out[case.metric].item()
     assert math.isclose(got, value, rel_tol=1e-14), (got, value)
@@ -137,7 +184,7 @@ def test_a_tiny_clip_gives_every_round_its_weight(clip: float) -> None:
     # every weight capped at clip: the effective sample size is the number of rounds
     # (it read 3.074 at clip=1e-9 and 0.0 from 1e-12), ips clip times the mean reward
     case = Case("", ORDINARY, PSCORES, f"ips(clip={clip!r})")
-    out = _evaluate(case)
+    out = _pooled(case)  # the four clips are CASES' first four: one call
     assert math.isclose(out[f"{case.metric}_ess"].item(), 4.0, rel_tol=1e-15)
     assert math.isclose(out[case.metric].item(), clip * 2.5 / 4, rel_tol=1e-15)
 
@@ -161,7 +208,7 @@ def test_a_power_of_two_moves_the_estimate_by_it_exactly(k: int) -> None:
     "case", [c for c in CASES if c.metric.startswith("ips")], ids=lambda c: c.name
 )
 def test_the_normal_interval_is_the_float64_formula(case: Case) -> None:
-    out = _evaluate(case, ci=0.9, ci_method="normal")
+    out = _pooled(case, ci=0.9, ci_method="normal")  # test_out_of_core's call
     x = [r * w for r, w in zip(REWARDS, _weights(case), strict=True)]
     xs, k = _scaled(x)
     n = len(xs)
@@ -188,10 +235,10 @@ _SPLIT = [
     ids=lambda c: c.name,
 )
 def test_out_of_core_gives_the_same_bits(case: Case, options: dict[str, Any]) -> None:
-    if "ci" in options and case.metric.split("(")[0] in ("snips", "sndr"):
-        options = {"ci": 0.9, "ci_method": "bootstrap", "n_bootstrap": 20, "seed": 1}
-    whole = _evaluate(case, **options)
-    split = _evaluate(case, "lazy", buckets=2, **options)
+    # the cases of the same tables and options in one call each (_pooled)
+    options = _options(case, options)
+    whole = _pooled(case, **options)
+    split = _pooled(case, lazy=True, buckets=2, **options)
     assert split.equals(whole), (whole, split)
 
 
