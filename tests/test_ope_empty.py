@@ -128,14 +128,15 @@ def _columns(name: str, options: dict[str, Any]) -> list[str]:
 
 @functools.cache
 def _together(
-    family: tuple[str, bool], route: str, frame_kind: str
+    kind: str, route: str, frame_kind: str
 ) -> tuple[list[str], list[tuple[pl.DataFrame, list[str]]]]:
-    """Every estimator of ``family`` that ``route`` takes (CASES), in one call on each
-    empty log of ``frame_kind`` (one call for up to 6 cases): the estimators, and each
-    call's result and warnings."""
-    names = [n for n in ESTIMATORS if _family(n) == family and (n, route) in _PAIRS]
+    """Every estimator of a ``kind`` of log (_family) that ``route`` takes (CASES), in
+    one call on each empty log of ``frame_kind`` (one call for up to 12 cases; the
+    reward model given where one of them reads it): the estimators, and each call's
+    result and warnings."""
+    names = [n for n in ESTIMATORS if _family(n)[0] == kind and (n, route) in _PAIRS]
     options, listed = ROUTES[route]
-    log, tables = _tables(names[0], listed=listed)
+    log, tables = _tables(next((n for n in names if n in MODEL_METRICS), names[0]), listed=listed)
     return names, [_evaluate(e, names, **tables, **options) for e in _empties(log, frame_kind)]
 
 
@@ -144,9 +145,10 @@ def test_an_empty_log_gives_every_value_null(name: str, route: str, frame_kind: 
     options, _ = ROUTES[route]
     count = _count(name)
     expected = _columns(name, options)
-    # the estimators given the same tables, evaluated together (_together): the count,
-    # then each one's columns as alone, in the order asked
-    names, calls = _together(_family(name), route, frame_kind)
+    # the estimators of its kind of log (the bandits with and without a reward model
+    # alike), evaluated together (_together): the count, then each one's columns as
+    # alone, in the order asked
+    names, calls = _together(_family(name)[0], route, frame_kind)
     for out, caught in calls:
         assert out.columns == [count, *(c for n in names for c in _columns(n, options)[1:])]
         out = out.select(expected)
