@@ -210,6 +210,13 @@ def client() -> Iterator[Client]:
                 "distributed.logging.distributed": "error",
                 # no statistical profiler sampling each worker's stack every 10 ms
                 "distributed.worker.profile.enabled": False,
+                # the task-based shuffle for every shuffle and merge of the suite's small
+                # frames: distributed's default, P2P, costs each one a run of its own on
+                # every worker (measured on four Dask test files, -n 0 at load 11-14:
+                # 121 s with P2P, 93 s so). The P2P path users get by default is kept by
+                # the tests that pin what it needs (Arrow dictionary and list columns,
+                # test_dask.py's matrix): each sets it back around its own calls.
+                "dataframe.shuffle.method": "tasks",
             }
         ),
         LocalCluster(

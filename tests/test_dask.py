@@ -103,19 +103,22 @@ def _computed(lazy: dict[str, dd.DataFrame]) -> dict[str, pl.DataFrame]:
 @pytest.fixture(scope="module")
 def matrix_values(client: Client) -> dict[str, pl.DataFrame]:
     """Every case of DASK_MATRIX on Dask, by id: each its own ``evaluate`` call, the
-    results computed together (``_computed``); each case's test compares its own."""
-    return _computed(
-        {
-            name: irm_dask.evaluate(
-                _dask(run, 2),  # two parts (the default: the run's partitions) to merge
-                METRICS,
-                qrels=None if qrels is None else _dask(qrels, 2),
-                per_query=per_query,
-                **options,
-            )
-            for name, run, qrels, options, per_query in DASK_MATRIX
-        }
-    )
+    results computed together (``_computed``); each case's test compares its own. On
+    distributed's default shuffle, P2P, which users get (the suite's cluster shuffles by
+    tasks: tests/conftest.py)."""
+    with dask.config.set({"dataframe.shuffle.method": "p2p"}):
+        return _computed(
+            {
+                name: irm_dask.evaluate(
+                    _dask(run, 2),  # two parts (the default: the run's partitions) to merge
+                    METRICS,
+                    qrels=None if qrels is None else _dask(qrels, 2),
+                    per_query=per_query,
+                    **options,
+                )
+                for name, run, qrels, options, per_query in DASK_MATRIX
+            }
+        )
 
 
 @pytest.mark.parametrize(
