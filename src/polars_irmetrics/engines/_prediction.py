@@ -42,9 +42,13 @@ message (:func:`~polars_irmetrics.engines._partition.check_options_read`). Then:
   one, weights, one-sided pairs...): each part counts its own rows per group
   (:func:`~polars_irmetrics.prediction.parts.part_checks`), and one task adds them up
   and raises with one machine's message, the whole table's counts
-  (:func:`~polars_irmetrics.prediction.parts.merge_checks`, :func:`checks_job`): on
-  Dask before any part of the last pass reads its rows (in the same graph), on Spark
-  once a part has refused its rows (a part's own count is not the table's).
+  (:func:`~polars_irmetrics.prediction.parts.merge_checks`, :func:`checks_job`).
+  Where a scale pass runs (the rating and probability metrics), its parts count them
+  too (:func:`counts_checks`): Spark's tasks hand their counts to an accumulator,
+  raised on the driver once that pass is collected, Dask's merge in one task of the
+  pass's graph, so a refused call runs no pass a valid call does not. Else on Dask
+  before any part of the last pass reads its rows (in the same graph), on Spark once
+  a part has refused its rows (a part's own count is not the table's).
 
 Before any task runs, :func:`prepare_prediction` builds both plans on empty frames of
 the schemas: a missing column, a wrong dtype or an unknown metric is raised there.
@@ -90,6 +94,7 @@ __all__ = [
     "PredictionJob",
     "check_prediction_inputs",
     "checks_job",
+    "counts_checks",
     "means_job",
     "prediction_part",
     "prediction_route",
@@ -140,6 +145,9 @@ class PredictionJob(ParsedJob):
     labels_schema: pl.Schema | None = None
     #: the schemas of a part's check counts and of their merge (:func:`checks_job`)
     check_schemas: tuple[pl.Schema, pl.Schema] | None = None
+    #: whether the data checks were counted in the scale pass and passed (the engine
+    #: then runs no checks pass of its own: :func:`counts_checks`)
+    checked: bool = False
 
     def with_means(self, means: pl.DataFrame) -> PredictionJob:
         """This job after its next first pass: its parts reading ``means`` (that pass's
@@ -334,13 +342,33 @@ def means_job(job: PredictionJob) -> PredictionJob | None:
     return replace(first, by=(), keys=()) if stage == "labels" else first
 
 
+def counts_checks(first: PredictionJob) -> bool:
+    """Whether the first pass ``first`` (:func:`means_job`'s) also counts the data
+    checks of each part (:func:`checks_job`'s parts, merged and raised on the driver or
+    in one task before any later pass): the scale pass, which reads every row as the
+    last pass does, so a refused call costs no pass a valid call does not (the last
+    pass is not run to fail, then the checks' own). Not the labels pass: its refusal
+    comes first, as on one machine.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from polars_irmetrics.ground.options import EvalOptions
+    >>> log = pa.schema([("label", pa.int64()), ("prediction", pa.float64())])
+    >>> counts_checks(means_job(prepare_prediction(log, None, ["logloss"], EvalOptions())))
+    True
+    """
+    return first.stage == "scale" and not first.checked
+
+
 def checks_job(job: PredictionJob) -> PredictionJob:
     """The pass that counts the data checks of every part and raises them over the
     whole table, as one machine does (a part counts only its own rows: 6 predictions
     out of [0, 1] where the table has 10): each part's
     :func:`~polars_irmetrics.prediction.parts.part_checks`, merged in one task by
     :func:`~polars_irmetrics.prediction.parts.merge_checks` (one row of the number of
-    groups when nothing is refused). Dask runs it before the last pass's parts; Spark
+    groups when nothing is refused). Where a scale pass runs, with it
+    (:func:`counts_checks`); else Dask runs it before the last pass's parts, Spark
     when a part has refused its rows.
 
     Examples

@@ -13,6 +13,7 @@ partition and merged. :mod:`polars_irmetrics.engines.dask` passes its own part n
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any
 
 import dask.dataframe as dd
@@ -26,6 +27,7 @@ from polars_irmetrics.engines._partition import PART, as_polars_frame, warned_to
 from polars_irmetrics.engines._prediction import (
     PredictionJob,
     checks_job,
+    counts_checks,
     means_job,
     prediction_part,
     prediction_summary,
@@ -66,12 +68,20 @@ def prediction_frame(
     # a text label column: its labels over the whole table first; rating and probability
     # metrics: the scale (and r2..., the means); each computed here
     while (first := means_job(job)) is not None:
-        means = _evaluated(rows, truth, first).compute()
+        scale = _evaluated(rows, truth, first)
+        checking = counts_checks(first)
+        if checking:  # the data checks in the same graph: no pass of their own later
+            checked = _evaluated(rows, truth, checks_job(job)).to_delayed()[0]
+            scale = scale.map_partitions(after, checked, meta=scale._meta)
+        means = scale.compute()
         job = job.with_means(as_polars_frame(to_table(means)).cast(first.result_schema))
-    # the data checks counted in every part and raised over the whole table (a part's
-    # count is not the table's) before any part of the last pass reads its rows
-    checked = _evaluated(rows, truth, checks_job(job)).to_delayed()[0]
-    rows = rows.map_partitions(after, checked, meta=rows._meta)
+        if checking:
+            job = replace(job, checked=True)
+    if not job.checked:
+        # the data checks counted in every part and raised over the whole table (a
+        # part's count is not the table's) before any part of the last pass reads its rows
+        checked = _evaluated(rows, truth, checks_job(job)).to_delayed()[0]
+        rows = rows.map_partitions(after, checked, meta=rows._meta)
     values = _evaluated(rows, truth, job)
     if labels is None or options.unmatched != "drop":
         return values

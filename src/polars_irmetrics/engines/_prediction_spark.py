@@ -17,6 +17,7 @@ this one). Each task of the last pass also hands the driver its rows of either t
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -29,6 +30,7 @@ from polars_irmetrics.engines._partition import arrow_schema, raise_carried
 from polars_irmetrics.engines._prediction import (
     PredictionJob,
     checks_job,
+    counts_checks,
     means_job,
     prediction_part,
     prediction_summary,
@@ -73,13 +75,20 @@ def prediction_frame(
     # a text label column: its labels over the whole table first; rating and probability
     # metrics: the scale (and r2..., the means); each collected here
     while (first := means_job(job)) is not None:
+        # the scale pass's tasks also count the data checks of their rows (by partition)
+        counted = keyed_parts(table.sparkSession.sparkContext) if counts_checks(first) else None
         rows = _summaries(
-            _parts(table, labels, first, count, part, spark_schema), first, spark_schema
+            _parts(table, labels, first, count, part, spark_schema, checks_by_part=counted),
+            first,
+            spark_schema,
         )
         try:  # the labels pass raises a task's library error (one machine's message)
             collected = rows.collect()
         except Exception as exc:  # a Spark error, which may carry one of ours
             raise_carried(exc)
+        if counted is not None:  # raised over the whole table before any later pass
+            _raise_counted(job, counted.value.values())
+            job = replace(job, checked=True)
         means = pl.DataFrame(
             [tuple(r) for r in collected], schema=first.result_schema, orient="row"
         )
@@ -108,7 +117,10 @@ def raise_checks(
     """Where a part has refused its rows (its count is that part's, not the table's):
     the data checks counted in every part and raised over the whole table with one
     machine's message (:func:`~polars_irmetrics.engines._prediction.checks_job`, one
-    more Spark job); nothing where they pass."""
+    more Spark job); nothing where they pass, or where the scale pass counted them
+    (``job.checked``: they passed)."""
+    if job.checked:
+        return
     checks = checks_job(job)
     rows = _summaries(
         _parts(table, labels, checks, count, part, spark_schema), checks, spark_schema
@@ -119,6 +131,14 @@ def raise_checks(
         raise_carried(exc)
 
 
+def _raise_counted(job: PredictionJob, counts: Iterable[pa.Table]) -> None:
+    """The data checks the scale pass's tasks counted, merged on the driver and raised
+    over the whole table with one machine's message; nothing where they pass."""
+    tables = list(counts)
+    if tables:
+        prediction_summary(checks_job(job), pa.concat_tables(tables))
+
+
 def _parts(
     table: DataFrame,
     labels: DataFrame | None,
@@ -127,14 +147,21 @@ def _parts(
     part: PartOf,
     spark_schema: SparkSchema,
     rows_by_part: Accumulator[dict[Any, Any]] | None = None,
+    checks_by_part: Accumulator[dict[Any, Any]] | None = None,
 ) -> DataFrame:
     """Each part's per-query values or statistics, one task per partition; with
-    ``rows_by_part``, each task's rows of the table and of the labels handed to it."""
+    ``rows_by_part``, each task's rows of the table and of the labels handed to it;
+    with ``checks_by_part``, its counts of the data checks (a task run twice counts
+    once)."""
+    checks = None if checks_by_part is None else checks_job(job)
 
     def evaluate(rows: pa.Table, truth: pa.Table | None) -> pa.Table:
         if rows_by_part is not None:
             rows_by_part.add({task_key(): (rows.num_rows, 0 if truth is None else truth.num_rows)})
-        return carrying(prediction_part, job, rows, truth)
+        values = carrying(prediction_part, job, rows, truth)
+        if checks_by_part is not None and checks is not None:
+            checks_by_part.add({task_key(): carrying(prediction_part, checks, rows, truth)})
+        return values
 
     return paired_map(
         table,
