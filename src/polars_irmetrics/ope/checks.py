@@ -15,6 +15,7 @@ from polars_irmetrics.errors import (
     IrmWarning,
     SupportWarning,
 )
+from polars_irmetrics.ground.known_schema import mapped, schema_of, without
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.spelling import Sides, spelling_hint
 from polars_irmetrics.ground.validate import (
@@ -497,7 +498,7 @@ def raising(result: pl.LazyFrame, checks: list[Check], options: EvalOptions) -> 
     """``result`` without its check columns, raising the first problem they count when
     it is collected."""
     flags = [c for check in checks for c in (check.count, check.first)]
-    schema = result.drop(flags).collect_schema()
+    schema = without(schema_of(result), flags)
     fields = {
         "propensity": options.propensity,
         "reward": options.reward,
@@ -514,7 +515,7 @@ def raising(result: pl.LazyFrame, checks: list[Check], options: EvalOptions) -> 
                 raise check.error(f"{text}. {said}" if said else text)
         return frame.drop(flags)
 
-    return result.map_batches(raise_first, schema=schema)
+    return mapped(result, raise_first, schema)
 
 
 def round_hint(
@@ -681,7 +682,7 @@ def warning_unsupported(
     )
     if overlap is not None:
         counted = pl.concat([counted, overlap], how="horizontal")
-    schema_out = result.collect_schema()
+    schema_out = schema_of(result)
     things = "actions" if len(slot) == 1 else f"({', '.join(slot)}) slots"
 
     def warn(frame: pl.DataFrame) -> pl.DataFrame:
@@ -710,7 +711,7 @@ def warning_unsupported(
         return frame.drop(_UNSUPPORTED, _EXAMPLE, _LOGGED, _TAKEN, _IDS, strict=False)
 
     joined = result.join(counted, how="cross", maintain_order="left")
-    return joined.map_batches(warns_in_order(warn), schema=schema_out)
+    return mapped(joined, warns_in_order(warn), schema_out)
 
 
 _LOGGED, _TAKEN = f"{INTERNAL}logged_slots", f"{INTERNAL}taken_slots"
@@ -928,7 +929,7 @@ def warn_unshrunk(
     metric 'dr_os' is NaN in the log: with lambda=0 (obp's default) ...
     """
     names = {label: request.metric.name for label, request in requests}
-    labels = [label for label in unshrunk_labels(requests) if label in result.collect_schema()]
+    labels = [label for label in unshrunk_labels(requests) if label in schema_of(result)]
     if not labels:
         return result
 
@@ -955,4 +956,4 @@ def warn_unshrunk(
             )
         return frame
 
-    return result.map_batches(warns_in_order(warning), schema=result.collect_schema())
+    return mapped(result, warns_in_order(warning), schema_of(result))

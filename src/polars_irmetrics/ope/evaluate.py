@@ -64,6 +64,7 @@ from polars_irmetrics.errors import (
     QuerySetError,
     SupportWarning,
 )
+from polars_irmetrics.ground.known_schema import dropped, mapped, schema_of, without
 from polars_irmetrics.ground.options import (
     EvalOptions,
     log_key_error,
@@ -656,12 +657,12 @@ def warn_unsupported_groups(
     every weight there is 0, so its weighted estimates read none of its rewards (ips 0,
     the self-normalised ones NaN), whatever the whole log's support. The groups are
     named by the first one (in the result's order) and their count."""
-    schema = result.collect_schema()
+    schema = schema_of(result)
     if WMAX not in schema:  # no weighted sums (per_query's mean weights, slates)
         return result
     if not (warn and by):
-        return result.drop(WMAX)
-    schema = result.drop(WMAX).collect_schema()
+        return dropped(result, [WMAX])
+    schema = without(schema, [WMAX])
 
     def warning(frame: pl.DataFrame) -> pl.DataFrame:
         empty = frame.filter((pl.col(count) > 0) & (pl.col(WMAX) == 0.0))
@@ -677,7 +678,7 @@ def warn_unsupported_groups(
             )
         return frame.drop(WMAX)
 
-    return result.map_batches(warns_in_order(warning), schema=schema)
+    return mapped(result, warns_in_order(warning), schema)
 
 
 def warn_unsupported(

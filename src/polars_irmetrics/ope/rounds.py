@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 import polars as pl
 
 from polars_irmetrics.errors import InvalidValueError, SupportWarning
+from polars_irmetrics.ground.known_schema import mapped, schema_of
 from polars_irmetrics.ground.options import EvalOptions, metrics_named
 from polars_irmetrics.ground.validate import INTERNAL, warn_from_plan
 from polars_irmetrics.ground.warning_order import warns_in_order
@@ -86,7 +87,7 @@ def unweighted_warning(
     def column(label: str) -> str:
         return f"{INTERNAL}{label}:max" if parts else f"{label}_max_weight"
 
-    schema = result.collect_schema()
+    schema = schema_of(result)
     present = [label for label in labels if column(label) in schema]
     if not present or NUM_ROUNDS not in schema:  # per_query: no maxima
         return result
@@ -115,7 +116,7 @@ def unweighted_warning(
             )
         return frame
 
-    return result.map_batches(warns_in_order(warning), schema=schema)
+    return mapped(result, warns_in_order(warning), schema)
 
 
 def over_rounds(

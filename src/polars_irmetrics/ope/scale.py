@@ -36,6 +36,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from polars_irmetrics.ground.known_schema import schema_of
 from polars_irmetrics.ground.validate import INTERNAL
 
 __all__ = [
@@ -138,7 +139,7 @@ def unscaled(frame: pl.LazyFrame, labels: Sequence[str]) -> pl.LazyFrame:
     >>> unscaled(frame, ["ips"]).collect().row(0)
     (0.75, 0.25, 5.0)
     """
-    schema = frame.collect_schema()
+    schema = schema_of(frame)
     if SCALE not in schema:
         return frame
     columns = [

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.ground.known_schema import mapped, schema_of, without
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
 from polars_irmetrics.ope.checks import Check, raising
@@ -704,7 +705,7 @@ def _refusing_inexact(
     first metric one of whose sums had a term that is not finite or reaches 2**96."""
     names = list(summary.sums)
     flags = [_bad(name) for name in names]
-    schema = result.drop(flags).collect_schema()
+    schema = without(schema_of(result), flags)
 
     def refuse(frame: pl.DataFrame) -> pl.DataFrame:
         for name, flag in zip(names, flags, strict=True):
@@ -724,7 +725,7 @@ def _refusing_inexact(
                 )
         return frame.drop(flags)
 
-    return result.map_batches(refuse, schema=schema)
+    return mapped(result, refuse, schema)
 
 
 @dataclass(frozen=True)
