@@ -4,9 +4,10 @@ whole plan again (``collect_schema`` converts every node built so far: an off-po
 call's plans resolved the same result six times and more).
 
 Only the schemas the library declares itself are kept (:func:`mapped`: the schema given
-to ``map_batches``, which is the frame's schema by polars' contract), and those
-:func:`schema_of` resolved; a frame is known by its object (a weak reference: nothing is
-kept once the frame is gone), so a user's frame is resolved as before.
+to ``map_batches``, which is the frame's schema by polars' contract; :func:`dropped`: a
+known schema less the dropped columns); a frame is known by its object (a weak
+reference: nothing is kept once the frame is gone), so any other frame, a user's
+included, is resolved as before.
 
 Examples
 --------
@@ -47,13 +48,13 @@ def _remember(frame: pl.LazyFrame, schema: pl.Schema) -> None:
 
 
 def schema_of(frame: pl.LazyFrame) -> pl.Schema:
-    """``frame.collect_schema()``, resolved once per frame object (kept while it lives)."""
+    """``frame.collect_schema()``: the schema declared for ``frame`` where it was made
+    by :func:`mapped` or :func:`dropped`, else resolved (and not kept: a user's frame,
+    a scan of a file that may change, is read afresh each time)."""
     held = _KNOWN.get(id(frame))
     if held is not None and held[0]() is frame:
         return held[1]
-    schema = frame.collect_schema()
-    _remember(frame, schema)
-    return schema
+    return frame.collect_schema()
 
 
 def without(schema: Mapping[str, pl.DataType], names: Iterable[str]) -> pl.Schema:
