@@ -132,7 +132,7 @@ from polars_irmetrics.ope.intervals import (
 from polars_irmetrics.ope.normal import normal_interval, wants_normal
 from polars_irmetrics.ope.rounds import NUM_ROUNDS, over_rounds, unweighted_warning
 from polars_irmetrics.ope.scale import FLOOR, SCALE, scale_column, sum_scale, unscaled
-from polars_irmetrics.ope.slates import build_slate_plan
+from polars_irmetrics.ope.slates import build_slate_plan, log_propensity_check
 from polars_irmetrics.ope.sums import (
     BOUND,
     PartsPlan,
@@ -908,18 +908,7 @@ def _cascade(
     # the log's other slate propensities: in (0, 1], and a slate's pscore one value per
     # round, as the slate estimators refuse them (slates._checks, their words)
     for column in extra:
-        logged = pl.col(column).cast(pl.Float64)
-        checks.append(
-            Check(
-                f"log_{column}",
-                ~(logged > 0.0).fill_null(False) | (logged > 1.0) | logged.is_nan(),
-                InvalidValueError,
-                f"column {column!r} of the log has {{n}} value(s) that are null, NaN, 0, "
-                "negative or above 1 (first: {first}); it is the logging policy's "
-                "probability of the logged slate, in (0, 1]",
-                keys=tuple(keys),
-            )
-        )
+        checks.append(log_propensity_check(column, tuple(keys)))
         if column in SHAPES:
             flag = f"{INTERNAL}shape_{column}"
             rows = rows.with_columns(

@@ -90,7 +90,7 @@ from polars_irmetrics.ope.sums import (
     unscaled_total,
 )
 
-__all__ = ["build_slate_plan", "slate_support_warning"]
+__all__ = ["build_slate_plan", "log_propensity_check", "slate_support_warning"]
 
 #: The slots (log rows) of a ``by`` group and position in the mean weights' pass.
 NUM_SLOTS = f"{INTERNAL}slots"
@@ -439,22 +439,27 @@ def _shape_flags(
     return flags
 
 
+def log_propensity_check(column: str, keys: tuple[str, ...] = ()) -> Check:
+    """The check of a slate propensity column of the log (``pscore``,
+    ``pscore_item_position``, ``pscore_cascade``): in (0, 1], the logging policy's
+    probability of the logged slate (the slate estimators' and cascade_dr's words);
+    ``keys`` name the first refused row's round."""
+    logged = pl.col(column).cast(pl.Float64)
+    return Check(
+        f"log_{column}",
+        ~(logged > 0.0).fill_null(False) | (logged > 1.0) | logged.is_nan(),
+        InvalidValueError,
+        f"column {column!r} of the log has {{n}} value(s) that are null, NaN, 0, "
+        "negative or above 1 (first: {first}); it is the logging policy's "
+        "probability of the logged slate, in (0, 1]",
+        keys=keys,
+    )
+
+
 def _checks(in_log: list[str], in_policy: list[str], keys: list[str], reward: str) -> list[Check]:
     """The slate plan's data checks; ``in_log`` and ``in_policy``: the propensity columns
     of the log and of the policy table checked (every one each has, read or not)."""
-    checks = []
-    for column in in_log:
-        logged = pl.col(column).cast(pl.Float64)
-        checks.append(
-            Check(
-                f"log_{column}",
-                ~(logged > 0.0).fill_null(False) | (logged > 1.0) | logged.is_nan(),
-                InvalidValueError,
-                f"column {column!r} of the log has {{n}} value(s) that are null, NaN, 0, "
-                "negative or above 1 (first: {first}); it is the logging policy's "
-                "probability of the logged slate, in (0, 1]",
-            )
-        )
+    checks = [log_propensity_check(column) for column in in_log]
     reward_col = pl.col(reward)
     # first: a null id or a position below 1, in the log, then in the policy
     row = "each row gives the evaluation policy's propensities of one logged slot"
