@@ -271,11 +271,7 @@ def check_significance(
     keys = [key for key in ("metric", "system", "baseline") if key in frame.columns]
 
     def refuse(column: str, bad: pl.DataFrame, shown: str, why: str) -> None:
-        first = ", ".join(f"{key} {bad.get_column(key)[0]!r}" for key in keys)
-        raise InvalidValueError(
-            f"column {column!r} of result is {shown} on {bad.height} row(s) (first: "
-            f"{first}): {why}; {fix}"
-        )
+        _refuse_rows(bad, column, shown, source="result", keys=keys, fix=f"{why}; {fix}")
 
     if "significant" in frame.columns:
         bad = frame.filter(pl.col("significant").is_null())
@@ -1153,9 +1149,16 @@ def _refuse_undefined(
             undefined = undefined | values.is_infinite()
         bad = frame.filter(undefined)
         if bad.height:
-            first = ", ".join(f"{key} {bad.get_column(key)[0]!r}" for key in keys)
             kinds = "null, NaN or infinite" if infinite else "null or NaN"
-            raise InvalidValueError(
-                f"column {column!r} of {source} is {kinds} on {bad.height} row(s) (first: "
-                f"{first}): {fix}"
-            )
+            _refuse_rows(bad, column, kinds, source=source, keys=keys, fix=fix)
+
+
+def _refuse_rows(
+    bad: pl.DataFrame, column: str, shown: str, *, source: str, keys: Sequence[str], fix: str
+) -> None:
+    """Raise :class:`InvalidValueError`: ``column`` of ``source`` is ``shown`` on the rows
+    ``bad``, the first named by its ``keys``; the message ends with ``fix``."""
+    first = ", ".join(f"{key} {bad.get_column(key)[0]!r}" for key in keys)
+    raise InvalidValueError(
+        f"column {column!r} of {source} is {shown} on {bad.height} row(s) (first: {first}): {fix}"
+    )
