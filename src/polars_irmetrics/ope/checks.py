@@ -929,7 +929,8 @@ def warn_unshrunk(
     metric 'dr_os' is NaN in the log: with lambda=0 (obp's default) ...
     """
     names = {label: request.metric.name for label, request in requests}
-    labels = [label for label in unshrunk_labels(requests) if label in schema_of(result)]
+    schema = schema_of(result)
+    labels = [label for label in unshrunk_labels(requests) if label in schema]
     if not labels:
         return result
 
@@ -956,4 +957,4 @@ def warn_unshrunk(
             )
         return frame
 
-    return mapped(result, warns_in_order(warning), schema_of(result))
+    return mapped(result, warns_in_order(warning), schema)
