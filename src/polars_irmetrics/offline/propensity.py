@@ -70,7 +70,7 @@ from polars_irmetrics.ground.validate import (
     warn_on_judged,
     with_tally,
 )
-from polars_irmetrics.metrics._common import exact_level
+from polars_irmetrics.metrics._common import divide, exact_level
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum, judgment_flags
 from polars_irmetrics.offline.coverage import (
@@ -414,18 +414,18 @@ class PsPlan:
         labels = [label for label, _ in self.requests]
         per_query = parts.filter(pl.col(_PROBLEM).is_null()).sort(q)
         if self.options.per_query:
-            # each query's N_q over the mean ideal I / Q, every quotient one of two
-            # columns as long as the queries' (each operand a column plus 0 * N_q): a
-            # column divided by a scalar is a product by its reciprocal in polars, a
-            # unit in the last place off, and which piece of an expression is a scalar
-            # is the optimiser's choice (a piece written twice is computed once, as a
-            # column; a one-row frame joined is broadcast as a scalar)
+            # each query's N_q over the mean ideal I / Q, both quotients through divide
+            # (metrics._common): a column over a scalar is a product by its reciprocal
+            # in polars, and which piece is a scalar is the optimiser's choice (a piece
+            # written twice is computed once, as a column; a one-row frame joined is
+            # broadcast as a scalar), so neither quotient is left to it
             count = pl.len().cast(pl.Float64)
-            shares = []
-            for i, label in enumerate(labels):
-                zero = pl.col(f"{INTERNAL}n{i}") * 0.0
-                mean = (zero + _total(f"{INTERNAL}i{i}")) / (zero + count)
-                shares.append((pl.col(f"{INTERNAL}n{i}") / mean).alias(label))
+            shares = [
+                divide(pl.col(f"{INTERNAL}n{i}"), divide(_total(f"{INTERNAL}i{i}"), count)).alias(
+                    label
+                )
+                for i, label in enumerate(labels)
+            ]
             result = per_query.select(q, *shares)
         else:
             ratios = [
