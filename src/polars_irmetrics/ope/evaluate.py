@@ -1077,11 +1077,41 @@ def _check_schemas(
         else:
             check_numeric(schema, value, f"{name} table", integer=False)
         check_keys(log_schema, schema, ids, name, options.position)
+    if positions:
+        _refuse_slate_policy(tables[0][1])
     for column in (options.reward, propensity):
         check_numeric(log_schema, column, "log", integer=False)
     if len(keys) > 1:
         check_numeric(log_schema, options.position, "log", integer=True)
     return keys, action
+
+
+def _refuse_slate_policy(schema: pl.Schema) -> None:
+    """Refuse cascade_dr's policy table (``schema``) where it holds a slate estimator's
+    propensity columns (``pscore``, ``pscore_item_position``, ``pscore_cascade``):
+    cascade_dr reads none of them (its policy's cascade propensity is the running
+    product of ``prob``), so they would be neither read nor checked.
+
+    >>> _refuse_slate_policy(pl.Schema({"prob": pl.Float64, "pscore_cascade": pl.Float64}))
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: column(s) 'pscore_cascade' of the policy \
+table are the slate estimators' propensities of the evaluation policy, which cascade_dr \
+does not read: it reads 'prob' per (round_id, position, action), its cascade propensity \
+the running product of 'prob' at the logged actions; drop them, e.g. \
+policy.drop(['pscore_cascade']), or evaluate the slate estimators in a call of their own
+    """
+    known = sorted({column for column, _ in SLATE_COLUMNS.values()})
+    found = [column for column in known if column in schema]
+    if found:
+        named = ", ".join(repr(column) for column in found)
+        raise InvalidValueError(
+            f"column(s) {named} of the policy table are the slate estimators' propensities "
+            "of the evaluation policy, which cascade_dr does not read: it reads "
+            f"{PROB!r} per (round_id, position, action), its cascade propensity the running "
+            f"product of {PROB!r} at the logged actions; drop them, e.g. "
+            f"policy.drop({found!r}), or evaluate the slate estimators in a call of their own"
+        )
 
 
 def _listed(dtype: pl.DataType) -> bool:

@@ -1,0 +1,68 @@
+"""Round 35, trust at the wings' joints: a table's column that a metric does not read is
+refused, never ignored; ids that do not line up are refused or warned of, never a
+silent number."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import InvalidValueError
+
+#: A cascade_dr log of two slates of two slots, its policy and reward model (long
+#: tables keyed by round, position and action).
+SLATES = pl.DataFrame(
+    {
+        "round_id": [1, 1, 2, 2],
+        "position": [1, 2, 1, 2],
+        "action": [0, 1, 1, 0],
+        "reward": [1.0, 0.0, 1.0, 1.0],
+        "pscore_cascade": [0.5, 0.25, 0.5, 0.25],
+    }
+)
+POLICY = pl.DataFrame(
+    {
+        "round_id": [1, 1, 1, 1, 2, 2, 2, 2],
+        "position": [1, 1, 2, 2] * 2,
+        "action": [0, 1] * 4,
+        "prob": [0.5, 0.5, 0.0, 1.0, 0.5, 0.5, 1.0, 0.0],
+    }
+)
+MODEL = POLICY.select("round_id", "position", "action", q_hat=pl.lit(0.5))
+
+_SLATE_COLUMNS = (
+    "of the policy table are the slate estimators' propensities of the evaluation policy, "
+    "which cascade_dr does not read: it reads 'prob' per (round_id, position, action), its "
+    "cascade propensity the running product of 'prob' at the logged actions; drop them, "
+    "e.g. policy.drop({}), or evaluate the slate estimators in a call of their own"
+)
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize(
+    ("columns", "message"),
+    [
+        # before: a pscore_cascade of 2 (no probability) beside prob, read by no one
+        (
+            {"pscore_cascade": 2.0},
+            "column(s) 'pscore_cascade' " + _SLATE_COLUMNS.format("['pscore_cascade']"),
+        ),
+        (
+            {"pscore_item_position": 0.5, "pscore": 0.25},
+            "column(s) 'pscore', 'pscore_item_position' "
+            + _SLATE_COLUMNS.format("['pscore', 'pscore_item_position']"),
+        ),
+    ],
+)
+def test_cascade_dr_refuses_the_slate_columns_of_its_policy(
+    columns: dict[str, float], message: str, lazy: bool
+) -> None:
+    policy = POLICY.with_columns(pl.lit(v).alias(k) for k, v in columns.items())
+    log = SLATES.lazy() if lazy else SLATES
+    with pytest.raises(InvalidValueError) as caught:
+        irm.evaluate(log, ["cascade_dr"], policy=policy, reward_model=MODEL)
+    assert str(caught.value) == message
+    # without them: the estimate, by hand (round 1: 1 - 0.5, round 2: 1 + 1.5; the mean)
+    got = irm.evaluate(log, ["cascade_dr"], policy=POLICY, reward_model=MODEL)
+    assert pl.DataFrame(got.collect() if lazy else got)["cascade_dr"].item() == 1.5
