@@ -215,7 +215,10 @@ _LOG_FAULTS = [
         lambda text: text + text.splitlines(keepends=True)[1],
         "column 'position' of the log: session 'su0' shows 1 impression(s) at a position "
         "another impression holds; each position shows one item: keep one row per "
-        "position: drop or merge the repeated rows",
+        "position: drop or merge the repeated rows; or, where two users "
+        "share the session id 'su0' (ids that restart for each user), their impressions are one "
+        "session here: give each user's sessions ids of their own, e.g. the user id joined "
+        "onto the session id",
     ),
 ]
 

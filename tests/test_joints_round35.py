@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.errors import DuplicateError, InvalidValueError
 
 #: A cascade_dr log of two slates of two slots, its policy and reward model (long
 #: tables keyed by round, position and action).
@@ -66,3 +66,51 @@ def test_cascade_dr_refuses_the_slate_columns_of_its_policy(
     # without them: the estimate, by hand (round 1: 1 - 0.5, round 2: 1 + 1.5; the mean)
     got = irm.evaluate(log, ["cascade_dr"], policy=POLICY, reward_model=MODEL)
     assert pl.DataFrame(got.collect() if lazy else got)["cascade_dr"].item() == 1.5
+
+
+def _collected(got: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+    return got.collect() if isinstance(got, pl.LazyFrame) else got
+
+
+#: Two users' sessions under one id (ids that restart for each user)
+SHARED = pl.DataFrame(
+    {
+        "user": ["u1", "u1", "u2", "u2"],
+        "session_id": ["s1"] * 4,
+        "position": [1, 2, 1, 2],
+        "clicked": [1, 0, 0, 1],
+    }
+)
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize(
+    ("by", "error", "message"),
+    [
+        # before: the refusal spoke of positions alone, not of the shared id
+        (
+            None,
+            DuplicateError,
+            "column 'position' of the log: session 's1' shows 2 impression(s) at a position "
+            "another impression holds; each position shows one item: keep one row per "
+            "position, e.g. .unique(['session_id', 'position']); or, where two users share "
+            "the session id 's1' (ids that restart for each user), their impressions are one "
+            "session here: give each user's sessions ids of their own, e.g. the user id "
+            "joined onto the session id",
+        ),
+        (
+            "user",
+            InvalidValueError,
+            "by=['user']: 1 session(s) hold more than one value of 'user', e.g. session 's1' "
+            "holds 'u1' and 'u2'; a key holds one value per session: group by a column fixed "
+            "within each session, or give each part its own session id",
+        ),
+    ],
+)
+def test_a_session_id_of_two_users_is_named(
+    by: str | None, error: type[Exception], message: str, lazy: bool
+) -> None:
+    log = SHARED.lazy() if lazy else SHARED
+    with pytest.raises(error) as caught:
+        _collected(irm.evaluate_online(log, ["ctr"], by=by))
+    assert str(caught.value) == message

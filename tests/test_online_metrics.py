@@ -337,7 +337,10 @@ BAD: list[tuple[str, pl.DataFrame, list[str], type[Exception], str]] = [
         DuplicateError,
         "column 'position' of the log: session 's2' shows 1 impression(s) at a position "
         "another impression holds; each position shows one item: keep one row per "
-        "position, e.g. .unique(['session_id', 'position'])",
+        "position, e.g. .unique(['session_id', 'position']); or, where two users "
+        "share the session id 's2' (ids that restart for each user), their impressions are one "
+        "session here: give each user's sessions ids of their own, e.g. the user id joined "
+        "onto the session id",
     ),
     (
         "negative dwell",

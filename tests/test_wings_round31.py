@@ -193,7 +193,10 @@ CLICK_LOGS = [
         {"position": [1, 1, 3]},
         "column 'position' of the log: session 's' shows 1 impression(s) at a position "
         "another impression holds; each position shows one item: keep one row per "
-        "position, e.g. .unique(['session_id', 'position'])",
+        "position, e.g. .unique(['session_id', 'position']); or, where two users "
+        "share the session id 's' (ids that restart for each user), their impressions are one "
+        "session here: give each user's sessions ids of their own, e.g. the user id joined "
+        "onto the session id",
     ),
     # a negative dwell: a satisfied click rate of 1 click in 2
     (

@@ -120,8 +120,9 @@ def _flag(name: str) -> str:
     return f"{INTERNAL}v_{name}"
 
 
-# (check, error class, column role, message). Templates see {col}, {session}, {n} and
-# {keys} (the session's key columns and the column: a row's place in the log).
+# (check, error class, column role, message). Templates see {col}, {session}, {n},
+# {keys} (the session's key columns and the column: a row's place in the log) and
+# {shared} (:data:`_SHARED` where the session id alone tells sessions apart, else empty).
 _CHECKS: tuple[tuple[str, type[Exception], str, str], ...] = (
     (
         "null_clicked",
@@ -165,7 +166,7 @@ _CHECKS: tuple[tuple[str, type[Exception], str, str], ...] = (
         "position",
         "column {col!r} of the log: session {session} shows {n} impression(s) at a position "
         "another impression holds; each position shows one item: keep one row per position, "
-        "e.g. .unique({keys!r})",
+        "e.g. .unique({keys!r}){shared}",
     ),
     (
         "negative_dwell",
@@ -515,8 +516,8 @@ def session_plan(
     checks = _checks(schema, columns, clicked, exprs, scope.used)
     clicks = clicked.cast(pl.Int64).sum().alias(CLICKS)
     frame = log.group_by(list(keys)).agg(*values, clicks, *checks)
-    spec = _CheckSpec(keys=keys, columns=columns)
     identity = _identity(keys, segments)
+    spec = _CheckSpec(keys=keys, columns=columns, alone=identity == (columns.session_id,))
 
     def check(batch: pl.DataFrame) -> pl.DataFrame:
         batch = raise_on_bad_sessions(batch, spec)
@@ -617,10 +618,22 @@ def _out_schema(frame: pl.LazyFrame) -> pl.Schema:
     return pl.Schema({k: v for k, v in schema.items() if not k.startswith(_flag(""))})
 
 
+#: Where the session id alone tells one session from another (``evaluate_online``; an
+#: A/B test keys its sessions by arm and unit too), a position held twice may be two
+#: users' sessions under one id (ids that restart for each user): the refusal says so.
+_SHARED = (
+    "; or, where two users share the session id {session} (ids that restart for each "
+    "user), their impressions are one session here: give each user's sessions ids of "
+    "their own, e.g. the user id joined onto the session id"
+)
+
+
 @dataclass(frozen=True)
 class _CheckSpec:
     keys: tuple[str, ...]
     columns: LogColumns
+    #: whether the session id alone tells sessions apart (no arm or unit key)
+    alone: bool = False
 
 
 def raise_on_bad_sessions(frame: pl.DataFrame, spec: _CheckSpec) -> pl.DataFrame:
@@ -638,12 +651,15 @@ def raise_on_bad_sessions(frame: pl.DataFrame, spec: _CheckSpec) -> pl.DataFrame
         bad = frame.filter(pl.col(column) > 0).sort(spec.keys)
         if bad.height:
             row = bad.row(0, named=True)
+            session = _describe(row, spec)
+            shared = _SHARED.format(session=repr(row[spec.columns.session_id]))
             raise error(
                 template.format(
                     col=getattr(spec.columns, role),
-                    session=_describe(row, spec),
+                    session=session,
                     n=row[column],
                     keys=[*spec.keys, getattr(spec.columns, role)],
+                    shared=shared if spec.alone else "",
                 )
             )
     return frame.select(c for c in frame.columns if not c.startswith(_flag("")))
