@@ -4,8 +4,11 @@ silent number."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import DuplicateError, InvalidValueError
@@ -114,3 +117,62 @@ def test_a_session_id_of_two_users_is_named(
     with pytest.raises(error) as caught:
         _collected(irm.evaluate_online(log, ["ctr"], by=by))
     assert str(caught.value) == message
+
+
+_WIDE = (
+    "column 'reward' of the log ({}) has 1 value(s) of magnitude 2**53 or more (first: "
+    "{}reward=9007199254740993); the estimates read the rewards as Float64 numbers, which "
+    "hold such values to a few units only (2**53 + 1 reads as 2**53): rescale the rewards "
+    "and 'q_hat' by one factor (every estimate scales with them), e.g. pl.col('reward') / "
+    "1000, or cast the column to Float64 to read it so rounded, "
+    "pl.col('reward').cast(pl.Float64)"
+)
+_LOG = pl.DataFrame(
+    {"round_id": [1, 2, 3], "action": [0, 1, 0], "reward": [1, 2**53 + 1, 1], "pscore": 0.5}
+)
+_PI = pl.DataFrame(
+    {"round_id": [1, 1, 2, 2, 3, 3], "action": [0, 1] * 3, "prob": [0.5, 0.5, 0.2, 0.8, 1, 0]}
+)
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize(
+    ("log", "metric", "tables", "message"),
+    [
+        # before: read as the Float64 2**53 without a word (2**53 + 1 and 2**53 one reward)
+        (_LOG, "ips", {"policy": _PI}, _WIDE.format("Int64", "round_id=2, ")),
+        (
+            _LOG.with_columns(pl.col("reward").cast(pl.Decimal(38, 0))),
+            "ips",
+            {"policy": _PI, "buckets": 2},
+            _WIDE.format("Decimal(precision=38, scale=0)", "round_id=2, "),
+        ),
+        (
+            SLATES.with_columns(reward=pl.Series([2**53 + 1, 0, 1, 1])),
+            "slate_rips",
+            {"policy": SLATES.select("round_id", "position", "pscore_cascade")},
+            _WIDE.format("Int64", "round_id=1, position=1, "),
+        ),
+        (
+            SLATES.with_columns(reward=pl.Series([2**53 + 1, 0, 1, 1])),
+            "cascade_dr",
+            {"policy": POLICY, "reward_model": MODEL},
+            _WIDE.format("Int64", "round_id=1, position=1, "),
+        ),
+    ],
+)
+def test_an_integer_reward_beyond_float64s_integers_is_refused(
+    log: pl.DataFrame, metric: str, tables: dict[str, Any], message: str, lazy: bool
+) -> None:
+    with pytest.raises(InvalidValueError) as caught:
+        _collected(irm.evaluate(log.lazy() if lazy else log, [metric], **tables))
+    assert str(caught.value) == message
+
+
+def test_an_integer_reward_below_2_53_is_read_as_its_float() -> None:
+    # below 2**53 an integer is read as the Float64 it equals: the same bits as the cast
+    exact = _LOG.with_columns(reward=pl.Series([1, 2**53 - 1, 1]))
+    cast = exact.with_columns(pl.col("reward").cast(pl.Float64))
+    assert_frame_equal(
+        irm.evaluate(exact, ["ips"], policy=_PI), irm.evaluate(cast, ["ips"], policy=_PI)
+    )

@@ -4,7 +4,7 @@ is collected (naming the table, the column and the first round that fails)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import polars as pl
 
@@ -19,6 +19,7 @@ from polars_irmetrics.ground.known_schema import mapped, schema_of, without
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.spelling import Sides, spelling_hint
 from polars_irmetrics.ground.validate import (
+    FLOAT64_EXACT,
     INTERNAL,
     check_numeric,
     id_kind,
@@ -66,6 +67,7 @@ __all__ = [
     "with_null_ids",
     "with_policy_below",
     "with_wide_ids",
+    "with_wide_reward_check",
 ]
 
 #: The column holding each row's round (and position) as text, for the messages.
@@ -411,6 +413,42 @@ def infinite_reward_check(reward: str) -> Check:
         "every logged reward must be finite: drop those rows, or cap the rewards, e.g. "
         f"pl.col({reward!r}).clip(-1e300, 1e300)",
     )
+
+
+def with_wide_reward_check(checks: list[Check], reward: str, dtype: pl.DataType) -> list[Check]:
+    """``checks`` with, after the null or NaN reward's check (named ``"reward"``), the
+    refusal of an integer reward of magnitude 2**53 or more where the log's ``reward``
+    column is not of a float dtype (``dtype``): the estimates read the rewards as
+    Float64 numbers, which merge such an integer with its neighbours (2**53 + 1 reads as
+    2**53), as the prediction metrics refuse such labels. A float column is read as the
+    numbers it holds, exactly: nothing is added.
+
+    >>> checks = with_wide_reward_check([], "reward", pl.Int64())
+    >>> frame = pl.DataFrame({"reward": [2**53, -(2**53) + 1, 1, None]})
+    >>> frame.select(checks[0].bad).to_series().to_list()
+    [True, False, False, False]
+    >>> with_wide_reward_check([], "reward", pl.Float64())
+    []
+    """
+    if dtype.is_float():
+        return checks
+    value = pl.col(reward).cast(pl.Float64)
+    wide = Check(
+        "reward_wide",
+        (value.abs() >= FLOAT64_EXACT).fill_null(False),
+        InvalidValueError,
+        f"column {reward!r} of the log ({dtype}) has {{n}} value(s) of magnitude 2**53 or "
+        "more (first: {first}); the estimates read the rewards as Float64 numbers, which "
+        "hold such values to a few units only (2**53 + 1 reads as 2**53): rescale the "
+        "rewards and 'q_hat' by one factor (every estimate scales with them), e.g. "
+        f"pl.col({reward!r}) / 1000, or cast the column to Float64 to read it so rounded, "
+        f"pl.col({reward!r}).cast(pl.Float64)",
+        detail=pl.format(f"{reward}={{}}", pl.col(reward)),
+    )
+    at = next((i + 1 for i, check in enumerate(checks) if check.name == "reward"), len(checks))
+    if at:  # its round written as the null reward's is (its keys, or the rows' WHERE)
+        wide = replace(wide, keys=checks[at - 1].keys)
+    return [*checks[:at], wide, *checks[at:]]
 
 
 def subnormal_reward_check(reward: str) -> Check:

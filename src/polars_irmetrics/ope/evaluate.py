@@ -122,6 +122,7 @@ from polars_irmetrics.ope.checks import (
     with_null_ids,
     with_policy_below,
     with_wide_ids,
+    with_wide_reward_check,
 )
 from polars_irmetrics.ope.intervals import (
     BUCKET,
@@ -479,6 +480,8 @@ def _ope_plan(
         rows = with_policy_below(rows, policy, keys, log.collect_schema(), _POLICY_BELOW)
     rows = with_null_ids(rows, tables, keys)
     checks = _checks(options, keys, reward_model is not None, propensity, listed=listed)
+    reward_dtype = log_given.collect_schema()[options.reward]
+    checks = with_wide_reward_check(checks, options.reward, reward_dtype)
     # a logged round the policy (or the reward model: no q_hat) lacks: the hint of round
     # ids spelt apart (on its path)
     hints = {"policy_round": round_hint(log_given, policy_given, options.round_id, "policy=")}

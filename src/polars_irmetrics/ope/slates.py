@@ -79,6 +79,7 @@ from polars_irmetrics.ope.checks import (
     where_text,
     with_null_ids,
     with_policy_below,
+    with_wide_reward_check,
 )
 from polars_irmetrics.ope.rounds import over_rounds, unweighted_warning
 from polars_irmetrics.ope.scale import SCALE
@@ -250,6 +251,7 @@ def build_slate_plan(
         *split_round_checks(by, keys, "the slate estimators"),
         *_checks(logged, proposed, keys, reward),
     ]
+    checks = with_wide_reward_check(checks, reward, log_schema[reward])
     checks += [check for column in columns for check in _weight_checks(column)]
     # a logged round the policy lacks: the hint of round ids spelt apart (on its path)
     hint = round_hint(log, policy, round_id, "policy=")
