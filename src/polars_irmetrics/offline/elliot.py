@@ -42,7 +42,7 @@ from polars_irmetrics.errors import (
     IrmWarning,
     MetricParameterError,
 )
-from polars_irmetrics.ground.facts import ITEM_USERS, SharedIds, shared_frame
+from polars_irmetrics.ground.facts import ITEM_USERS, SharedIds, id_rows, shared_frame
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
@@ -246,8 +246,9 @@ def build_elliot_plan(
     ``unjudged``, ``unretrieved``, out of core), which Elliot's do not read: refused.
     ``users``: the run's distinct users, where the door has them (no ``by`` keys).
     ``shared``: the door's frames shared by the routes of the call, where it has them
-    (the distinct pairs of the interactions and their count per item, which the
-    beyond-accuracy metrics beside read too: :meth:`SharedIds.shared
+    (the distinct pairs of the interactions, their count per item and the users with
+    a history, which the beyond-accuracy metrics beside and the interactions'
+    coverage tally read too: :meth:`SharedIds.shared
     <polars_irmetrics.ground.facts.SharedIds.shared>`).
     ``per_user``: instead, one row per user of the run with the counts and sums each
     formula reads (step 3's first half): a part of the users' share, which
@@ -313,8 +314,8 @@ def build_elliot_plan(
     }
     # read by the popularity, the heads and the per-user sums: one pass, cached (polars
     # computed the distinct pairs once per reader)
-    pairs = _checked_interactions(interactions, run, user, item, target, ib).unique()
-    train = shared_frame(shared, interactions, "pairs", pairs)
+    checked = _checked_interactions(interactions, run, user, item, target, ib)
+    train = shared_frame(shared, interactions, "pairs", checked.unique())
     cutoffs = sorted({_cut(r) for _, r in requests})
     # each user's top k, whether the judgments hold each row relevant (one join, shared
     # with the MAD metrics beside)
@@ -334,14 +335,15 @@ def build_elliot_plan(
     ratios = sorted({_ratio(r) for _, r in requests if r.metric.name in _HEADED})
     per_item = train.group_by([*ib, item]).agg(pl.len().cast(pl.Float64).alias(ITEM_USERS))
     counts = shared_frame(shared, interactions, "item_users", per_item).rename({ITEM_USERS: _POP})
-    totals = _per_group(
-        train,
-        ib,
-        [
-            pl.len().cast(pl.Float64).alias(_TOTAL),
-            pl.col(user).n_unique().cast(pl.Float64).alias(_USERS),
-        ],
-    )
+    totals = _per_group(train, ib, [pl.len().cast(pl.Float64).alias(_TOTAL)])
+    if any(r.metric.name == "epc" for _, r in requests):
+        # the distinct users of the interactions (EPC's novelty): one row per user in
+        # the users with a history, the group-by the beyond-accuracy route beside
+        # reads too (id_rows: one pass for both where the door shares it), not a
+        # distinct count of the pairs' users of its own
+        history = id_rows(shared, interactions, checked.select(*ib, user), ib, user)
+        known = _per_group(history, ib, [pl.len().cast(pl.Float64).alias(_USERS)])
+        totals = _beside(totals, known, ib)
     before = pl.col(_POP).cum_sum() - pl.col(_POP)
     # ties by the item id compared as text: one head whatever the ids' dtype
     pop = (
