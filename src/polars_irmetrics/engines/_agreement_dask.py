@@ -19,7 +19,7 @@ not import it: it imports this one).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import dask.dataframe as dd
 import pandas as pd
@@ -40,7 +40,14 @@ from polars_irmetrics.engines._agreement import (
     warn_on_tied,
 )
 from polars_irmetrics.engines._dask_coverage import emitter
-from polars_irmetrics.engines._dask_frames import arrow_of, computed, meta, to_pandas, to_table
+from polars_irmetrics.engines._dask_frames import (
+    arrow_of,
+    computed,
+    meta,
+    shared,
+    to_pandas,
+    to_table,
+)
 from polars_irmetrics.engines._dask_lists import listed_schema
 from polars_irmetrics.engines._ope_dask import Tag, _shuffled
 from polars_irmetrics.engines._partition import _to_arrow, as_polars_frame, warned_to
@@ -179,11 +186,9 @@ def _warned(
     if missing:
         groups = _long_rows(run, run_schema, missing, doc, run_lists).drop_duplicates()
         references.append(_counted(groups, [k for k in systems if k in missing]))
-    # each computed before the warning's task (a Dask frame in a list is not)
-    references = delayed(_gathered)(*references)
     spelt = _missed_ids(job, keys, found)
     if not systems:
-        return delayed(_warn)(job, done, *counts, references=references, ids=spelt)
+        return _warn_task(job, done, counts, (), references, spelt)
     # each system's counts too: a system the reference mostly lacks is named
     system_docs = _long_rows(
         run, run_schema, [*systems, doc], doc, run_lists, explode=True, ids=ids["reference"]
@@ -194,7 +199,28 @@ def _warned(
         frame.groupby(systems)[held].agg(["size", "count"]).reset_index()
         for frame in (joined, system_docs)
     ]
-    return delayed(_warn)(job, done, *counts, *by_system, references=references, ids=spelt)
+    return _warn_task(job, done, counts, by_system, references, spelt)
+
+
+def _warn_task(
+    job: AgreementJob,
+    done: Delayed,
+    counts: Sequence[object],
+    by_system: Sequence[object],
+    references: Sequence[object],
+    spelt: Sequence[object] | None,
+) -> Delayed:
+    """The task of :func:`_warn`, its Dask arguments computed from one graph: each one
+    given to ``delayed`` apart is optimized alone, with keys of its own, so the merges
+    they share would run once per argument (:func:`shared`)."""
+    ids = list(spelt or ())
+    given = shared([*counts, *by_system, *references, *ids])
+    taken = iter(given)
+    counted = [next(taken) for _ in counts]
+    systems = [next(taken) for _ in by_system]
+    found = delayed(_gathered)(*(next(taken) for _ in references))
+    missed = None if spelt is None else delayed(_gathered)(*taken)
+    return delayed(_warn)(job, done, *counted, *systems, references=found, ids=missed)
 
 
 def _counted(frame: dd.DataFrame, keys: list[str]) -> object:
@@ -205,7 +231,9 @@ def _counted(frame: dd.DataFrame, keys: list[str]) -> object:
     return frame.groupby(keys).size().rename("n").reset_index()
 
 
-def _missed_ids(job: AgreementJob, keys: dd.DataFrame, found: dd.DataFrame) -> object:
+def _missed_ids(
+    job: AgreementJob, keys: dd.DataFrame, found: dd.DataFrame
+) -> list[dd.DataFrame] | None:
     """The query ids (as text) of the run the reference lacks and of the reference the
     run lacks, for the hint of ids spelt apart (``None`` where the ids are not text):
     ``keys`` the run's distinct query keys, ``found`` the reference's."""
@@ -219,7 +247,7 @@ def _missed_ids(job: AgreementJob, keys: dd.DataFrame, found: dd.DataFrame) -> o
         merged = left.merge(right.assign(**{flag: 1}), on=query_id, how="left")
         return merged[merged[flag].isna()][[query_id]]
 
-    return delayed(_gathered)(lacking(ran, held), lacking(held, ran))
+    return [lacking(ran, held), lacking(held, ran)]
 
 
 def _gathered(*computed: object) -> list[object]:
