@@ -350,11 +350,15 @@ def segregation_values(
         if protected is None:  # the ranking's minority group (ties: the smallest name)
             if totals is None:
                 totals = members.group_by(*keys, _G).agg(pl.len().alias("__c"))
+            totals = totals.cache()  # read by the names' order and the choice
+            # each distinct group's name ranked once (a few rows), not every (ranking,
+            # group) row cast to text for a sort of them all: per ranking the least
+            # count, ties broken by the smallest name (a null group first, as sorted)
+            order = totals.select(_G).unique().with_columns(name.rank("dense").alias("__o"))
             chosen = (
-                totals.sort([*(pl.col(key) for key in keys), pl.col("__c"), name])
-                .group_by(keys, maintain_order=True)
-                .first()
-                .select(*keys, _G, "__c")
+                totals.join(order, on=_G, nulls_equal=True)
+                .group_by(keys)
+                .agg(pl.col(_G).sort_by("__c", "__o").first(), pl.col("__c").min())
                 .cache()
             )
             # P, the ranking's protected documents: its minority group's count
