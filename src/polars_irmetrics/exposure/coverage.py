@@ -175,9 +175,12 @@ def _tally(
     query_id: str | None = None,
     queries: pl.LazyFrame | None = None,
     grouped_docs: pl.LazyFrame | None = None,
+    *,
+    distinct: bool = False,
 ) -> pl.LazyFrame:
     """One row: the run's documents and those groups= gives a group (``grouped_docs``:
-    the distinct documents of groups=, where the caller has them); with ``relevant``
+    the distinct documents of groups=, where the caller has them; ``distinct``: the
+    run's documents, ``run``, are distinct already); with ``relevant``
     (the relevant judged documents), those and the grouped ones among them; with
     target=, the groups of groups= (the cells of the group columns ``dimensions``) and
     those the target names; with ``systems`` (keys of ``system_rows``, the run's
@@ -191,16 +194,20 @@ def _tally(
         """The distinct documents of ``ids``, each with its flag (null: no group)."""
         return ids.unique().join(grouped, on=doc_id, how="left")
 
-    def counted(ids: pl.LazyFrame, total: str, matched: str) -> pl.LazyFrame:
-        """The distinct documents of ``ids``, and those groups= gives a group."""
-        return flags(ids).select(
+    def counted(flagged: pl.LazyFrame, total: str, matched: str) -> pl.LazyFrame:
+        """The distinct documents of ``flagged`` (:func:`flags`' frame), and those
+        groups= gives a group."""
+        return flagged.select(
             pl.len().cast(pl.Int64).alias(total),
             pl.col(_GROUPED).count().cast(pl.Int64).alias(matched),
         )
 
-    docs = counted(run, _DOCS, _GROUPED)
+    # the run's documents with their flags; made distinct once (not again where they
+    # are: the door's distinct documents, a hash of each of them saved)
+    run_flags = run.join(grouped, on=doc_id, how="left") if distinct else flags(run)
+    docs = counted(run_flags, _DOCS, _GROUPED)
     if is_text(run.collect_schema()[doc_id]):  # the run's documents spelt apart from its
-        spelt = _spelt_apart(flags(run), grouped_docs, doc_id)
+        spelt = _spelt_apart(run_flags, grouped_docs, doc_id)
         docs = pl.concat([docs, spelt], how="horizontal")
     if systems and system_rows is not None:  # each system's own documents too
         per_system = systems_tally(system_rows, grouped, doc_id, _GROUPED, systems, distinct=True)
@@ -209,10 +216,7 @@ def _tally(
     # without a group, the few rows the pairs of the lost ones are matched with
     flagged = None if relevant is None else flags(relevant.select(doc_id)).cache()
     if flagged is not None:
-        judged = flagged.select(
-            pl.len().cast(pl.Int64).alias(_RELEVANT),
-            pl.col(_GROUPED).count().cast(pl.Int64).alias(_RELEVANT_GROUPED),
-        )
+        judged = counted(flagged, _RELEVANT, _RELEVANT_GROUPED)
         docs = pl.concat([docs, judged], how="horizontal")
     if flagged is not None and relevant is not None and query_id is not None:
         # the relevant ones without a group (a null document too, as no group holds
@@ -266,6 +270,8 @@ def groups_tally(
     system_rows: pl.LazyFrame | None = None,
     queries: pl.LazyFrame | None = None,
     grouped_docs: pl.LazyFrame | None = None,
+    *,
+    distinct: bool = False,
 ) -> pl.LazyFrame:
     """One row: the counts :func:`warn_on_groups` reads, of how the ids of groups= (and
     target=) line up with the documents of a whole run (``docs``: its ``doc_id`` column,
@@ -279,9 +285,11 @@ def groups_tally(
     group are counted with their queries (those of ``queries``, the run's ``query_id``
     column, where given), and named even when they are few. ``grouped_docs``: the
     distinct documents of groups= (``doc_id``), where the caller has them from a pass of
-    its own (one pass of groups= for both). Where the documents are text, the run's
-    documents without a group that match one of groups= once their spelling is ignored
-    are counted too, with the first pair (:func:`_spelt_apart`).
+    its own (one pass of groups= for both). ``distinct``: ``docs`` holds each document
+    once (the door's distinct documents of the run), not made distinct again. Where the
+    documents are text, the run's documents without a group that match one of groups=
+    once their spelling is ignored are counted too, with the first pair
+    (:func:`_spelt_apart`).
 
     Examples
     --------
@@ -336,6 +344,7 @@ def groups_tally(
         if queries is None or not lost_read
         else queries.select(pl.col(options.query_id).cast(relevant_query_type)).unique(),
         cast.get("grouped"),
+        distinct=distinct,
     )
 
 

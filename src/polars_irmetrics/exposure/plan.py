@@ -525,6 +525,7 @@ def build_exposure_plan(
             # the run's queries: the door's distinct ones where it holds them (one pass)
             queries=run.select(native) if ids is None or keys else ids.queries,
             grouped_docs=None if per_doc is None else per_doc.select(doc_id),
+            distinct=ids is not None,
         )
         checked = with_tally(
             checked, counts, lambda row: warn_on_groups(row, options, clustered, requests)
