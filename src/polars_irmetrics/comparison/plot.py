@@ -49,7 +49,7 @@ from polars_irmetrics.comparison.agreement import (
     orientation,
     swapped_pairs,
 )
-from polars_irmetrics.comparison.options import found_above
+from polars_irmetrics.comparison.options import CompareOptions, found_above
 from polars_irmetrics.comparison.record import recall
 from polars_irmetrics.errors import (
     ColumnNotFoundError,
@@ -78,9 +78,11 @@ else:  # imported at the first plot (import time)
 
 __all__ = [
     "BLUE",
+    "DEFAULT_ALPHA",
     "OKABE_ITO",
     "VERMILLION",
     "check_dtypes",
+    "check_flags",
     "check_per_query",
     "check_plot_path",
     "check_significance",
@@ -294,6 +296,68 @@ def check_significance(
                 repr(bad.get_column(column).cast(pl.Float64)[0]),
                 f"a p-value is a probability, in [0, 1]: no test gives this one, and "
                 f"{reader}'s markers would stand on it",
+            )
+
+
+#: The level a frame's ``significant`` is read at where no alpha is recorded or given.
+DEFAULT_ALPHA = 0.05
+
+
+def check_flags(
+    frame: pl.DataFrame,
+    alpha: float | None,
+    *,
+    said: str,
+    reader: str,
+    fix: str,
+    tukey: bool = False,
+) -> None:
+    """Refuse a comparison row (``frame``, named "result") whose ``significant`` says
+    other than its p-value at ``alpha`` (``None``: :data:`DEFAULT_ALPHA`, said so):
+    :func:`~polars_irmetrics.compare` writes ``p_adjusted <= alpha``
+    (:func:`~polars_irmetrics.tukey_hsd`, which has no ``p_adjusted``, ``p_value <=
+    alpha``: ``tukey``), so a frame edited or built by hand with ``significant`` True
+    beside ``p_adjusted`` 0.9 would have ``reader`` mark a difference no test found (and
+    False beside 0.001 leave one out). A comparison without ``p_adjusted`` is read by its
+    ``p_value``, which no correction raises above the adjusted one: only a True beside
+    a ``p_value`` above ``alpha`` is refused there (unless ``tukey``). ``said`` names where ``alpha`` came from, ``fix``
+    ends the message. Run :func:`check_dtypes` and :func:`check_significance` first; a
+    null p-value is left to the caller. The first row is named by its ``metric``,
+    ``system`` and ``baseline``.
+
+    Examples
+    --------
+    >>> rows = pl.DataFrame({"metric": ["map"], "system": ["b"], "baseline": ["a"],
+    ...                      "significant": [True], "p_adjusted": [0.9]})
+    >>> check_flags(rows, 0.95, said="options=", reader="the report", fix="drop them")
+    >>> check_flags(rows, None, said="", reader="the report", fix="drop them")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: column 'significant' of result is True on 1 row(s) where p_adjusted is above alpha 0.05 (first: metric 'map', system 'b', baseline 'a', p_adjusted 0.9; alpha: the default, as none was recorded for this frame nor given): significant is p_adjusted <= alpha, so the report would mark a difference the test did not find; drop them
+    """  # noqa: E501
+    column = "p_adjusted" if "p_adjusted" in frame.columns else "p_value"
+    if "significant" not in frame.columns or column not in frame.columns:
+        return
+    if not frame.schema[column].is_numeric() or frame.schema["significant"] != pl.Boolean:
+        return  # refused by check_dtypes, or nulls only (refused where read)
+    level = DEFAULT_ALPHA if alpha is None else alpha
+    where = said or "the default, as none was recorded for this frame nor given"
+    keys = [key for key in ("metric", "system", "baseline") if key in frame.columns]
+    p = pl.col(column).cast(pl.Float64)
+    flagged = pl.col("significant")
+    for bad, shown, side, what in (
+        (flagged & (p > level), "True", "above", "mark a difference the test did not find"),
+        (~flagged & (p <= level), "False", "at or below", "leave out a difference it found"),
+    )[: 1 if column == "p_value" and not tukey else 2]:
+        rows = frame.filter(bad)
+        if rows.height:
+            first = ", ".join(f"{key} {rows.get_column(key)[0]!r}" for key in keys)
+            value = rows.get_column(column).cast(pl.Float64)[0]
+            raise InvalidValueError(
+                f"column 'significant' of result is {shown} on {rows.height} row(s) where "
+                f"{column} is {side} alpha {level:g} (first: {first}, {column} {value!r}; "
+                f"alpha: {where}): significant is {column} <= alpha, so {reader} would "
+                f"{what}; {fix}"
             )
 
 
@@ -593,6 +657,7 @@ def plot_significance_matrix(
     result: FrameInput,
     *,
     metric: str | None = None,
+    alpha: float | None = None,
     path: str | Path | None = None,
     ax: Axes | None = None,
 ) -> Figure:
@@ -618,6 +683,12 @@ def plot_significance_matrix(
         ``compare(..., mode="pairs")`` (any mode works; missing pairs are blank).
     metric
         The metric to plot (default: the first).
+    alpha
+        The level ``significant`` was read at (``irm.compare(..., alpha=)``); default:
+        the one ``compare`` recorded for ``result``, else 0.05. A row whose
+        ``significant`` says other than ``p_adjusted <= alpha`` is refused
+        (:func:`check_flags`): its star would stand on a difference the test did not
+        find (or a found one go unstarred).
     path
         Save as PNG or SVG (by suffix).
     ax
@@ -638,7 +709,9 @@ def plot_significance_matrix(
     InvalidValueError
         A significant row whose ``delta`` is null or NaN (no side is better), or a
         ``p_adjusted`` that is null or NaN (its cell would be blank, as a missing
-        pair's) or outside [0, 1], or a null ``significant`` (:func:`check_significance`).
+        pair's) or outside [0, 1], or a null ``significant`` (:func:`check_significance`),
+        or one that disagrees with ``p_adjusted`` at ``alpha`` (:func:`check_flags`);
+        an ``alpha`` not strictly between 0 and 1.
     DuplicateError
         A pair of systems in two rows of the metric (either way round): its cells
         would show one row's p-value beside another's side.
@@ -670,6 +743,8 @@ def plot_significance_matrix(
     ['0.010*▲', '0.010*▼']
     """
 
+    if alpha is not None:
+        CompareOptions(alpha=alpha).checked()  # alpha=1.0 refused in compare's words
     record = recall(result) if isinstance(result, pl.DataFrame) else None
     result = _frame(result, "result")
     needed = ("metric", "system", "baseline", "delta", "p_adjusted", "significant")
@@ -706,6 +781,16 @@ def plot_significance_matrix(
             "matrix draws one p-value per pair; keep one row per pair, or pass the result "
             "of irm.compare"
         )
+    said = "alpha="
+    if alpha is None and record is not None:
+        alpha, said = record.options.alpha, "recorded by irm.compare"
+    check_flags(
+        rows,
+        alpha,
+        said=said if alpha is not None else "",
+        reader="the matrix",
+        fix="pass the frame irm.compare returned, or alpha= the alpha it ran with",
+    )
     options = None if record is None else record.options
     systems: list[str] = []
     for baseline, system in rows.select("baseline", "system").iter_rows():

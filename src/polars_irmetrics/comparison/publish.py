@@ -276,7 +276,8 @@ class Report:
             out.append(("Metric@k", "mean metric@k per system", figure))
         if "p_adjusted" in self.result.columns:
             for m in metrics:
-                figure = plot.plot_significance_matrix(self.result, metric=m)
+                alpha = None if self.options is None else self.options.alpha
+                figure = plot.plot_significance_matrix(self.result, metric=m, alpha=alpha)
                 out.append(("Significance", m, figure))
         if {"ci_low", "ci_high"} <= set(self.result.columns):
             for m in metrics:
@@ -460,7 +461,10 @@ def report(
         An ``alternative`` other than the one ``compare`` recorded is refused: a
         significant marker is better or worse by which way the test looked (without a
         record, a one-sided ``alternative`` that the rows' statistics deny,
-        :func:`~polars_irmetrics.comparison.report.check_stated`).
+        :func:`~polars_irmetrics.comparison.report.check_stated`). Its ``alpha`` reads
+        the result's ``significant``: a row that says other than ``p_adjusted <=
+        alpha`` (at 0.05 where neither ``options`` nor a record gives alpha) is refused,
+        as its marker would stand on a difference the test did not find.
     markers
         ``"letters"`` (ranx style: ``ᵃ`` = significantly better than system a; beyond 26
         systems ``aa``, ``ab`` .., a cell's markers then separated by commas) or
@@ -485,7 +489,8 @@ def report(
     ColumnNotFoundError
         ``result`` is not a comparison result.
     InvalidValueError
-        Bad ``markers``, ``digits`` or ``options``, a null mean, daggers without a
+        Bad ``markers``, ``digits`` or ``options``, a null mean, a ``significant``
+        that disagrees with its p-value at alpha, daggers without a
         single baseline, a ``save`` suffix other than .html/.tex/.md/.txt, a
         ``per_query`` with a null or NaN ``delta``, ``value`` or ``baseline_value``.
     DuplicateError

@@ -28,7 +28,12 @@ from typing import Literal
 import polars as pl
 
 from polars_irmetrics.comparison.options import CompareOptions, found_above
-from polars_irmetrics.comparison.plot import check_dtypes, check_per_query, check_significance
+from polars_irmetrics.comparison.plot import (
+    check_dtypes,
+    check_flags,
+    check_per_query,
+    check_significance,
+)
 from polars_irmetrics.comparison.record import describe, recall, remember
 from polars_irmetrics.errors import ColumnNotFoundError, ColumnTypeError, InvalidValueError
 from polars_irmetrics.io.output import (
@@ -156,7 +161,10 @@ def check_report(result: object, digits: object, options: object, *, values: boo
     ``p_value``, ``std`` and ``baseline_std`` not numeric, ``significant`` not Boolean:
     :class:`~polars_irmetrics.errors.ColumnTypeError`), a null ``significant``, or a
     ``p_value`` or ``p_adjusted`` that is NaN or outside [0, 1]
-    (:func:`~polars_irmetrics.comparison.plot.check_significance`).
+    (:func:`~polars_irmetrics.comparison.plot.check_significance`), or a ``significant``
+    that says other than ``p_adjusted <= alpha`` (alpha: ``options``', else the one
+    :func:`~polars_irmetrics.compare` recorded, else 0.05:
+    :func:`~polars_irmetrics.comparison.plot.check_flags`).
 
     Examples
     --------
@@ -212,7 +220,7 @@ def check_report(result: object, digits: object, options: object, *, values: boo
             f"CompareOptions) or None, got {kind_of(options)}; leave it out to read what "
             "irm.compare recorded"
         )
-    record = recall(result) if options is not None else None
+    record = recall(result) if options is not None or values else None
     if options is not None and record is not None and record.procedure == "compare":
         ran = record.options.alternative
         if options.alternative != ran:  # the markers and the footnote read which way
@@ -224,6 +232,18 @@ def check_report(result: object, digits: object, options: object, *, values: boo
                 "its test), or compare again with "
                 f"alternative={options.alternative!r}"
             )
+    if values:  # the markers read significant: it must say what its p-value says
+        stated = options if options is not None else None if record is None else record.options
+        said = "options=" if options is not None else "recorded by irm.compare"
+        check_flags(
+            result,
+            None if stated is None else stated.alpha,
+            said=said if stated is not None else "",
+            tukey=record is not None and record.procedure == "tukey_hsd",
+            reader="the report",
+            fix="pass the frame irm.compare returned, or options=CompareOptions(alpha=...) "
+            "with the alpha it ran with",
+        )
 
 
 def _refuse_not_finite(result: pl.DataFrame, column: str) -> None:

@@ -1,0 +1,134 @@
+"""Round 35: a comparison's outputs mark "better" only where the test found it.
+
+* ``irm.report`` and ``plot_significance_matrix`` drew their markers from a result's
+  ``significant`` as given: a frame edited or built by hand with ``significant`` True
+  beside ``p_adjusted`` 0.37 marked a difference no test found (False beside 0.03 left
+  a found one out). Such a row is refused, at the alpha ``irm.compare`` recorded, the
+  one given (``options=`` of the report, ``alpha=`` of the matrix), else 0.05, said so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics.comparison import plot
+from polars_irmetrics.comparison.options import CompareOptions
+
+#: b significantly better than a (p_adjusted 0.01), c not (0.37)
+RESULT = pl.DataFrame(
+    {
+        "metric": ["map", "map"], "system": ["b", "c"], "baseline": ["a", "a"],
+        "n": [5, 5], "mean": [0.5, 0.31], "baseline_mean": [0.3, 0.3],
+        "delta": [0.2, 0.01], "p_value": [0.005, 0.37], "p_adjusted": [0.01, 0.37],
+        "significant": [True, False], "higher_is_better": [True, True],
+    }
+)  # fmt: skip
+_DEFAULT = "alpha: the default, as none was recorded for this frame nor given"
+_MARK = (
+    "column 'significant' of result is True on 1 row(s) where p_adjusted is above alpha "
+    "0.05 (first: metric 'map', system 'c', baseline 'a', p_adjusted 0.37; {alpha}): "
+    "significant is p_adjusted <= alpha, so the {reader} would mark a difference the "
+    "test did not find; pass the frame irm.compare returned, or {fix}"
+)
+_UNMARK = (
+    "column 'significant' of result is False on 1 row(s) where p_adjusted is at or below "
+    "alpha 0.05 (first: metric 'map', system 'b', baseline 'a', p_adjusted 0.01; {alpha}): "
+    "significant is p_adjusted <= alpha, so the {reader} would leave out a difference it "
+    "found; pass the frame irm.compare returned, or {fix}"
+)
+_REPORT = {
+    "reader": "report",
+    "fix": "options=CompareOptions(alpha=...) with the alpha it ran with",
+}
+_MATRIX = {"reader": "matrix", "fix": "alpha= the alpha it ran with"}
+_TRUE, _FALSE = pl.lit(True), pl.lit(False)
+
+
+def _markdown(frame: pl.DataFrame, **options: Any) -> str:
+    return irm.report(frame, **options).to_markdown()
+
+
+def _matrix(frame: Any, **options: Any) -> list[str]:
+    return [t.get_text() for t in plot.plot_significance_matrix(frame, **options).axes[0].texts]
+
+
+_CALLS: list[tuple[str, Callable[..., object], dict[str, str]]] = [
+    ("report", _markdown, _REPORT),
+    ("matrix", _matrix, _MATRIX),
+    ("matrix-lazy", lambda f, **o: _matrix(f.lazy(), **o), _MATRIX),
+]
+
+
+@pytest.mark.parametrize(
+    ("call", "words"), [(c, w) for _, c, w in _CALLS], ids=[n for n, *_ in _CALLS]
+)
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [([_TRUE, _TRUE], _MARK), ([_FALSE, _FALSE], _UNMARK)],
+    ids=["marked", "unmarked"],
+)
+def test_a_significant_flag_its_p_value_denies_is_refused(
+    call: Callable[..., object], words: dict[str, str], flags: list[pl.Expr], message: str
+) -> None:
+    edited = RESULT.with_columns(
+        significant=pl.when(pl.col("system") == "b").then(flags[0]).otherwise(flags[1])
+    )
+    with pytest.raises(irm.InvalidValueError) as info:
+        call(edited)
+    assert str(info.value) == message.format(alpha=_DEFAULT, **words)
+
+
+def test_the_alpha_given_reads_the_flags() -> None:
+    """At alpha 0.5 (given), c's 0.37 is significant: marked, and starred."""
+    edited = RESULT.with_columns(significant=_TRUE)
+    table = _markdown(edited, options=CompareOptions(alpha=0.5))
+    assert "| c | 0.3100ᵃ |" in table
+    assert _matrix(edited, alpha=0.5) == ["0.010*▼", "0.370*▼", "0.010*▲", "0.370*▲"]
+    with pytest.raises(irm.InvalidValueError) as info:
+        _matrix(edited, alpha=0.2)
+    assert str(info.value) == _MARK.replace("0.05", "0.2").format(alpha="alpha: alpha=", **_MATRIX)
+    with pytest.raises(irm.InvalidValueError) as info:
+        _matrix(edited, alpha=1.0)
+    assert str(info.value) == "alpha=1.0 must be strictly between 0 and 1 (e.g. alpha=0.05)"
+
+
+def test_the_alpha_compare_recorded_reads_the_flags() -> None:
+    """compare(alpha=0.01): b's p_adjusted (0.016) is not significant there; the frame
+    compare returned is read at its alpha, a frame derived from it at 0.05 (refused),
+    or at the alpha given."""
+    queries = ["q1", "q2", "q3", "q4", "q5"]
+    qrels = pl.DataFrame({"query_id": queries, "doc_id": "x", "relevance": 1})
+    a = pl.DataFrame({"query_id": queries, "doc_id": ["x", "n", "n", "n", "n"], "rank": 1})
+    b = pl.DataFrame({"query_id": queries, "doc_id": "x", "rank": 1})
+    result = irm.compare({"a": a, "b": b}, "P@1", qrels=qrels, baseline="a", alpha=0.01)
+    p, significant = result.select("p_adjusted", "significant").row(0)
+    assert 0.01 < p <= 0.05
+    assert significant is False
+    assert "| b | **1.0000** |" in _markdown(result)
+    assert _matrix(result) == [f"{p:.3f}"] * 2
+    derived = result.drop("ci_low", "ci_high")
+    with pytest.raises(irm.InvalidValueError) as info:
+        _markdown(derived)
+    said = _UNMARK.replace("'map'", "'P@1'").replace("0.01;", f"{p!r};")
+    assert str(info.value) == said.format(alpha=_DEFAULT, **_REPORT)
+    assert "| b | **1.0000** |" in _markdown(derived, options=CompareOptions(alpha=0.01))
+    edited = result.with_columns(significant=_TRUE)  # no record: the default, 0.05
+    assert _matrix(edited) == [f"{p:.3f}*▼", f"{p:.3f}*▲"]
+
+
+def test_a_tukey_result_is_read_by_its_p_value() -> None:
+    tukey = RESULT.drop("p_adjusted").with_columns(significant=_TRUE)
+    with pytest.raises(irm.InvalidValueError) as info:
+        _markdown(tukey)
+    assert str(info.value) == (
+        _MARK.replace("p_adjusted", "p_value").format(alpha=_DEFAULT, **_REPORT)
+    )
+    # without p_adjusted, a False beside a small p_value may be a corrected one: kept
+    assert "| c | 0.3100 |" in _markdown(
+        RESULT.drop("p_adjusted").with_columns(significant=_FALSE)
+    )
