@@ -5,6 +5,9 @@
   beside ``p_adjusted`` 0.37 marked a difference no test found (False beside 0.03 left
   a found one out). Such a row is refused, at the alpha ``irm.compare`` recorded, the
   one given (``options=`` of the report, ``alpha=`` of the matrix), else 0.05, said so.
+* ``plot_metric_curves`` read its columns' dtypes by hand: a column of nulls only was a
+  ``ColumnTypeError`` ("dtype Null") there and an ``InvalidValueError`` (null) in the
+  other plots; it reads them as they do (``check_dtypes``).
 """
 
 from __future__ import annotations
@@ -132,3 +135,36 @@ def test_a_tukey_result_is_read_by_its_p_value() -> None:
     assert "| c | 0.3100 |" in _markdown(
         RESULT.drop("p_adjusted").with_columns(significant=_FALSE)
     )
+
+
+_CURVES = "pass evaluate(..., systems=system) over a cutoff range"
+
+
+@pytest.mark.parametrize(
+    ("column", "error", "message"),
+    [
+        (
+            pl.lit(None),
+            irm.InvalidValueError,
+            "column 'P@2' of means is null, NaN or infinite on 2 row(s) (first: system 'a'): "
+            f"that is no point to draw (the line would stop there without a word); {_CURVES}, "
+            "or drop those rows",
+        ),
+        (
+            pl.lit("0.5"),
+            irm.ColumnTypeError,
+            f"column 'P@2' of means has dtype String; a curve reads numbers there: {_CURVES}",
+        ),
+    ],
+    ids=["all-null", "text"],
+)
+@pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])
+def test_plot_metric_curves_reads_dtypes_as_the_other_plots(
+    column: pl.Expr, error: type[Exception], message: str, lazy: bool
+) -> None:
+    means = pl.DataFrame({"system": ["a", "b"], "P@1": [0.5, 1.0]}).with_columns(
+        column.alias("P@2")
+    )
+    with pytest.raises(error) as info:
+        plot.plot_metric_curves(means.lazy() if lazy else means)
+    assert str(info.value) == message

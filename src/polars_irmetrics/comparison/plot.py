@@ -507,10 +507,12 @@ def plot_metric_curves(
     Raises
     ------
     ColumnTypeError
-        A metric@k column that is not numeric.
+        A metric@k column that is not numeric (:func:`check_dtypes`, as the other plots
+        read their columns).
     InvalidValueError
         No metric@k column, no row, or a null, NaN or infinite mean (matplotlib would
-        leave a gap in the line without a word).
+        leave a gap in the line without a word), a column of nulls only among them
+        (named by its first system, as any null mean).
 
     Examples
     --------
@@ -541,12 +543,8 @@ def plot_metric_curves(
     if not means.height:
         raise InvalidValueError("the frame has no rows to plot")
     drawn = [column for columns in families.values() for _, column in columns]
-    for column in drawn:
-        if not means.schema[column].is_numeric():
-            raise ColumnTypeError(
-                f"column {column!r} of means has dtype {means.schema[column]}; a curve "
-                f"reads numbers there: pass {_CURVES}"
-            )
+    # a column of nulls only (dtype Null) passes here and is refused as null below
+    check_dtypes(means, drawn, source="means", reader="a curve", fix=f"pass {_CURVES}")
     _refuse_undefined(
         means,
         drawn,
