@@ -168,3 +168,50 @@ def test_plot_metric_curves_reads_dtypes_as_the_other_plots(
     with pytest.raises(error) as info:
         plot.plot_metric_curves(means.lazy() if lazy else means)
     assert str(info.value) == message
+
+
+# ---------------- a frame whose higher_is_better, means or delta say other than its metric
+#: b and c against a on rmse (lower is better): b's error the higher, c's the lower
+ERRORS = pl.DataFrame(
+    {
+        "metric": ["rmse", "rmse"], "system": ["b", "c"], "baseline": ["a", "a"],
+        "n": [5, 5], "mean": [0.5, 0.2], "baseline_mean": [0.3, 0.3],
+        "delta": [0.2, -0.1], "p_value": [0.5, 0.5], "p_adjusted": [0.5, 0.5],
+        "significant": [False, False], "higher_is_better": [False, False],
+        "ci_low": [0.1, -0.2], "ci_high": [0.3, 0.0],
+    }
+)  # fmt: skip
+_PER_QUERY = pl.DataFrame(
+    {
+        "metric": ["rmse"] * 2, "system": ["b"] * 2, "baseline": ["a"] * 2,
+        "query_id": ["q1", "q2"], "value": [0.5, 0.4], "baseline_value": [0.3, 0.3],
+        "delta": [0.2, 0.1], "higher_is_better": [False] * 2,
+    }
+)  # fmt: skip
+_FLIPPED = pl.lit(True).alias("higher_is_better")
+_CONTRADICTED = (
+    "higher_is_better of metric 'rmse' is True, and rmse is declared lower-is-better: "
+    "{reader} would read the higher value as the better; pass the result of irm.compare, "
+    "which writes each metric's declared direction, or set the column to False"
+)
+_READERS: list[tuple[str, Callable[[Any], object], pl.DataFrame, str]] = [
+    ("report", _markdown, ERRORS, "the report"),
+    ("matrix", plot.plot_significance_matrix, ERRORS, "the plot"),
+    ("ci", plot.plot_ci, ERRORS, "the plot"),
+    ("deltas", plot.plot_deltas, _PER_QUERY, "the plot"),
+]
+_READ = _READERS + [(f"{n}-lazy", c, f.lazy(), r) for n, c, f, r in _READERS if n != "report"]
+
+
+@pytest.mark.parametrize(
+    ("call", "frame", "reader"), [r[1:] for r in _READ], ids=[r[0] for r in _READ]
+)
+def test_a_direction_against_the_metrics_declaration_is_refused(
+    call: Callable[[Any], object], frame: Any, reader: str
+) -> None:
+    """rmse said higher-is-better: b's higher error was bold, and its plots' wins were
+    losses."""
+    call(frame)  # as declared: drawn
+    with pytest.raises(irm.InvalidValueError) as info:
+        call(frame.with_columns(_FLIPPED))
+    assert str(info.value) == _CONTRADICTED.format(reader=reader)

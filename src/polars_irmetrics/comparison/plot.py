@@ -81,6 +81,7 @@ __all__ = [
     "DEFAULT_ALPHA",
     "OKABE_ITO",
     "VERMILLION",
+    "check_declared",
     "check_dtypes",
     "check_flags",
     "check_per_query",
@@ -439,7 +440,43 @@ def _direction(rows: pl.DataFrame, metric: str) -> bool | None:
             "False or null per metric (pass the result of irm.compare)"
         )
     value: bool | None = found[0]
+    check_declared(metric, value, reader="the plot")
     return value
+
+
+def check_declared(metric: str, given: bool | None, *, reader: str) -> None:
+    """Refuse a frame's ``higher_is_better`` (``given``) of ``metric`` that says the
+    opposite of the metric's declaration (:attr:`MetricRequest.higher_is_better
+    <polars_irmetrics.metrics.requests.MetricRequest.higher_is_better>`): True for
+    ``rmse`` or ``ee_loss`` would have ``reader`` call the higher error the better. A
+    name that is no metric's, a metric with no declared direction (the column may give
+    one), and a null column (no better side: nothing marked) are left as given.
+
+    Examples
+    --------
+    >>> check_declared("logloss", False, reader="the report")
+    >>> check_declared("my_score", True, reader="the report")
+    >>> check_declared("logloss", True, reader="the report")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: higher_is_better of metric 'logloss' is True, and logloss is declared lower-is-better: the report would read the higher value as the better; pass the result of irm.compare, which writes each metric's declared direction, or set the column to False
+    """  # noqa: E501
+    if given is None:
+        return
+    try:
+        declared = parse_metric(metric).higher_is_better
+    except IrmError:
+        return  # no metric's name: the column is the only word on its direction
+    if declared is None or declared == given:
+        return
+    said = "higher-is-better" if declared else "lower-is-better"
+    read = "higher" if given else "lower"
+    raise InvalidValueError(
+        f"higher_is_better of metric {metric!r} is {given}, and {metric} is declared "
+        f"{said}: {reader} would read the {read} value as the better; pass the result "
+        "of irm.compare, which writes each metric's declared direction, or set the "
+        f"column to {declared}"
+    )
 
 
 def _declared(metric: str) -> bool | None:

@@ -29,6 +29,7 @@ import polars as pl
 
 from polars_irmetrics.comparison.options import CompareOptions, found_above
 from polars_irmetrics.comparison.plot import (
+    check_declared,
     check_dtypes,
     check_flags,
     check_per_query,
@@ -444,6 +445,8 @@ def table(
             )
         means[system, metric] = mean
         means[baseline, metric] = baseline_mean
+    for metric, up in higher.items():
+        check_declared(metric, up, reader="the report")
     baselines = set(result.get_column("baseline").unique().to_list())
     if markers == "daggers" and len(baselines) != 1:
         raise InvalidValueError(
