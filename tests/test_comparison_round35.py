@@ -215,3 +215,31 @@ def test_a_direction_against_the_metrics_declaration_is_refused(
     with pytest.raises(irm.InvalidValueError) as info:
         call(frame.with_columns(_FLIPPED))
     assert str(info.value) == _CONTRADICTED.format(reader=reader)
+
+
+def test_a_system_with_two_means_is_refused() -> None:
+    """a's baseline_mean 0.3 beside b and 0.35 beside c: the table printed 0.35."""
+    two = ERRORS.with_columns(baseline_mean=pl.Series([0.3, 0.35]))
+    with pytest.raises(irm.InvalidValueError) as info:
+        _markdown(two)
+    assert str(info.value) == (
+        "system 'a' has mean 0.3 on metric 'rmse' in one row (baseline_mean of b against "
+        "a) and 0.35 in another (baseline_mean of c against a): irm.compare pairs every "
+        "system on the same queries, so each has one mean per metric, and the table would "
+        "print one of them without a word; pass the frame irm.compare returned"
+    )
+
+
+def test_the_legend_reads_the_printed_means() -> None:
+    """A delta edited apart from the means: b's -0.2 marks it better (a lower error)
+    beside a mean above a's; the legend says so (it read the delta: nothing)."""
+    edited = ERRORS.with_columns(
+        delta=-pl.col("delta"), p_adjusted=pl.lit(0.01), significant=pl.lit(True)
+    )
+    text = irm.report(edited, markers="daggers").to_markdown()
+    assert "| b | 0.5000† |" in text
+    assert (
+        "the markers follow the test, which found b below a on rmse (better), though its "
+        "mean is above a's; c above a on rmse (worse), though its mean is below a's (the "
+        "table's numbers are the means)"
+    ) in text

@@ -489,8 +489,9 @@ def report(
     ColumnNotFoundError
         ``result`` is not a comparison result.
     InvalidValueError
-        Bad ``markers``, ``digits`` or ``options``, a null mean, a ``significant``
-        that disagrees with its p-value at alpha, daggers without a
+        Bad ``markers``, ``digits`` or ``options``, a null mean, a system with two
+        means of one metric (in two rows), a ``significant`` that disagrees with its
+        p-value at alpha, daggers without a
         single baseline, a ``save`` suffix other than .html/.tex/.md/.txt, a
         ``per_query`` with a null or NaN ``delta``, ``value`` or ``baseline_value``.
     DuplicateError

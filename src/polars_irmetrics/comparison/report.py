@@ -397,8 +397,9 @@ def table(
     the alternative of a one-sided test (``options``, else those ``compare``
     recorded), else the sign of the result's ``statistic`` (the signed-rank sums of
     Wilcoxon, which may disagree with the mean's sign), else of ``delta``. Where the
-    test's direction and the mean's disagree, the marker follows the test and the
-    legend says so.
+    test's direction and the mean's disagree (the means the table prints), the marker
+    follows the test and the legend says so. A system given two means of one metric
+    (in two rows: ``compare`` pairs every system on the same queries) is refused.
     """
     missing = [c for c in _NEEDED if c not in result.columns]
     if missing == ["higher_is_better"]:
@@ -425,6 +426,7 @@ def table(
     means: dict[tuple[str, str], float] = {}
     marks: dict[tuple[str, str], list[str]] = {}
     higher: dict[str, bool | None] = {}
+    seen: dict[tuple[str, str], str] = {}  # the row each mean was read from
     rows = result.select(_NEEDED).iter_rows()
     for metric, system, baseline, mean, baseline_mean, _, _, up in rows:
         for name in (baseline, system):
@@ -443,8 +445,21 @@ def table(
                 f"{up!r} in another; pass the result of irm.compare (one direction per "
                 "metric)"
             )
-        means[system, metric] = mean
-        means[baseline, metric] = baseline_mean
+        for name, value, column in (
+            (system, mean, "mean"),
+            (baseline, baseline_mean, "baseline_mean"),
+        ):
+            row = f"{column} of {system} against {baseline}"
+            if (name, metric) in means and means[name, metric] != value:
+                raise InvalidValueError(
+                    f"system {name!r} has mean {means[name, metric]!r} on metric {metric!r} "
+                    f"in one row ({seen[name, metric]}) and {value!r} in another ({row}): "
+                    "irm.compare pairs every system on the same queries, so each has one "
+                    "mean per metric, and the table would print one of them without a "
+                    "word; pass the frame irm.compare returned"
+                )
+            means[name, metric] = value
+            seen.setdefault((name, metric), row)
     for metric, up in higher.items():
         check_declared(metric, up, reader="the report")
     baselines = set(result.get_column("baseline").unique().to_list())
@@ -464,16 +479,17 @@ def table(
     else:  # the caller's word for a frame compare may not have recorded: checked
         check_stated(result, options, statistic)
     disagree: list[str] = []
-    for (metric, system, baseline, _, _, delta, significant, up), stat in zip(
+    for (metric, system, baseline, mean, baseline_mean, delta, significant, up), stat in zip(
         result.select(_NEEDED).iter_rows(), statistic, strict=True
     ):
         above = found_above(delta, stat, options)
         if not significant or above is None or up is None:
             continue  # no direction: a significant difference is neither better nor worse
         better = above == up  # the system is better than its baseline
-        if delta == 0 or (delta > 0) != above:
+        # against the means the table prints (a delta edited apart from them included)
+        if mean == baseline_mean or (mean > baseline_mean) != above:
             side, mean_side = ("above", "below") if above else ("below", "above")
-            mean_side = "equal to" if delta == 0 else mean_side
+            mean_side = "equal to" if mean == baseline_mean else mean_side
             disagree.append(
                 f"{system} {side} {baseline} on {metric} ({'better' if better else 'worse'}), "
                 f"though its mean is {mean_side} {baseline}'s"
