@@ -243,3 +243,30 @@ def test_the_legend_reads_the_printed_means() -> None:
         "mean is above a's; c above a on rmse (worse), though its mean is below a's (the "
         "table's numbers are the means)"
     ) in text
+
+
+def test_a_per_query_of_another_comparison_is_refused_by_the_page() -> None:
+    """The page drew per_query's deltas beside the table as given: b's higher errors
+    counted as 2 wins under a table where lower is better, or the deltas of a pair
+    the table does not hold."""
+    two = _PER_QUERY.with_columns(pl.lit("z").alias("system"))
+    with pytest.raises(irm.InvalidValueError) as info:
+        irm.report(ERRORS, per_query=two)
+    assert str(info.value) == (
+        "per_query holds system 'z' against 'a' on metric 'rmse', which result does not "
+        "compare: its plot would stand beside another comparison's table; pass the "
+        "per_query=True result of the same irm.compare call"
+    )
+    # a name of no metric's: the column is its only direction, and the two must agree
+    mine = {"metric": pl.lit("my_error")}
+    flipped = _PER_QUERY.with_columns(**mine, higher_is_better=pl.lit(True))
+    with pytest.raises(irm.InvalidValueError) as info:
+        irm.report(ERRORS.with_columns(**mine), per_query=flipped)
+    assert str(info.value) == (
+        "higher_is_better of metric 'my_error' is True in per_query and False in result: "
+        "the delta plots would count as wins what the table calls worse (or the other "
+        "way); pass the per_query=True result of the same irm.compare call"
+    )
+    page = irm.report(ERRORS.with_columns(**mine), per_query=_PER_QUERY.with_columns(**mine))
+    titles = [figure.axes[0].get_title() for _, _, figure in page.figures()[:1]]
+    assert titles == ["b vs a (my_error, lower is better): 0 wins, 0 ties, 2 losses"]

@@ -425,7 +425,48 @@ def _check_arguments(per_query: object, system: object, result: pl.DataFrame) ->
                 "would stand beside another metric's table; pass the per_query=True result "
                 "of the same irm.compare call"
             )
+    _check_same_comparison(per_query, result)
     plot.check_per_query(per_query)  # a null value or a query twice: counted wrong
+
+
+def _check_same_comparison(per_query: pl.DataFrame, result: pl.DataFrame) -> None:
+    """Refuse a ``per_query`` whose comparisons (metric, system, baseline) are not
+    ``result``'s, or whose ``higher_is_better`` of a metric is not ``result``'s: the
+    page's delta plots would stand beside another comparison's table, or count as wins
+    what the table calls worse."""
+    keys = [c for c in ("metric", "system", "baseline") if c in per_query.columns]
+    if len(keys) == 3 and set(keys) <= set(result.columns):
+        text = [pl.col(c).cast(pl.String) for c in keys]
+        other = (
+            per_query.select(text)
+            .unique(maintain_order=True)
+            .join(result.select(text).unique(), on=keys, how="anti", nulls_equal=True)
+        )
+        if other.height:
+            metric, system, baseline = other.row(0)
+            raise InvalidValueError(
+                f"per_query holds system {system!r} against {baseline!r} on metric "
+                f"{metric!r}, which result does not compare: its plot would stand beside "
+                "another comparison's table; pass the per_query=True result of the same "
+                "irm.compare call"
+            )
+    column = "higher_is_better"
+    if not {"metric", column} <= set(per_query.columns) & set(result.columns):
+        return
+    pairs = [pl.col("metric").cast(pl.String), pl.col(column)]
+    said = (
+        per_query.select(pairs)
+        .unique(maintain_order=True)
+        .join(result.select(pairs).unique(), on="metric", how="inner", suffix="_result")
+    )
+    apart = said.filter(pl.col(column).ne_missing(pl.col(f"{column}_result")))
+    if apart.height:
+        metric, given, stated = apart.row(0)
+        raise InvalidValueError(
+            f"higher_is_better of metric {metric!r} is {given} in per_query and {stated} in "
+            "result: the delta plots would count as wins what the table calls worse (or "
+            "the other way); pass the per_query=True result of the same irm.compare call"
+        )
 
 
 def report(
