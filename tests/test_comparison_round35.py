@@ -120,6 +120,10 @@ def test_the_alpha_compare_recorded_reads_the_flags() -> None:
     said = _UNMARK.replace("'map'", "'P@1'").replace("0.01;", f"{p!r};")
     assert str(info.value) == said.format(alpha=_DEFAULT, **_REPORT)
     assert "| b | **1.0000** |" in _markdown(derived, options=CompareOptions(alpha=0.01))
+    # the namespace's lazy comparison: its collected frame is recognised by its rows
+    long = pl.concat([r.with_columns(system=pl.lit(n)) for n, r in (("a", a), ("b", b))])
+    lazy = long.lazy().irm.compare("P@1", system="system", baseline="a", qrels=qrels, alpha=0.01)
+    assert "| b | **1.0000** |" in _markdown(lazy.collect())
     edited = result.with_columns(significant=_TRUE)  # no record: the default, 0.05
     assert _matrix(edited) == [f"{p:.3f}*▼", f"{p:.3f}*▲"]
 
