@@ -94,7 +94,9 @@ def test_the_alpha_given_reads_the_flags() -> None:
     assert _matrix(edited, alpha=0.5) == ["0.010*▼", "0.370*▼", "0.010*▲", "0.370*▲"]
     with pytest.raises(irm.InvalidValueError) as info:
         _matrix(edited, alpha=0.2)
-    assert str(info.value) == _MARK.replace("0.05", "0.2").format(alpha="alpha: alpha=", **_MATRIX)
+    assert str(info.value) == _MARK.replace("0.05", "0.2").format(
+        alpha="alpha: given as alpha=", **_MATRIX
+    )
     with pytest.raises(irm.InvalidValueError) as info:
         _matrix(edited, alpha=1.0)
     assert str(info.value) == "alpha=1.0 must be strictly between 0 and 1 (e.g. alpha=0.05)"

@@ -330,7 +330,7 @@ def check_flags(
     --------
     >>> rows = pl.DataFrame({"metric": ["map"], "system": ["b"], "baseline": ["a"],
     ...                      "significant": [True], "p_adjusted": [0.9]})
-    >>> check_flags(rows, 0.95, said="options=", reader="the report", fix="drop them")
+    >>> check_flags(rows, 0.95, said="given as options=", reader="the report", fix="drop them")
     >>> check_flags(rows, None, said="", reader="the report", fix="drop them")
     Traceback (most recent call last):
     ...
@@ -816,7 +816,7 @@ def plot_significance_matrix(
             "matrix draws one p-value per pair; keep one row per pair, or pass the result "
             "of irm.compare"
         )
-    said = "alpha="
+    said = "given as alpha="
     if alpha is None and record is not None:
         alpha, said = record.options.alpha, "recorded by irm.compare"
     check_flags(

@@ -235,7 +235,7 @@ def check_report(result: object, digits: object, options: object, *, values: boo
             )
     if values:  # the markers read significant: it must say what its p-value says
         stated = options if options is not None else None if record is None else record.options
-        said = "options=" if options is not None else "recorded by irm.compare"
+        said = "given as options=" if options is not None else "recorded by irm.compare"
         check_flags(
             result,
             None if stated is None else stated.alpha,
