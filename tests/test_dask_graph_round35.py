@@ -11,11 +11,13 @@ from collections import Counter
 from typing import Any
 
 import dask
+import dask.dataframe as dd
 import pandas as pd
 import polars as pl
 import pytest
 
-from polars_irmetrics.engines import _agreement_dask
+import polars_irmetrics.dask as irm_dask
+from polars_irmetrics.engines import _agreement_dask, _dask_frames
 from polars_irmetrics.engines._dask_frames import shared
 
 #: Four queries of two documents each.
@@ -29,8 +31,6 @@ REFERENCE = pl.DataFrame(
 
 
 def _to_dask(frame: pl.DataFrame) -> Any:
-    import dask.dataframe as dd
-
     return dd.from_pandas(frame.to_pandas(types_mapper=pd.ArrowDtype), npartitions=2)
 
 
@@ -52,6 +52,18 @@ def test_collections_shared_compute_a_common_merge_once() -> None:
     assert shared([]) == []
 
 
+def test_an_older_dask_computes_each_collection_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    # dask before 2025.4 has no collections_to_expr: each collection is its own Delayed
+    monkeypatch.setattr(_dask_frames, "_together", None)
+    left = _to_dask(REFERENCE)
+    joined = left.merge(left[["query_id"]].drop_duplicates(), on="query_id")
+    with dask.config.set({"dataframe.shuffle.method": "tasks"}):
+        size, count = shared([joined["doc_id"].size, joined["doc_id"].count()])
+        graph = dask.delayed(lambda a, b: (int(a), int(b)))(size, count)
+        assert _merges(graph.dask) == 4
+        assert graph.compute(scheduler="sync") == (8, 8)
+
+
 @pytest.mark.parametrize(
     ("systems", "merges"),
     [(None, 4), ("system", 5)],
@@ -60,8 +72,6 @@ def test_collections_shared_compute_a_common_merge_once() -> None:
 def test_the_reference_warnings_task_merges_once_each(
     monkeypatch: pytest.MonkeyPatch, systems: str | None, merges: int
 ) -> None:
-    import polars_irmetrics.dask as irm_dask
-
     tasks: list[Any] = []
     warned = _agreement_dask._warned
 

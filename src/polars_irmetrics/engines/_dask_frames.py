@@ -4,16 +4,22 @@ frames' schemas, and the judgments crossed with the run's ``by`` groups."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import dask.dataframe as dd
 import pandas as pd
 import polars as pl
 import pyarrow as pa
-from dask.base import collections_to_expr
 from dask.delayed import Delayed, delayed
 from dask.highlevelgraph import HighLevelGraph
 
 from polars_irmetrics.engines._partition import PART, Job, Refusal, arrow_schema, raise_least
+
+_together: Callable[..., Any] | None
+try:  # Dask's (not public, 2025.4 on) expression of several collections together
+    from dask.base import collections_to_expr as _together
+except ImportError:  # pragma: no cover - an older Dask: each collection optimized alone
+    _together = None
 
 __all__ = [
     "after",
@@ -109,7 +115,9 @@ def shared(collections: Sequence[object]) -> list[Delayed]:
     asked, in the agreement warning's task)."""
     if not collections:
         return []
-    together = collections_to_expr(list(collections)).finalize_compute().optimize()
+    if _together is None:  # an older Dask: the same values, each merge once per argument
+        return [delayed(collection) for collection in collections]
+    together = _together(list(collections)).finalize_compute().optimize()
     # one layer that every Delayed names (as ``to_delayed`` does), not a copy each
     layer = f"shared-{together._name}"
     graph = HighLevelGraph.from_collections(layer, together.__dask_graph__(), dependencies=())
