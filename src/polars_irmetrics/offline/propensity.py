@@ -563,6 +563,21 @@ def prepare_propensity(
         "irm.label_propensity(train_qrels)) or by 'position' (irm.position_bias(log)), "
         "with the column 'propensity'",
     )
+    if q in prop_schema:
+        # one propensity per document (pyxclib's per label) or per position: a query
+        # column would be read by nothing, and a document under two queries refused as
+        # listed twice without a word of why
+        each = (
+            "a click at a rank by that rank's one examination propensity"
+            if by_position
+            else "a relevant document by its one propensity (pyxclib's per-label one)"
+        )
+        raise InvalidValueError(
+            f"propensities= has a {q!r} column, which the propensity-scored metrics do "
+            f"not read: they weigh {each}, the same in every query, not one per ({q!r}, "
+            f"{key!r}); drop the column, with one row per {key!r}, e.g. "
+            f"propensities.drop({q!r}).unique()"
+        )
     check_numeric(prop_schema, "propensity", "propensities", integer=False)
     if by_position:
         check_numeric(prop_schema, "position", "propensities", integer=True)
