@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 
 
 def _frame(frame: pl.DataFrame, lazy: bool) -> Any:
@@ -66,3 +66,58 @@ def test_propensities_with_a_query_column_refused(
             propensities=_frame(pl.DataFrame(table), lazy),
         )
     assert str(caught.value) == message
+
+
+_DWELL_LOG = pl.DataFrame(
+    {
+        "session_id": ["s1", "s2"],
+        "position": [1, 1],
+        "clicked": [True, True],
+        "dwell": [2**53 + 3, 2**53],
+    }
+)
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize(
+    ("log", "threshold", "error", "message"),
+    [
+        # before: 2**53 + 3 read as 2**53 + 4, satisfied: 0.5 where 0.0 is right
+        (
+            _DWELL_LOG,
+            2**53 + 4,
+            InvalidValueError,
+            "column 'dwell' of the log has 1 value(s) of magnitude 2**53 or more in session "
+            "'s1'; a dwell is read as seconds, in Float64, which holds such values to a few "
+            "units only (2**53 + 1 reads as 2**53), so a threshold would compare rounded "
+            "dwells: rescale the column and dwell_threshold by one factor, e.g. "
+            "pl.col('dwell') / 1000 for milliseconds, or cast it to Float64 to read it so "
+            "rounded, pl.col('dwell').cast(pl.Float64)",
+        ),
+        # before: the threshold read as 2**53, a dwell of 2**53 satisfied (0.5, not 0)
+        (
+            _DWELL_LOG.with_columns(pl.col("dwell").cast(pl.Float64)),
+            2**53 + 1,
+            MetricParameterError,
+            "metric 'sat_click_rate(dwell_threshold=9007199254740993)': dwell_threshold "
+            "must be a number of seconds that a Float64 holds exactly, got "
+            "9007199254740993 (read as 9007199254740992.0: the dwells are compared with it "
+            "in Float64); rescale the dwells and the threshold by one factor, e.g. to "
+            "thousands of seconds",
+        ),
+    ],
+)
+def test_sat_click_rate_refuses_rounded_dwells(
+    log: pl.DataFrame, threshold: int, error: type[Exception], message: str, lazy: bool
+) -> None:
+    metrics = [f"sat_click_rate(dwell_threshold={threshold})"]
+    with pytest.raises(error) as caught:
+        _collected(irm.evaluate_online(_frame(log, lazy), metrics))
+    assert str(caught.value) == message
+
+
+def test_sat_click_rate_exact_dwells_read_as_they_are() -> None:
+    # below 2**53 an integer dwell is exact: the threshold splits the two sessions
+    log = _DWELL_LOG.with_columns(pl.Series("dwell", [2**53 - 1, 2**53 - 2]))
+    got = irm.evaluate_online(log, [f"sat_click_rate(dwell_threshold={2**53 - 1})"])
+    assert got.item(0, 1) == 0.5

@@ -53,12 +53,29 @@ SIGNAL = Param(
     ("click", "satisfied"),
     "relevance of an impression: its click, or a satisfied click (dwell >= dwell_threshold)",
 )
-_check_dwell = check_number(
+_check_dwell_range = check_number(
     "dwell_threshold",
     low=0.0,
     what="a number of seconds >= 0",
     hint="e.g. sat_click_rate(dwell_threshold=30)",
 )
+
+
+def _check_dwell(value: ParamValue) -> ParamValue:
+    """:data:`DWELL`'s check: a number of seconds >= 0, and an integer one that a
+    Float64 holds exactly (the dwells are compared with it in Float64, where 2**53 + 1
+    reads as 2**53: a dwell of 2**53 would be satisfied)."""
+    value = _check_dwell_range(value)
+    if isinstance(value, int) and float(value) != value:
+        raise ValueError(
+            f"dwell_threshold must be a number of seconds that a Float64 holds exactly, got "
+            f"{value!r} (read as {float(value)!r}: the dwells are compared with it in "
+            "Float64); rescale the dwells and the threshold by one factor, e.g. to "
+            "thousands of seconds"
+        )
+    return value
+
+
 DWELL = Param(
     "dwell_threshold",
     DEFAULT_DWELL,

@@ -198,6 +198,17 @@ _CHECKS: tuple[tuple[str, type[Exception], str, str], ...] = (
         "a duration in seconds, finite: fix or drop them",
     ),
     (
+        "wide_dwell",
+        InvalidValueError,
+        "dwell",
+        "column {col!r} of the log has {n} value(s) of magnitude 2**53 or more in session "
+        "{session}; a dwell is read as seconds, in Float64, which holds such values to a "
+        "few units only (2**53 + 1 reads as 2**53), so a threshold would compare rounded "
+        "dwells: rescale the column and dwell_threshold by one factor, e.g. "
+        "pl.col({col!r}) / 1000 for milliseconds, or cast it to Float64 to read it so "
+        "rounded, pl.col({col!r}).cast(pl.Float64)",
+    ),
+    (
         "null_converted",
         InvalidValueError,
         "converted",
@@ -599,6 +610,8 @@ def _checks(
         # a NaN where no click is decides nothing (pandas' missing value, as a null)
         checks["nan_dwell"] = (clicked & dwell.is_nan()).sum()
         checks["infinite_dwell"] = dwell.is_infinite().sum()
+        if not schema[columns.dwell].is_float():  # read in Float64 (_numeric)
+            checks["wide_dwell"] = (dwell.abs() >= FLOAT64_EXACT).sum()
     if "converted" in used and converted is not None:
         checks["null_converted"] = converted.is_null().sum()
         if schema[columns.converted] != pl.Boolean:  # as the click's (bad_clicked)
