@@ -4,6 +4,7 @@ round are refused, never read rounded."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import polars as pl
@@ -11,6 +12,7 @@ import pytest
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import InvalidValueError, MetricParameterError
+from tests.helpers import engine_io
 
 
 def _frame(frame: pl.DataFrame, lazy: bool) -> Any:
@@ -121,3 +123,45 @@ def test_sat_click_rate_exact_dwells_read_as_they_are() -> None:
     log = _DWELL_LOG.with_columns(pl.Series("dwell", [2**53 - 1, 2**53 - 2]))
     got = irm.evaluate_online(log, [f"sat_click_rate(dwell_threshold={2**53 - 1})"])
     assert got.item(0, 1) == 0.5
+
+
+_RECS = pl.DataFrame({"user_id": [1, 1, 2], "item_id": ["a", "b", "c"], "rank": [1, 2, 1]})
+_SPELT = (
+    "2 item id(s) of the {0} match an id of the interactions only when case is ignored "
+    "('a' against 'A'): ids are compared exactly; give the {0} and the interactions the "
+    "same spelling, e.g. pl.col('item_id').str.to_lowercase() on each."
+)
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize("route", ["beyond_accuracy", "evaluate"])
+def test_recsys_items_spelt_apart_get_the_hint(route: str, lazy: bool) -> None:
+    interactions = _frame(pl.DataFrame({"user_id": [1, 2], "item_id": ["A", "C"]}), lazy)
+    recs = _frame(_RECS, lazy)
+    frame = "recommendations" if route == "beyond_accuracy" else "run"
+    call = (
+        irm.beyond_accuracy
+        if route == "beyond_accuracy"
+        else partial(irm.evaluate, query_id="user_id", doc_id="item_id")
+    )
+    with pytest.raises(InvalidValueError) as caught:
+        _collected(call(recs, ["novelty"], interactions=interactions))
+    # before: the refusal alone, no word of the spelling
+    assert str(caught.value) == (
+        "item 'a' (recommended to user 1) never occurs in the interactions, so it has no "
+        "popularity (3 recommendations name such items): add its interactions to "
+        "interactions=..., or drop it from the recommendations. " + _SPELT.format(frame)
+    )
+
+
+def test_recsys_items_spelt_apart_get_the_hint_on_dask(request: pytest.FixtureRequest) -> None:
+    # the engines refuse unseen items from every part's rows merged: the same words
+    evaluate, to_engine, back = engine_io("dask", request)
+    interactions = pl.DataFrame({"user_id": [1, 2], "item_id": ["A", "C"]})
+    keys = {"query_id": "user_id", "doc_id": "item_id"}
+    with pytest.raises(InvalidValueError) as caught:
+        irm.evaluate(_RECS, ["novelty"], interactions=interactions, **keys)
+    with pytest.raises(InvalidValueError) as engine:
+        back(evaluate(to_engine(_RECS), ["novelty"], interactions=to_engine(interactions), **keys))
+    assert str(engine.value) == str(caught.value)
+    assert str(caught.value).endswith(_SPELT.format("run"))

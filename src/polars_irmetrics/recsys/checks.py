@@ -11,8 +11,8 @@ caller chose a policy for them (``unseen_items='drop'`` or ``'recommenders'``).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import polars as pl
 
@@ -72,6 +72,10 @@ class Words:
     #: :func:`~polars_irmetrics.evaluate`; ``'sample'`` for
     #: :func:`~polars_irmetrics.beyond_accuracy`, :func:`sampled_lists_error`).
     sample: str | None = None
+    #: A sentence read only where the check of that name fails, written after its
+    #: message (the recommendations' ids that the interactions spell apart:
+    #: :func:`~polars_irmetrics.recsys.plan.spelling_hints`); ``None``: nothing to say.
+    hints: Mapping[str, Callable[[], str | None]] = field(default_factory=dict)
 
 
 #: Every check, in the order they are reported (the first that fails raises).
@@ -340,5 +344,8 @@ def raise_on_flags(frame: pl.DataFrame, words: Words) -> pl.DataFrame:
         failed = failed.sort(_example(check.name), nulls_last=True)
         if failed.height:
             total, example = int(failed[count].sum()), failed[_example(check.name)][0]
-            raise check.error(check.message.format(count=total, example=example))
+            text = check.message.format(count=total, example=example)
+            hint = words.hints.get(check.name)
+            said = hint() if hint is not None else None
+            raise check.error(f"{text}. {said}" if said else text)
     return frame.drop(flag_columns(frame.columns))

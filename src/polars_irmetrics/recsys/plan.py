@@ -44,6 +44,7 @@ item features), one lazy polars query:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Literal
 
 import polars as pl
@@ -73,6 +74,7 @@ from polars_irmetrics.ground.facts import (
     shared_frame,
 )
 from polars_irmetrics.ground.facts import ITEM_USERS as FACT_USERS
+from polars_irmetrics.ground.spelling import Sides, spelling_hint
 from polars_irmetrics.ground.validate import (
     INTERNAL,
     check_id_kinds,
@@ -80,6 +82,7 @@ from polars_irmetrics.ground.validate import (
     common_id_dtype,
     features_tally,
     id_kind,
+    is_text,
     rank_against,
     require_columns,
     side_ids_hint,
@@ -242,6 +245,8 @@ def build_recsys_plan(
     user, item, by = options.user_id, options.item_id, list(options.by_keys)
     kinds = _check_schemas(tables, scope, options)
     words = _words(options)
+    if tables.interactions is not None:  # ids the interactions spell apart: a hint
+        words = replace(words, hints=spelling_hints(tables, options))
     whole = rows = _rows(tables.recommendations, scope, options, kinds)
     checks: list[pl.LazyFrame] = []
     interactions, item_features = tables.interactions, tables.item_features
@@ -1253,6 +1258,37 @@ def _frame(options: RecsysOptions) -> str:
     return "recommendations" if options.caller == "irm.beyond_accuracy" else "run"
 
 
+def spelling_hints(tables: Tables, options: RecsysOptions) -> dict[str, Callable[[], str | None]]:
+    """The hints of :class:`~polars_irmetrics.recsys.checks.Words` for the checks that
+    refuse a recommended item the interactions lack: where the item ids are text in
+    both, those of the recommendations that match an id of the interactions once their
+    spelling is ignored (``'a'`` beside ``'A'``), as the ranking metrics' hints say
+    (:func:`~polars_irmetrics.ground.spelling.spelling_hint`). Read only where such a
+    check fails."""
+    if tables.interactions is None:  # pragma: no cover - called with interactions
+        return {}
+    item = _spelt_hint(tables.recommendations, tables.interactions, options.item_id, options)
+    return {} if item is None else {"no_popularity": item, "no_cooccurrence": item}
+
+
+def _spelt_hint(
+    recs: pl.LazyFrame, held: pl.LazyFrame, column: str, options: RecsysOptions
+) -> Callable[[], str | None] | None:
+    """:func:`spelling_hints`' hint of the item ``column`` of ``recs`` (the
+    recommendations, or the items of theirs the interactions lack) against ``held``
+    (the interactions); ``None`` where the ids are not text in both."""
+    ran, kept = recs.collect_schema(), held.collect_schema()
+    if column not in ran or column not in kept:
+        return None
+    if not (is_text(ran[column]) and is_text(kept[column])):
+        return None
+    frame = _frame(options)
+    sides = Sides(f"the {frame}", "the interactions", f"the {frame} and the interactions")
+    return lambda: spelling_hint(
+        recs.select(column), held.select(column), column, within=None, noun="item", sides=sides
+    )
+
+
 def _words(options: RecsysOptions) -> Words:
     """What the run checks' messages name (:class:`~polars_irmetrics.recsys.checks.Words`)."""
     return Words(
@@ -1515,4 +1551,7 @@ def raise_on_unseen_items(
         ids,
         count=pl.col(_ROWS).filter(unseen).sum(),
     )
-    raise_on_flags(_aggregate(joined, by, exprs).collect(), _words(options))
+    # the hint of items spelt apart, from every unseen item (those the interactions lack)
+    hint = _spelt_hint(rows, interactions, item, options)
+    words = replace(_words(options), hints={} if hint is None else {check: hint})
+    raise_on_flags(_aggregate(joined, by, exprs).collect(), words)
