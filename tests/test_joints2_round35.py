@@ -165,3 +165,50 @@ def test_recsys_items_spelt_apart_get_the_hint_on_dask(request: pytest.FixtureRe
         back(evaluate(to_engine(_RECS), ["novelty"], interactions=to_engine(interactions), **keys))
     assert str(engine.value) == str(caught.value)
     assert str(caught.value).endswith(_SPELT.format("run"))
+
+
+_LOG = pl.DataFrame(
+    {"round_id": [1, 2], "action": [0, 1], "reward": [1.0, 0.0], "pscore": [0.5, 0.5]}
+)
+_POLICY = pl.DataFrame({"round_id": [1, 1, 2, 2], "action": [0, 1, 0, 1], "prob": [0.5] * 4})
+_WIDE_Q = (
+    "column 'q_hat' of the reward_model table ({}) has 1 value(s) of magnitude 2**53 or "
+    "more (first: round_id=1, action={}, q_hat=9007199254740993); the estimates read q_hat "
+    "as Float64 numbers, which hold such values to a few units only (2**53 + 1 reads as "
+    "2**53): rescale the rewards and 'q_hat' by one factor (every estimate scales with "
+    "them), e.g. pl.col('q_hat') / 1000, or cast the column to Float64 to read it so "
+    "rounded, pl.col('q_hat').cast(pl.Float64)"
+)
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize(
+    ("policy", "model", "message"),
+    [
+        # before: dm read q_hat 2**53 + 1 as 2**53 (below 2**62: no refusal)
+        (
+            _POLICY,
+            _POLICY.select("round_id", "action", q_hat=pl.Series([2**53 + 1, 3, 3, 3])),
+            _WIDE_Q.format("Int64", 0),
+        ),
+        # the list shape: the item's index is the action
+        (
+            pl.DataFrame({"round_id": [1, 2], "prob": [[0.5, 0.5]] * 2}),
+            pl.DataFrame({"round_id": [1, 2], "q_hat": [[3, 2**53 + 1], [1, 2]]}),
+            _WIDE_Q.format("List(Int64)", 1),
+        ),
+    ],
+)
+def test_ope_integer_q_hat_beyond_2_53_refused(
+    policy: pl.DataFrame, model: pl.DataFrame, message: str, lazy: bool
+) -> None:
+    with pytest.raises(InvalidValueError) as caught:
+        _collected(
+            irm.evaluate(
+                _frame(_LOG, lazy),
+                ["dm", "dr"],
+                policy=_frame(policy, lazy),
+                reward_model=_frame(model, lazy),
+            )
+        )
+    assert str(caught.value) == message

@@ -67,6 +67,7 @@ __all__ = [
     "with_null_ids",
     "with_policy_below",
     "with_wide_ids",
+    "with_wide_q_hat",
     "with_wide_reward_check",
 ]
 
@@ -449,6 +450,76 @@ def with_wide_reward_check(checks: list[Check], reward: str, dtype: pl.DataType)
     if at:  # its round written as the null reward's is (its keys, or the rows' WHERE)
         wide = replace(wide, keys=checks[at - 1].keys)
     return [*checks[:at], wide, *checks[at:]]
+
+
+#: The column of :func:`with_wide_q_hat`: its count and first row, as text.
+_WIDE_Q = f"{INTERNAL}wide_q_hat"
+
+
+def with_wide_q_hat(
+    rows: pl.LazyFrame,
+    checks: list[Check],
+    reward_model: pl.LazyFrame | None,
+    keys: Sequence[str],
+    action: str,
+) -> tuple[pl.LazyFrame, list[Check]]:
+    """``rows`` and ``checks`` with, after the check of a missing ``q_hat`` (named
+    ``"q_large"``, else last), the refusal of an integer ``q_hat`` of magnitude 2**53 or
+    more where the reward model's ``q_hat`` is not of a float dtype (a list of them in
+    the list shape, its item's index named as the ``action``): the estimates read it as
+    a Float64 number, which merges such an integer with its neighbours (2**53 + 1 reads
+    as 2**53), as the rewards' check (:func:`with_wide_reward_check`) refuses them in
+    the log. Read from the reward model alone (a filter of its rows, named by ``keys``
+    and ``action``): one row, ``"<n> value(s) ... (first: ...)"``, joined to every row,
+    as :func:`with_null_ids` counts its null ids.
+
+    >>> model = pl.LazyFrame({"round_id": [2, 1], "action": [0, 1], "q_hat": [2**53 + 1, 3]})
+    >>> rows, checks = with_wide_q_hat(pl.LazyFrame({"x": [1]}), [], model, ["round_id"], "action")
+    >>> rows.select(checks[0].text).collect().item()
+    '1 value(s) of magnitude 2**53 or more (first: round_id=2, action=0, q_hat=9007199254740993)'
+    >>> with_wide_q_hat(rows, [], model.with_columns(pl.col("q_hat") / 2), [], "action")[1]
+    []
+    """
+    if reward_model is None:
+        return rows, checks
+    dtype = reward_model.collect_schema()["q_hat"]
+    listed = isinstance(dtype, pl.List | pl.Array)
+    inner = dtype.inner if isinstance(dtype, pl.List | pl.Array) else dtype
+    if inner is None or inner.is_float() or not inner.is_numeric():
+        return rows, checks
+    ids = [*keys, action]
+    if listed:  # an item's index is its action
+        index = pl.int_ranges(pl.col("q_hat").list.len()).alias(action)
+        model = reward_model.select(*keys, pl.col("q_hat").cast(pl.List(inner)), index)
+        model = model.explode(["q_hat", action])
+    else:
+        model = reward_model.select(*ids, "q_hat")
+    wide = pl.col("q_hat").cast(pl.Float64).abs() >= FLOAT64_EXACT
+    found = (
+        model.filter(wide.fill_null(False))
+        .sort([*ids, "q_hat"], nulls_last=True)
+        .select(
+            pl.format(
+                "{} value(s) of magnitude 2**53 or more (first: {})",
+                pl.len(),
+                where_text((*ids, "q_hat")).first(),
+            ).alias(_WIDE_Q)  # null where none (a null first row)
+        )
+    )
+    rows = rows.join(found, how="cross", maintain_order="left")
+    check = Check(
+        "q_wide",
+        pl.col(_WIDE_Q).is_not_null(),
+        InvalidValueError,
+        f"column 'q_hat' of the reward_model table ({dtype}) has {{first}}; the estimates "
+        "read q_hat as Float64 numbers, which hold such values to a few units only "
+        "(2**53 + 1 reads as 2**53): rescale the rewards and 'q_hat' by one factor (every "
+        "estimate scales with them), e.g. pl.col('q_hat') / 1000, or cast the column to "
+        "Float64 to read it so rounded, pl.col('q_hat').cast(pl.Float64)",
+        text=pl.col(_WIDE_Q),
+    )
+    at = next((i + 1 for i, c in enumerate(checks) if c.name == "q_large"), len(checks))
+    return rows, [*checks[:at], check, *checks[at:]]
 
 
 def subnormal_reward_check(reward: str) -> Check:

@@ -122,6 +122,7 @@ from polars_irmetrics.ope.checks import (
     with_null_ids,
     with_policy_below,
     with_wide_ids,
+    with_wide_q_hat,
     with_wide_reward_check,
 )
 from polars_irmetrics.ope.intervals import (
@@ -482,6 +483,8 @@ def _ope_plan(
     checks = _checks(options, keys, reward_model is not None, propensity, listed=listed)
     reward_dtype = log_given.collect_schema()[options.reward]
     checks = with_wide_reward_check(checks, options.reward, reward_dtype)
+    # an integer q_hat a Float64 would round (2**53 + 1 read as 2**53)
+    rows, checks = with_wide_q_hat(rows, checks, reward_model, keys, action)
     # a logged round the policy (or the reward model: no q_hat) lacks: the hint of round
     # ids spelt apart (on its path)
     hints = {"policy_round": round_hint(log_given, policy_given, options.round_id, "policy=")}
