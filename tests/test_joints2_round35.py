@@ -12,7 +12,7 @@ import pytest
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import InvalidValueError, MetricParameterError
-from tests.helpers import engine_io
+from tests.helpers import engine_io, warned
 
 
 def _frame(frame: pl.DataFrame, lazy: bool) -> Any:
@@ -212,3 +212,44 @@ def test_ope_integer_q_hat_beyond_2_53_refused(
             )
         )
     assert str(caught.value) == message
+
+
+_NEVER = (
+    "the policy gives a positive probability to 1 action(s) never logged (e.g. "
+    "action={}): the logging policy never took them, so the log cannot support this "
+    "policy and every estimate of it is biased (the direct method extrapolates the "
+    "reward model there)"
+)
+_SHIFTED = (
+    ". The actions the policy takes hold every logged action {0} one, from the log's "
+    "lowest {0} one: ids numbered from {1} in the log and from {2} in policy= ({1}-based "
+    "against {2}-based)? If both number the same actions, give policy= (and "
+    "reward_model=) the log's numbering, e.g. pl.col('action') {3} in each"
+)
+_SHIFT_LOG = pl.DataFrame(
+    {"round_id": [1, 2, 3], "action": [0, 1, 0], "reward": [1.0, 0.0, 1.0], "pscore": [0.5] * 3}
+)
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize(
+    ("log_actions", "policy_actions", "said"),
+    [
+        # before: "action never logged (action=2)" alone
+        ([0, 1, 0], [1, 2], _NEVER.format(2) + _SHIFTED.format("plus", 0, 1, "- 1")),
+        ([1, 2, 1], [0, 1], _NEVER.format(0) + _SHIFTED.format("minus", 1, 0, "+ 1")),
+        # not a shift (the policy takes 3, not the log's 0 plus one): no hint
+        ([0, 1, 0], [1, 3], _NEVER.format(3)),
+    ],
+)
+def test_ope_actions_off_by_one_hint(
+    log_actions: list[int], policy_actions: list[int], said: str, lazy: bool
+) -> None:
+    log = _SHIFT_LOG.with_columns(pl.Series("action", log_actions))
+    policy = pl.DataFrame(
+        {"round_id": [1, 1, 2, 2, 3, 3], "action": policy_actions * 3, "prob": [0.5] * 6}
+    )
+    _, messages = warned(
+        lambda: irm.evaluate(_frame(log, lazy), ["ips"], policy=_frame(policy, lazy))
+    )
+    assert messages == [said]

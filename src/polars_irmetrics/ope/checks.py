@@ -37,6 +37,7 @@ __all__ = [
     "BELOW_1_FIX",
     "WHERE",
     "Check",
+    "action_shift",
     "by_null_checks",
     "check_interval_read",
     "check_keys",
@@ -53,6 +54,7 @@ __all__ = [
     "round_hint",
     "round_key",
     "scaled_tiny",
+    "shift_text",
     "slate_columns",
     "slate_unsupported_text",
     "split_round_checks",
@@ -770,6 +772,7 @@ def warning_unsupported(
     message: Callable[[int, str], str],
     overlap: pl.LazyFrame | None = None,
     hint: Callable[[pl.Series | None], str | None] | None = None,
+    shift: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """``result``, warning (:class:`~polars_irmetrics.errors.SupportWarning`) when it is
     collected if ``unsupported`` (the ``slot`` ids the policy puts mass on and the log
@@ -782,7 +785,8 @@ def warning_unsupported(
     fix). Where it puts mass on some of them, ``hint(ids)``'s, of the distinct unlogged
     ``slot[0]`` ids (gathered by the same pass as the count): those that match a logged
     one once their spelling is ignored (their rounds' weights read as 0 in silence
-    before)."""
+    before). ``shift``: one row, :func:`action_shift`'s, whose sentence (integer actions
+    numbered from 0 in one table and from 1 in the other) ends the warning."""
     example = pl.format(", ".join(f"{c}={{}}" for c in slot), *(pl.col(c) for c in slot))
     # the unlogged ids for the hint, in the count's pass (few: actions never logged)
     ids = [pl.col(slot[0]).unique().implode().alias(_IDS)] if hint is not None else []
@@ -791,6 +795,8 @@ def warning_unsupported(
     )
     if overlap is not None:
         counted = pl.concat([counted, overlap], how="horizontal")
+    if shift is not None:
+        counted = pl.concat([counted, shift], how="horizontal")
     schema_out = schema_of(result)
     things = "actions" if len(slot) == 1 else f"({', '.join(slot)}) slots"
 
@@ -816,8 +822,11 @@ def warning_unsupported(
                     "read the logged action's probability as 0 (an importance weight of "
                     f"0): {said}"
                 )
+            moved = frame[_SHIFT][0] if _SHIFT in frame.columns else None
+            if moved:
+                text += shift_text(slot[0], moved)
             warn_from_plan(text, SupportWarning)
-        return frame.drop(_UNSUPPORTED, _EXAMPLE, _LOGGED, _TAKEN, _IDS, strict=False)
+        return frame.drop(_UNSUPPORTED, _EXAMPLE, _LOGGED, _TAKEN, _IDS, _SHIFT, strict=False)
 
     joined = result.join(counted, how="cross", maintain_order="left")
     return mapped(joined, warns_in_order(warn), schema_out)
@@ -825,6 +834,67 @@ def warning_unsupported(
 
 _LOGGED, _TAKEN = f"{INTERNAL}logged_slots", f"{INTERNAL}taken_slots"
 _IDS = f"{INTERNAL}unlogged_ids"
+_SHIFT = f"{INTERNAL}action_shift"
+
+
+def action_shift(taken: pl.LazyFrame, shown: pl.LazyFrame, action: str) -> pl.LazyFrame:
+    """One row for :func:`warning_unsupported`: ``1`` where the integer actions the
+    log shows (``shown``) start at 0, and those the policy takes (``taken``) at 1 and
+    hold every logged action plus one (a policy numbered from 1 beside a log numbered
+    from 0), ``-1`` the other way round (the log's from 1, the policy's from 0, holding
+    every logged action minus one), else 0 (Int8). Read from the two tables' distinct
+    actions (an engine's driver holds those alone).
+
+    >>> log = pl.LazyFrame({"action": [0, 1, 1]})
+    >>> action_shift(pl.LazyFrame({"action": [1, 2]}), log, "action").collect().item()
+    1
+    >>> action_shift(pl.LazyFrame({"action": [0, 2]}), log, "action").collect().item()
+    0
+    """
+    # Int128: a UInt64 id plus one, or an Int64 one minus one, stays exact
+    policy = taken.select(pl.col(action).cast(pl.Int128)).unique()
+    log = shown.select(pl.col(action).cast(pl.Int128)).drop_nulls().unique()
+    parts = []
+    for step in (1, -1):
+        moved = log.select(pl.col(action) + step)
+        missing = moved.join(policy, on=action, how="anti").select(pl.len().alias("n"))
+        lows = pl.concat(
+            [
+                log.select(pl.col(action).min().alias("lo")),
+                policy.select(pl.col(action).min().alias("p_lo")),
+            ],
+            how="horizontal",
+        )
+        fits = pl.concat([missing, lows], how="horizontal").select(
+            (
+                (pl.col("n") == 0)
+                & (pl.col("lo") == (0 if step == 1 else 1))
+                & (pl.col("p_lo") == pl.col("lo") + step)
+            ).fill_null(False)
+        )
+        parts.append(fits.select(pl.when(pl.first()).then(step).otherwise(0).alias(str(step))))
+    both = pl.concat(parts, how="horizontal")
+    return both.select(pl.sum_horizontal(pl.all()).cast(pl.Int8).alias(_SHIFT))
+
+
+def shift_text(action: str, shift: int) -> str:
+    """The sentence of :func:`action_shift`'s ``shift`` (1: the policy's actions are
+    the log's plus one; -1: minus one), after a support warning.
+
+    >>> print(shift_text("action", 1))  # doctest: +NORMALIZE_WHITESPACE
+    . The actions the policy takes hold every logged action plus one, from the log's
+    lowest plus one: ids numbered from 0 in the log and from 1 in policy= (0-based
+    against 1-based)? If both number the same actions, give policy= (and reward_model=)
+    the log's numbering, e.g. pl.col('action') - 1 in each
+    """
+    sign, first, then, fix = ("plus", 0, 1, "- 1") if shift > 0 else ("minus", 1, 0, "+ 1")
+    return (
+        f". The actions the policy takes hold every logged action {sign} one, from the "
+        f"log's lowest {sign} one: ids numbered from {first} in the log and from {then} in "
+        f"policy= ({first}-based against {then}-based)? If both number the same actions, "
+        "give policy= (and reward_model=) the log's numbering, e.g. "
+        f"pl.col({action!r}) {fix} in each"
+    )
 
 
 def slot_overlap(taken: pl.LazyFrame, shown: pl.LazyFrame, slot: list[str]) -> pl.LazyFrame:

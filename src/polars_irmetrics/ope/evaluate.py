@@ -95,6 +95,7 @@ from polars_irmetrics.metrics.scope import fixed_float, fixed_sum, fixed_units
 from polars_irmetrics.ope.checks import (
     SHAPES,
     Check,
+    action_shift,
     broken_shape,
     by_null_checks,
     check_interval_read,
@@ -730,6 +731,8 @@ def _warning(
         unsupported,
         slot,
         overlap=slot_overlap(taken, shown, slot),
+        # integer actions numbered from 1 in one table and from 0 in the other
+        shift=action_shift(taken, shown, action) if schema[action].is_integer() else None,
         # where it takes some of them, the unlogged actions alone (few) against the log's
         hint=(
             (
