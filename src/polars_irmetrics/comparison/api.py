@@ -12,6 +12,7 @@ import dataclasses
 import inspect
 import re
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -28,6 +29,7 @@ from polars_irmetrics.comparison.frame import (
     Runs,
     check_system_role,
     per_query_values,
+    refuse_other_tables,
     stack_runs,
 )
 from polars_irmetrics.comparison.options import (
@@ -363,7 +365,8 @@ def _checked_arguments(
 ) -> tuple[Parsed, EvalOptions, CompareOptions]:
     """:func:`compare`'s metrics parsed (once: every step below receives the requests),
     its evaluation options and its statistics options, each checked."""
-    parsed = Parsed(parsed_as_called(metrics, "irm.compare"))
+    usable = partial(refuse_other_tables, calls="irm.compare")  # before a missing cutoff
+    parsed = Parsed(parsed_as_called(metrics, "irm.compare", usable))
     plan_options = compare_eval_options(options, parsed)
     checked = statistics.replace(progress=plan_options.progress).checked()
     _refuse_repeats(parsed, checked)

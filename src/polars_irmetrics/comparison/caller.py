@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import polars as pl
 
@@ -42,12 +42,17 @@ def comparison_keywords() -> frozenset[str]:
     return frozenset(option_names()) - set(SET_BY_COMPARISON) | {"qrels", "groups", "target"}
 
 
-def parsed_as_called(metrics: str | Iterable[str], calls: str) -> list[tuple[str, MetricRequest]]:
+def parsed_as_called(
+    metrics: str | Iterable[str],
+    calls: str,
+    usable: Callable[[list[tuple[str, MetricRequest]]], None] | None = None,
+) -> list[tuple[str, MetricRequest]]:
     """``metrics`` parsed (:func:`~polars_irmetrics.metrics.registry.parse_metric_list`)
     for the comparison ``calls`` (``"irm.compare"``, ``"irm.tukey_hsd"``,
     ``"irm.reproducibility"``): a metric's refusal whose fix is "pass relevance_level=
     to irm.evaluate" names ``calls``, which takes it too (:func:`comparison_keywords`),
-    not a function the user did not call.
+    not a function the user did not call. ``usable``: the comparison's refusal of a
+    metric it cannot use at all, run before a missing cutoff is refused.
 
     >>> from polars_irmetrics.comparison.caller import parsed_as_called
     >>> parsed_as_called("serendipity(rel=1)@2", "irm.compare")
@@ -56,7 +61,7 @@ def parsed_as_called(metrics: str | Iterable[str], calls: str) -> list[tuple[str
     polars_irmetrics.errors.MetricParameterError: metric 'serendipity(rel=1)@2': ... pass relevance_level= to irm.compare instead
     """  # noqa: E501
     with named_as(calls, comparison_keywords()):
-        return parse_metric_list(metrics)
+        return parse_metric_list(metrics, usable=usable)
 
 
 #: The folders of this package and of polars: a frame whose file is under one of them

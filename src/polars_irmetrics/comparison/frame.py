@@ -716,6 +716,24 @@ def _reads_predictions(
     """Whether the metrics are prediction metrics (per-query values per user: each
     system's table holds the ``label`` and ``prediction`` columns); a mix is refused, and
     so is a metric of another route (a table ``calls``, the entry point, does not take)."""
+    refuse_other_tables(requests, calls)
+    routes = split_routes(requests, calls="compare")
+    predictions = "prediction" in routes
+    if predictions and qrels is not None:
+        raise InvalidValueError(
+            "prediction metrics (auc, gauc, logloss, rmse...) read the label= and "
+            "prediction= columns of each system's table, not judgments: drop qrels= "
+            "(join the true labels onto each system's predictions first)"
+        )
+    return predictions
+
+
+def refuse_other_tables(requests: list[tuple[str, MetricRequest]], calls: str) -> None:
+    """Refuse a metric read from a table ``calls`` (``"irm.compare"``,
+    ``"irm.tukey_hsd"``) does not take: one of another route, or a ranking metric of the
+    interaction history. The ``usable=`` check of the comparison's parse
+    (:func:`~polars_irmetrics.metrics.registry.parse_metric_list`): it comes before a
+    missing cutoff's refusal, whose fix would be refused here next."""
     routes = split_routes(requests, calls="compare")
     for route, found in routes.items():
         if route not in ("offline", "prediction", "exposure"):
@@ -743,14 +761,6 @@ def _reads_predictions(
             "runs and judgments, or of predictions): evaluate it with irm.evaluate(table, "
             "qrels=..., interactions=...) for each system"
         )
-    predictions = "prediction" in routes
-    if predictions and qrels is not None:
-        raise InvalidValueError(
-            "prediction metrics (auc, gauc, logloss, rmse...) read the label= and "
-            "prediction= columns of each system's table, not judgments: drop qrels= "
-            "(join the true labels onto each system's predictions first)"
-        )
-    return predictions
 
 
 def _defined(frame: pl.DataFrame, labels: list[str], options: EvalOptions) -> pl.DataFrame:

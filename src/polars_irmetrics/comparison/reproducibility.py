@@ -210,9 +210,9 @@ def reproducibility(
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     # every measure reads the per-topic values (their errors, means and tests), which
     # agg= does not change: a metric that summarizes them its own way is refused
-    requests = parsed_as_called(names, "irm.reproducibility")  # a fix names this call
+    # a fix names this call; a metric of another table is refused before its cutoff
+    requests = parsed_as_called(names, "irm.reproducibility", usable=_refuse_other_tables)
     refuse_summaries(requests, calls="irm.reproducibility")
-    _refuse_other_tables(requests)
     paired = qrels_reproduced is None
     orig = _per_topic(original, sides, names, qrels, options, ("original", "qrels="))
     rep = _per_topic(

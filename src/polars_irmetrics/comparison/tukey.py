@@ -9,6 +9,7 @@ distribution (so no further correction applies).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -17,7 +18,7 @@ import polars as pl
 
 from polars_irmetrics.comparison.api import _check_values, compare_eval_options
 from polars_irmetrics.comparison.caller import parsed_as_called, warn_at_caller
-from polars_irmetrics.comparison.frame import Runs, per_query_values
+from polars_irmetrics.comparison.frame import Runs, per_query_values, refuse_other_tables
 from polars_irmetrics.comparison.options import CompareOptions, QuerySet
 from polars_irmetrics.comparison.paired import exact_means
 from polars_irmetrics.comparison.record import Record, remember
@@ -107,7 +108,8 @@ def tukey_hsd(
     └────────┴──────────┴───────┴─────────────┘
     """
     # parsed once (below receive the requests); a fix names irm.tukey_hsd
-    parsed = Parsed(parsed_as_called(metrics, "irm.tukey_hsd"))
+    usable = partial(refuse_other_tables, calls="irm.tukey_hsd")  # before a missing cutoff
+    parsed = Parsed(parsed_as_called(metrics, "irm.tukey_hsd", usable))
     plan_options = compare_eval_options(options, parsed, tukey_hsd)
     checked = CompareOptions(alpha=alpha, confidence=confidence, query_set=query_set).checked()
     values = per_query_values(

@@ -726,30 +726,35 @@ def _objective(metric: object) -> MetricRequest:
             f"metric={metric!r} is not valid; optimize_fusion optimises one metric, "
             "given by name (e.g. metric='ndcg@10')"
         )
+
+    def usable(requests: list[tuple[str, MetricRequest]]) -> None:
+        # before the options of its evaluation are built: they would name an option the
+        # caller never gave (order='rank' beside logloss), not the metric; and before a
+        # missing cutoff, whose fix ('pop_rsp@10') would be refused here next
+        for _, request in requests:
+            if request.route != "offline":  # auc, ctr, ips, rbo, ps_ndcg, coverage...
+                raise MetricParameterError(
+                    f"metric={metric!r} is one of {ROUTE_METRICS[request.route]}, not a "
+                    "ranking metric of a run and judgments: optimize_fusion scores each "
+                    "fused ranking against qrels= alone, with one such metric (e.g. "
+                    "metric='ndcg@10', 'map')"
+                )
+            extra = [n for n in request.reads if n in INPUTS and n != "judgments"]
+            if extra:  # pop_rsp, item_mad...: the door's refusal names a keyword not taken
+                raise MetricParameterError(
+                    f"metric={metric!r} reads {INPUTS[extra[0]][0]}, which optimize_fusion "
+                    "does not take: it scores each fused ranking against qrels= alone, "
+                    "with a ranking metric of a run and judgments (e.g. metric='ndcg@10')"
+                )
+
     with named_as("irm.optimize_fusion", _EVALUATE_KEYWORDS):  # a fix names this call
-        requests = parse_metric_list(metric)
+        requests = parse_metric_list(metric, usable=usable)
     if len(requests) != 1:
         raise MetricParameterError(
             f"metric={metric!r} names {len(requests)} metrics; optimize_fusion optimises "
             "one (e.g. metric='ndcg@10')"
         )
     request = requests[0][1]
-    # before the options of its evaluation are built: they would name an option the
-    # caller never gave (order='rank' beside logloss), not the metric
-    if request.route != "offline":  # auc, ctr, ips, rbo, ps_ndcg, catalog_coverage...
-        raise MetricParameterError(
-            f"metric={metric!r} is one of {ROUTE_METRICS[request.route]}, not a ranking "
-            "metric of a run and judgments: optimize_fusion scores each fused ranking "
-            "against qrels= alone, with one such metric (e.g. metric='ndcg@10', 'map')"
-        )
-    extra = [needed for needed in request.reads if needed in INPUTS and needed != "judgments"]
-    if extra:  # pop_rsp, item_mad...: the door's refusal names a keyword it does not take
-        what = INPUTS[extra[0]][0]
-        raise MetricParameterError(
-            f"metric={metric!r} reads {what}, which optimize_fusion does not take: it scores "
-            "each fused ranking against qrels= alone, with a ranking metric of a run and "
-            "judgments (e.g. metric='ndcg@10')"
-        )
     refuse_summaries(requests, calls="irm.optimize_fusion")  # it maximises the mean
     if request.higher_is_better is None:
         raise MetricParameterError(

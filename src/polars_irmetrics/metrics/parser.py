@@ -41,10 +41,11 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import replace
 
-from polars_irmetrics.errors import MetricParameterError, UnknownMetricError
+from polars_irmetrics.errors import IrmError, MetricParameterError, UnknownMetricError
 from polars_irmetrics.ground.options import plain_number
 from polars_irmetrics.metrics.requests import BY_NAME, EMPTY_TARGET_ACTIONS, MetricRequest
 from polars_irmetrics.metrics.spec import (
@@ -425,9 +426,11 @@ def _build(
     cutoff = alias.cutoff if alias is not None and alias.cutoff is not None else metric.cutoff
     called = alias.name if alias is not None else metric.name
     if cutoff == "required" and k is None:
-        raise MetricParameterError(
-            f"metric {shown!r}: {called} needs a cutoff, e.g. '{called}@10'"
-        )
+        k = _ASSUMED_CUTOFF.get()  # parse_metric_list's usable=: the metric, not its cutoff
+        if k is None:
+            raise MetricParameterError(
+                f"metric {shown!r}: {called} needs a cutoff, e.g. '{called}@10'"
+            )
     if cutoff == "dropped":
         k = None  # ir_measures' SetP@5: its providers score the whole set (spec.CutoffRule)
     if cutoff == "none" and k is not None:
@@ -736,13 +739,54 @@ def _parse_value(text: str) -> ParamValue:
         return text
 
 
-def parse_metric_list(metrics: str | Iterable[str]) -> list[tuple[str, MetricRequest]]:
+#: The cutoff a metric that needs one is read with while a caller's ``usable=`` check of
+#: :func:`parse_metric_list` runs (``None``: a missing cutoff is refused).
+_ASSUMED_CUTOFF: ContextVar[int | None] = ContextVar("assumed_cutoff", default=None)
+
+
+def parse_metric_list(
+    metrics: str | Iterable[str],
+    usable: Callable[[list[tuple[str, MetricRequest]]], None] | None = None,
+) -> list[tuple[str, MetricRequest]]:
     """``(label, request)`` per metric; a label is the string as the user gave it.
 
     A cutoff range (``"recall@1..100"``, ``"P@10..100:10"``) becomes one entry per
     cutoff, labelled with the user's spelling and that cutoff (``"recall@1"``, ...);
     they all go into the plan's one group-by.
+
+    ``usable``, where given, is the caller's refusal of a metric it cannot use at all
+    (one that reads a table the caller does not take): it runs before a metric's
+    missing cutoff is refused, with such a metric read at ``@10``, so that the fix of
+    the first refusal ("needs a cutoff, e.g. 'pop_rsp@10'") never leads to the second.
+
+    >>> def ranking_only(requests):
+    ...     for label, request in requests:
+    ...         if "interactions" in request.reads:
+    ...             raise MetricParameterError(f"metric {label!r} reads the interactions")
+    >>> parse_metric_list("pop_rsp", usable=ranking_only)
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.MetricParameterError: metric 'pop_rsp' reads the interactions
+    >>> parse_metric_list("mar", usable=ranking_only)
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.MetricParameterError: metric 'mar': mar needs a cutoff, e.g. 'mar@10'
     """
+    if usable is not None:
+        token = _ASSUMED_CUTOFF.set(10)
+        try:
+            assumed = _parse_list(metrics)
+        except IrmError:  # refused for its spelling: the parse below says so
+            assumed = None
+        finally:
+            _ASSUMED_CUTOFF.reset(token)
+        if assumed is not None:
+            usable(assumed)
+    return _parse_list(metrics)
+
+
+def _parse_list(metrics: str | Iterable[str]) -> list[tuple[str, MetricRequest]]:
+    """:func:`parse_metric_list` without its ``usable`` check."""
     if not isinstance(metrics, str) and not (
         isinstance(metrics, Iterable) and not isinstance(metrics, Mapping)
     ):
