@@ -89,6 +89,7 @@ __all__ = [
     "check_significance",
     "figure_bytes",
     "label_color",
+    "one_mean_each",
     "plot_ci",
     "plot_deltas",
     "plot_metric_curves",
@@ -365,6 +366,45 @@ def check_flags(
 #: The columns of ``compare(..., per_query=True)`` beside its query id.
 _PER_QUERY = ("metric", "system", "baseline", "value", "baseline_value", "delta",
               "higher_is_better")  # fmt: skip
+
+
+def one_mean_each(result: pl.DataFrame, would: str) -> dict[tuple[str, str], float]:
+    """Each system's mean of each metric, read from the ``mean`` and ``baseline_mean``
+    of ``result``'s rows; a system given two different means of one metric is refused
+    (``would``: what the reader would do with them, "the table would print one of
+    them"): :func:`~polars_irmetrics.compare` pairs every system on the same queries,
+    so its means are the same bits in every row (a frame edited by hand is not).
+
+    >>> rows = pl.DataFrame({"metric": ["map"] * 2, "system": ["b", "c"],
+    ...                      "baseline": ["a", "a"], "mean": [0.5, 0.4],
+    ...                      "baseline_mean": [0.3, 0.35]})
+    >>> one_mean_each(rows[:1], "the table would print one of them")
+    {('b', 'map'): 0.5, ('a', 'map'): 0.3}
+    >>> one_mean_each(rows, "the table would print one of them")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: system 'a' has mean 0.3 on metric 'map' ...
+    """
+    means: dict[tuple[str, str], float] = {}
+    seen: dict[tuple[str, str], str] = {}  # the row each mean was read from
+    columns = ("metric", "system", "baseline", "mean", "baseline_mean")
+    for metric, system, baseline, mean, baseline_mean in result.select(columns).iter_rows():
+        for name, value, column in (
+            (system, mean, "mean"),
+            (baseline, baseline_mean, "baseline_mean"),
+        ):
+            row = f"{column} of {system} against {baseline}"
+            if (name, metric) in means and means[name, metric] != value:
+                raise InvalidValueError(
+                    f"system {name!r} has mean {means[name, metric]!r} on metric {metric!r} "
+                    f"in one row ({seen[name, metric]}) and {value!r} in another ({row}): "
+                    "irm.compare pairs every system on the same queries, so each has one "
+                    f"mean per metric, and {would} without a word; pass the frame "
+                    "irm.compare returned"
+                )
+            means[name, metric] = value
+            seen.setdefault((name, metric), row)
+    return means
 
 
 def check_per_query(per_query: pl.DataFrame) -> None:
@@ -705,7 +745,9 @@ def plot_significance_matrix(
     metric's declaration; a lower mean of ``logloss`` or ``ee_loss`` is better), the
     way the test found the difference (as the report's markers read it:
     :func:`~polars_irmetrics.comparison.options.found_above`; where the test's side and
-    the mean's disagree, the title says so, as the report's legend). The title says the
+    the mean's disagree, the title says so, as the report's legend: the system's
+    ``mean`` against its ``baseline_mean`` where the frame has them, else the sign of
+    ``delta``). The title says the
     rule, and the metric's direction where higher is not better; a metric with no
     better direction (``calibration``) is starred without an arrow.
 
@@ -739,14 +781,17 @@ def plot_significance_matrix(
     ColumnNotFoundError
         A column the matrix reads (``delta`` among them) not in the frame.
     ColumnTypeError
-        ``delta``, ``p_adjusted`` or ``statistic`` that is not numeric, or
+        ``delta``, ``p_adjusted``, ``statistic``, ``mean`` or ``baseline_mean`` that is
+        not numeric, or
         ``significant`` that is not Boolean.
     InvalidValueError
         A significant row whose ``delta`` is null or NaN (no side is better), or a
         ``p_adjusted`` that is null or NaN (its cell would be blank, as a missing
         pair's) or outside [0, 1], or a null ``significant`` (:func:`check_significance`),
         or one that disagrees with ``p_adjusted`` at ``alpha`` (:func:`check_flags`);
-        an ``alpha`` not strictly between 0 and 1.
+        an ``alpha`` not strictly between 0 and 1. Where the frame has ``mean`` and
+        ``baseline_mean``: a null or NaN one in a significant row, or a system given
+        two different means of the metric (:func:`one_mean_each`, as the report).
     DuplicateError
         A pair of systems in two rows of the metric (either way round): its cells
         would show one row's p-value beside another's side.
@@ -784,9 +829,13 @@ def plot_significance_matrix(
     result = _frame(result, "result")
     needed = ("metric", "system", "baseline", "delta", "p_adjusted", "significant")
     _need(result, needed, _RESULT)
-    check_dtypes(result, ("delta", "p_adjusted", "statistic"), ("significant",))
+    numbers = ("delta", "p_adjusted", "statistic", "mean", "baseline_mean")
+    check_dtypes(result, numbers, ("significant",))
     metric = _metric(result, metric)
     rows = result.filter(pl.col("metric") == metric)
+    # the note on the test's side against the mean's reads the means where the frame
+    # has them (as the report's legend), else the sign of delta
+    read_means = {"mean", "baseline_mean"} <= set(rows.columns)
     higher = _direction(rows, metric) if "higher_is_better" in rows.columns else _declared(metric)
     _refuse_undefined(
         rows.filter(pl.col("significant").fill_null(False)),
@@ -816,6 +865,16 @@ def plot_significance_matrix(
             "matrix draws one p-value per pair; keep one row per pair, or pass the result "
             "of irm.compare"
         )
+    if read_means:  # after a pair twice: its two rows' means may differ as well
+        _refuse_undefined(
+            rows.filter(pl.col("significant").fill_null(False)),
+            ("mean", "baseline_mean"),
+            source="result",
+            keys=("metric", "system", "baseline"),
+            fix="a significant difference beside no mean has no side of the means to "
+            "say; pass the result of irm.compare, or drop those rows",
+        )
+        one_mean_each(rows, "the matrix would read one of them")
     said = "given as alpha="
     if alpha is None and record is not None:
         alpha, said = record.options.alpha, "recorded by irm.compare"
@@ -841,9 +900,16 @@ def plot_significance_matrix(
         if "statistic" in rows.columns
         else pl.repeat(None, rows.height, dtype=pl.Float64, eager=True)
     )
-    cells = rows.select("system", "baseline", "p_adjusted", "significant", "delta").iter_rows()
+    # the system's mean against its baseline's where the frame has them, else delta to 0
+    compared = (
+        (pl.col("mean"), pl.col("baseline_mean")) if read_means else (pl.col("delta"), pl.lit(0.0))
+    )
+    sides_of = (compared[0].alias("mine"), compared[1].alias("theirs"))
+    cells = rows.select("system", "baseline", "p_adjusted", "significant", "delta", *sides_of)
     disagree: list[str] = []  # the test's side against the mean's (Wilcoxon's ranks)
-    for (system, baseline, p, significant, delta), stat in zip(cells, statistic, strict=True):
+    for (system, baseline, p, significant, delta, mine, theirs), stat in zip(
+        cells.iter_rows(), statistic, strict=True
+    ):
         i, j = systems.index(system), systems.index(baseline)
         matrix[i, j] = matrix[j, i] = p
         stars[i, j] = stars[j, i] = bool(significant)
@@ -851,9 +917,9 @@ def plot_significance_matrix(
         if above is not None and higher is not None:
             sides[i, j] = 1 if above == higher else -1  # the system against its baseline
             sides[j, i] = -sides[i, j]
-            if delta == 0 or (delta > 0) != above:  # as the report's legend says it
+            if mine == theirs or (mine > theirs) != above:  # as the report's legend
                 side, mean_side = ("above", "below") if above else ("below", "above")
-                mean_side = "equal to" if delta == 0 else mean_side
+                mean_side = "equal to" if mine == theirs else mean_side
                 disagree.append(
                     f"{system} {side} {baseline} though its mean is {mean_side} {baseline}'s"
                 )

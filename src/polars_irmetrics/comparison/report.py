@@ -34,6 +34,7 @@ from polars_irmetrics.comparison.plot import (
     check_flags,
     check_per_query,
     check_significance,
+    one_mean_each,
 )
 from polars_irmetrics.comparison.record import describe, recall, remember
 from polars_irmetrics.errors import ColumnNotFoundError, ColumnTypeError, InvalidValueError
@@ -423,12 +424,10 @@ def table(
         raise InvalidValueError(f"markers={markers!r} is not valid; choose 'letters' or 'daggers'")
     systems: list[str] = []
     metrics: list[str] = []
-    means: dict[tuple[str, str], float] = {}
     marks: dict[tuple[str, str], list[str]] = {}
     higher: dict[str, bool | None] = {}
-    seen: dict[tuple[str, str], str] = {}  # the row each mean was read from
     rows = result.select(_NEEDED).iter_rows()
-    for metric, system, baseline, mean, baseline_mean, _, _, up in rows:
+    for metric, system, baseline, _, _, _, _, up in rows:
         for name in (baseline, system):
             if name not in systems:
                 systems.append(name)
@@ -445,21 +444,7 @@ def table(
                 f"{up!r} in another; pass the result of irm.compare (one direction per "
                 "metric)"
             )
-        for name, value, column in (
-            (system, mean, "mean"),
-            (baseline, baseline_mean, "baseline_mean"),
-        ):
-            row = f"{column} of {system} against {baseline}"
-            if (name, metric) in means and means[name, metric] != value:
-                raise InvalidValueError(
-                    f"system {name!r} has mean {means[name, metric]!r} on metric {metric!r} "
-                    f"in one row ({seen[name, metric]}) and {value!r} in another ({row}): "
-                    "irm.compare pairs every system on the same queries, so each has one "
-                    "mean per metric, and the table would print one of them without a "
-                    "word; pass the frame irm.compare returned"
-                )
-            means[name, metric] = value
-            seen.setdefault((name, metric), row)
+    means = one_mean_each(result, "the table would print one of them")
     for metric, up in higher.items():
         check_declared(metric, up, reader="the report")
     baselines = set(result.get_column("baseline").unique().to_list())
