@@ -72,12 +72,12 @@ from polars_irmetrics.errors import (
     SupportWarning,
 )
 from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.spelling import round_key
 from polars_irmetrics.ground.validate import INTERNAL, is_text, warn_from_plan
 from polars_irmetrics.metrics.registry import parse_metric_list, split_routes
 from polars_irmetrics.ope.checks import (
     listed_slots,
     round_hint,
-    round_key,
     slate_columns,
     slate_unsupported_text,
     unshrunk_labels,
@@ -475,8 +475,8 @@ def lacks_rounds(job: OpeJob, sums: pa.Table, table: str = "policy=") -> bool:
 
 
 def keyed_rounds(job: OpeJob, rounds: pa.Table) -> pa.Table:
-    """One part of a table's distinct round ids with their :func:`~polars_irmetrics.ope.\
-checks.round_key` (column :data:`ROUND_KEY`), in an engine's task."""
+    """One part of a table's distinct round ids with their :func:`~polars_irmetrics.ground.\
+spelling.round_key` (column :data:`ROUND_KEY`), in an engine's task."""
     round_id = job.options.round_id
     frame = _frame(rounds).select(pl.col(round_id).cast(pl.String))
     keyed = frame.with_columns(round_key(pl.col(round_id)).alias(ROUND_KEY))

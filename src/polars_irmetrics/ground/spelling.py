@@ -28,6 +28,7 @@ from polars_irmetrics.ground.validate import INTERNAL
 __all__ = [
     "FOLDS",
     "Sides",
+    "round_key",
     "spelling_change",
     "spelling_digits",
     "spelling_fold",
@@ -121,6 +122,25 @@ def spelling_digits(ids: pl.Expr) -> pl.Expr:
     ['7', '7', '70', '']
     """
     return ids.cast(pl.String).str.replace_all("[^0-9]", "").str.strip_chars_start("0")
+
+
+def round_key(ids: pl.Expr) -> pl.Expr:
+    """A key equal for two round ids that :func:`~polars_irmetrics.ope.checks.round_hint`
+    may find spelt apart (its digits, leading zeros left out, for ids with a digit; else
+    its lowercase letters and digits): an engine joins the log's unmatched rounds and the
+    policy's on it, so that only the few that may match come to the driver, where the
+    hint reads them.
+
+    Examples
+    --------
+    >>> ids = pl.Series(["R-007", "r7", " Ab_c", "x0"])
+    >>> pl.select(round_key(pl.lit(ids))).to_series().to_list()
+    ['7', '7', 'abc', '0']
+    """
+    text = ids.cast(pl.String)
+    digits = text.str.replace_all("[^0-9]", "").str.replace("^0+([0-9])", "${1}")
+    loose = text.str.to_lowercase().str.replace_all("[^a-z0-9]", "")
+    return pl.when(digits != "").then(digits).otherwise(loose)
 
 
 def spelling_matches(

@@ -52,7 +52,6 @@ __all__ = [
     "policy_below_check",
     "raising",
     "round_hint",
-    "round_key",
     "scaled_tiny",
     "shift_text",
     "slate_columns",
@@ -661,24 +660,6 @@ irmetrics.ground.spelling.spelling_hint`, the words of the action ids' hint), na
         noun="round",
         sides=sides,
     )
-
-
-def round_key(ids: pl.Expr) -> pl.Expr:
-    """A key equal for two round ids that :func:`round_hint` may find spelt apart (its
-    digits, leading zeros left out, for ids with a digit; else its lowercase letters and
-    digits): an engine joins the log's unmatched rounds and the policy's on it, so that
-    only the few that may match come to the driver, where the hint reads them.
-
-    Examples
-    --------
-    >>> ids = pl.Series(["R-007", "r7", " Ab_c", "x0"])
-    >>> pl.select(round_key(pl.lit(ids))).to_series().to_list()
-    ['7', '7', 'abc', '0']
-    """
-    text = ids.cast(pl.String)
-    digits = text.str.replace_all("[^0-9]", "").str.replace("^0+([0-9])", "${1}")
-    loose = text.str.to_lowercase().str.replace_all("[^a-z0-9]", "")
-    return pl.when(digits != "").then(digits).otherwise(loose)
 
 
 def check_keys(
