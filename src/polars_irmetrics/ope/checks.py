@@ -1044,11 +1044,27 @@ def check_position(options: EvalOptions, schema: pl.Schema) -> None:
 
 
 #: The estimators whose shrunk weight is 0 / 0 at a weight of 0 for one ``lambda``:
-#: that ``lambda``, the shrunk weight's formula and the words of that ``lambda``.
+#: that ``lambda``, the shrunk weight's formula, the words of that ``lambda`` and the
+#: ``lambda`` the fix gives.
 _UNSHRUNK = {
-    "dr_os": (0.0, "lambda w / (w^2 + lambda)", "lambda=0 (obp's default)"),
-    "sg_ips": (1.0, "w / (1 - lambda + lambda w)", "lambda=1"),
-    "sg_dr": (1.0, "w / (1 - lambda + lambda w)", "lambda=1"),
+    "dr_os": (
+        0.0,
+        "lambda w / (w^2 + lambda)",
+        "lambda=0 (obp's default)",
+        "a positive value, e.g. dr_os(lambda=1)",
+    ),
+    "sg_ips": (
+        1.0,
+        "w / (1 - lambda + lambda w)",
+        "lambda=1",
+        "a value below 1, e.g. sg_ips(lambda=0.5)",
+    ),
+    "sg_dr": (
+        1.0,
+        "w / (1 - lambda + lambda w)",
+        "lambda=1",
+        "a value below 1, e.g. sg_dr(lambda=0.5)",
+    ),
 }
 
 
@@ -1101,13 +1117,7 @@ def warn_unshrunk(
                 continue
             first = ", ".join(f"{k}={nan[k][0]}" for k in by)
             where = f"in {nan.height} by group(s) (first: {first})" if by else "in the log"
-            name = names[label]
-            _, formula, lam = _UNSHRUNK[name]
-            fix = (
-                "a positive value, e.g. dr_os(lambda=1)"
-                if name == "dr_os"
-                else f"a value below 1, e.g. {name}(lambda=0.5)"
-            )
+            _, formula, lam, fix = _UNSHRUNK[names[label]]
             warn_from_plan(
                 f"metric {label!r} is NaN {where}: with {lam} its shrunk weight {formula} "
                 "is 0 / 0 where the policy gives the logged action probability 0 (a weight "
