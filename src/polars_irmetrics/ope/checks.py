@@ -463,6 +463,7 @@ def with_wide_q_hat(
     reward_model: pl.LazyFrame | None,
     keys: Sequence[str],
     action: str,
+    dtype: pl.DataType | None = None,
 ) -> tuple[pl.LazyFrame, list[Check]]:
     """``rows`` and ``checks`` with, after the check of a missing ``q_hat`` (named
     ``"q_large"``, else last), the refusal of an integer ``q_hat`` of magnitude 2**53 or
@@ -472,7 +473,8 @@ def with_wide_q_hat(
     as 2**53), as the rewards' check (:func:`with_wide_reward_check`) refuses them in
     the log. Read from the reward model alone (a filter of its rows, named by ``keys``
     and ``action``): one row, ``"<n> value(s) ... (first: ...)"``, joined to every row,
-    as :func:`with_null_ids` counts its null ids.
+    as :func:`with_null_ids` counts its null ids. ``dtype``: the reward model's ``q_hat``
+    dtype where the caller has read it (else read here).
 
     >>> model = pl.LazyFrame({"round_id": [2, 1], "action": [0, 1], "q_hat": [2**53 + 1, 3]})
     >>> rows, checks = with_wide_q_hat(pl.LazyFrame({"x": [1]}), [], model, ["round_id"], "action")
@@ -483,7 +485,8 @@ def with_wide_q_hat(
     """
     if reward_model is None:
         return rows, checks
-    dtype = reward_model.collect_schema()["q_hat"]
+    if dtype is None:
+        dtype = reward_model.collect_schema()["q_hat"]
     listed = isinstance(dtype, pl.List | pl.Array)
     inner = dtype.inner if isinstance(dtype, pl.List | pl.Array) else dtype
     if inner is None or inner.is_float() or not inner.is_numeric():

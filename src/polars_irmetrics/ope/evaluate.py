@@ -460,7 +460,7 @@ def _ope_plan(
             log, requests, policy, options, scaling, parts=parts, weights=weights, peaks=peaks
         )
     propensity = "pscore_cascade" if kind == "cascade" else options.propensity
-    keys, action = _check_schemas(
+    keys, action, (reward_dtype, q_hat_dtype) = _check_schemas(
         log, policy, reward_model, by, options, propensity, positions=kind == "cascade"
     )
     listed = is_listed(policy)
@@ -482,10 +482,9 @@ def _ope_plan(
         rows = with_policy_below(rows, policy, keys, log.collect_schema(), _POLICY_BELOW)
     rows = with_null_ids(rows, tables, keys)
     checks = _checks(options, keys, reward_model is not None, propensity, listed=listed)
-    reward_dtype = log_given.collect_schema()[options.reward]
     checks = with_wide_reward_check(checks, options.reward, reward_dtype)
     # an integer q_hat a Float64 would round (2**53 + 1 read as 2**53)
-    rows, checks = with_wide_q_hat(rows, checks, reward_model, keys, action)
+    rows, checks = with_wide_q_hat(rows, checks, reward_model, keys, action, q_hat_dtype)
     # a logged round the policy (or the reward model: no q_hat) lacks: the hint of round
     # ids spelt apart (on its path)
     hints = {"policy_round": round_hint(log_given, policy_given, options.round_id, "policy=")}
@@ -1021,9 +1020,11 @@ def _check_schemas(
     propensity: str,
     *,
     positions: bool,
-) -> tuple[list[str], str]:
+) -> tuple[list[str], str, tuple[pl.DataType, pl.DataType | None]]:
     """The join keys (``round_id[, position]``) and the action column, the tables'
-    columns and dtypes checked (raised now, before anything is computed)."""
+    columns and dtypes checked (raised now, before anything is computed); with the
+    dtypes of the log's rewards and of the reward model's ``q_hat`` (``None``: no reward
+    model), read here once for their own checks."""
     if propensity in by:  # cascade_dr's own column (the others are refused at the call)
         raise log_key_error(
             by, propensity, "the logging policy's cascade propensities (read by cascade_dr)"
@@ -1092,7 +1093,8 @@ def _check_schemas(
         check_numeric(log_schema, column, "log", integer=False)
     if len(keys) > 1:
         check_numeric(log_schema, options.position, "log", integer=True)
-    return keys, action
+    q_hat = None if reward_model is None else tables[-1][1][tables[-1][2]]
+    return keys, action, (log_schema[options.reward], q_hat)
 
 
 def _refuse_slate_policy(schema: pl.Schema) -> None:
