@@ -772,17 +772,23 @@ def parse_metric_list(
     ...
     polars_irmetrics.errors.MetricParameterError: metric 'mar': mar needs a cutoff, e.g. 'mar@10'
     """
-    if usable is not None:
+    if usable is None:
+        return _parse_list(metrics)
+    try:
+        parsed = _parse_list(metrics)
+    except IrmError:  # a missing cutoff? read at @10, the metric may be refused first
         token = _ASSUMED_CUTOFF.set(10)
         try:
             assumed = _parse_list(metrics)
-        except IrmError:  # refused for its spelling: the parse below says so
+        except IrmError:  # refused for its spelling: the first parse's words stand
             assumed = None
         finally:
             _ASSUMED_CUTOFF.reset(token)
         if assumed is not None:
             usable(assumed)
-    return _parse_list(metrics)
+        raise
+    usable(parsed)  # each metric string parsed once where nothing is refused
+    return parsed
 
 
 def _parse_list(metrics: str | Iterable[str]) -> list[tuple[str, MetricRequest]]:
