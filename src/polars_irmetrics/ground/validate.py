@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 import polars as pl
+from polars.datatypes import DataTypeClass
 
 from polars_irmetrics.errors import (
     ColumnNotFoundError,
@@ -101,6 +102,7 @@ __all__ = [
     "warn_on_judged",
     "warn_on_pairs",
     "warns_of_features",
+    "wide_numbers",
     "with_common_ids",
     "with_common_key_frames",
     "with_common_keys",
@@ -138,6 +140,25 @@ ODD_DOCS = f"{INTERNAL}odd_docs"
 #: order column, a metric's mean, a rank written as a float) is refused beyond it,
 #: never read as its neighbour.
 FLOAT64_EXACT = 2**53
+
+
+def wide_numbers(dtype: pl.DataType | DataTypeClass) -> bool:
+    """Whether ``dtype`` holds integers beyond 2**53 (Float64's exact integers): Int64,
+    UInt64, the 128-bit integers, and decimals of more than 15 digits. A plan that reads
+    such a column as Float64 checks it against :data:`FLOAT64_EXACT`; any other dtype
+    is read exactly (a float as the numbers it holds, a narrower integer as its Float64).
+
+    >>> [wide_numbers(d) for d in (pl.Int64(), pl.Int32(), pl.Float64(), pl.Decimal(18, 2))]
+    [True, False, False, True]
+    >>> wide_numbers(pl.List(pl.UInt64).inner)  # a class where given as one
+    True
+    """
+    if dtype is pl.Decimal:  # a class (a list's inner dtype may be one): any precision
+        return True
+    if isinstance(dtype, pl.Decimal):
+        return dtype.precision is None or dtype.precision > 15
+    return dtype in (pl.Int64, pl.UInt64, pl.Int128, pl.UInt128)
+
 
 #: The fix a missing id column of the run names, and one of the judgments: one wording
 #: whatever metric reads them.

@@ -41,6 +41,7 @@ from polars_irmetrics.ground.validate import (
     numeric_cast_fix,
     require_columns,
     warn_from_plan,
+    wide_numbers,
 )
 from polars_irmetrics.metrics.online import ClickMetric, ClickScope
 from polars_irmetrics.metrics.registry import MetricRequest
@@ -610,7 +611,7 @@ def _checks(
         # a NaN where no click is decides nothing (pandas' missing value, as a null)
         checks["nan_dwell"] = (clicked & dwell.is_nan()).sum()
         checks["infinite_dwell"] = dwell.is_infinite().sum()
-        if not schema[columns.dwell].is_float():  # read in Float64 (_numeric)
+        if wide_numbers(schema[columns.dwell]):  # read in Float64 (_numeric)
             checks["wide_dwell"] = (dwell.abs() >= FLOAT64_EXACT).sum()
     if "converted" in used and converted is not None:
         checks["null_converted"] = converted.is_null().sum()

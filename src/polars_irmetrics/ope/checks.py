@@ -27,6 +27,7 @@ from polars_irmetrics.ground.validate import (
     null_ids_count,
     null_ids_error,
     warn_from_plan,
+    wide_numbers,
 )
 from polars_irmetrics.ground.warning_order import warns_in_order
 from polars_irmetrics.metrics.ope import SLATE_COLUMNS, ope_parameter
@@ -420,10 +421,11 @@ def infinite_reward_check(reward: str) -> Check:
 def with_wide_reward_check(checks: list[Check], reward: str, dtype: pl.DataType) -> list[Check]:
     """``checks`` with, after the null or NaN reward's check (named ``"reward"``), the
     refusal of an integer reward of magnitude 2**53 or more where the log's ``reward``
-    column is not of a float dtype (``dtype``): the estimates read the rewards as
-    Float64 numbers, which merge such an integer with its neighbours (2**53 + 1 reads as
-    2**53), as the prediction metrics refuse such labels. A float column is read as the
-    numbers it holds, exactly: nothing is added.
+    column's ``dtype`` can hold one (:func:`~polars_irmetrics.ground.validate.wide_numbers`):
+    the estimates read the rewards as Float64 numbers, which merge such an integer with
+    its neighbours (2**53 + 1 reads as 2**53), as the prediction metrics refuse such
+    labels. Any other dtype (a float, a narrower integer) is read exactly: nothing is
+    added.
 
     >>> checks = with_wide_reward_check([], "reward", pl.Int64())
     >>> frame = pl.DataFrame({"reward": [2**53, -(2**53) + 1, 1, None]})
@@ -432,7 +434,7 @@ def with_wide_reward_check(checks: list[Check], reward: str, dtype: pl.DataType)
     >>> with_wide_reward_check([], "reward", pl.Float64())
     []
     """
-    if dtype.is_float():
+    if not wide_numbers(dtype):
         return checks
     value = pl.col(reward).cast(pl.Float64)
     wide = Check(
@@ -467,8 +469,9 @@ def with_wide_q_hat(
 ) -> tuple[pl.LazyFrame, list[Check]]:
     """``rows`` and ``checks`` with, after the check of a missing ``q_hat`` (named
     ``"q_large"``, else last), the refusal of an integer ``q_hat`` of magnitude 2**53 or
-    more where the reward model's ``q_hat`` is not of a float dtype (a list of them in
-    the list shape, its item's index named as the ``action``): the estimates read it as
+    more where the reward model's ``q_hat`` dtype can hold one
+    (:func:`~polars_irmetrics.ground.validate.wide_numbers`; a list of them in the list
+    shape, its item's index named as the ``action``): the estimates read it as
     a Float64 number, which merges such an integer with its neighbours (2**53 + 1 reads
     as 2**53), as the rewards' check (:func:`with_wide_reward_check`) refuses them in
     the log. Read from the reward model alone (a filter of its rows, named by ``keys``
@@ -489,7 +492,7 @@ def with_wide_q_hat(
         dtype = reward_model.collect_schema()["q_hat"]
     listed = isinstance(dtype, pl.List | pl.Array)
     inner = dtype.inner if isinstance(dtype, pl.List | pl.Array) else dtype
-    if inner is None or inner.is_float() or not inner.is_numeric():
+    if inner is None or not wide_numbers(inner):
         return rows, checks
     ids = [*keys, action]
     if listed:  # an item's index is its action

@@ -102,6 +102,7 @@ from polars_irmetrics.ground.validate import (
     require_columns,
     system_name,
     warn_on_pairs,
+    wide_numbers,
     with_tally_and_values,
 )
 from polars_irmetrics.ground.warning_order import warns_in_order
@@ -152,7 +153,6 @@ __all__ = [
     "group",
     "prepare_rows",
     "scale_aggs",
-    "wide_numbers",
     "with_first_passes",
     "with_means",
 ]
@@ -949,14 +949,6 @@ def _check_dtypes(schema: pl.Schema, options: EvalOptions, names: frozenset[str]
         )
     if dtype != pl.String:
         refuse_zero_positive(positive, options.label)
-
-
-def wide_numbers(dtype: pl.DataType) -> bool:
-    """Whether ``dtype`` holds integers beyond 2**53 (Float64's exact integers): Int64,
-    UInt64, the 128-bit integers, and decimals of more than 15 digits."""
-    if isinstance(dtype, pl.Decimal):
-        return dtype.precision is None or dtype.precision > 15
-    return dtype in (pl.Int64, pl.UInt64, pl.Int128, pl.UInt128)
 
 
 def _key_checks(options: EvalOptions) -> list[_Check]:

@@ -46,7 +46,7 @@ from polars_irmetrics.ground.options import (
     checked_positive_label,
     refuse_zero_positive,
 )
-from polars_irmetrics.ground.validate import FLOAT64_EXACT
+from polars_irmetrics.ground.validate import FLOAT64_EXACT, wide_numbers
 from polars_irmetrics.metrics.prediction import (
     BINARY_METRICS,
     PROBABILITY_METRICS,
@@ -55,7 +55,6 @@ from polars_irmetrics.metrics.prediction import (
 from polars_irmetrics.metrics.registry import request
 from polars_irmetrics.metrics.scope import FIXED_FLOOR, FIXED_LIMIT
 from polars_irmetrics.metrics.spec import ParamValue
-from polars_irmetrics.prediction.evaluate import wide_numbers
 from polars_irmetrics.prediction.statistics import RATING_METRICS, group_values
 
 __all__ = [
