@@ -841,17 +841,17 @@ def action_shift(taken: pl.LazyFrame, shown: pl.LazyFrame, action: str) -> pl.La
     # Int128: a UInt64 id plus one, or an Int64 one minus one, stays exact
     policy = taken.select(pl.col(action).cast(pl.Int128)).unique()
     log = shown.select(pl.col(action).cast(pl.Int128)).drop_nulls().unique()
+    lows = pl.concat(
+        [
+            log.select(pl.col(action).min().alias("lo")),
+            policy.select(pl.col(action).min().alias("p_lo")),
+        ],
+        how="horizontal",
+    )
     parts = []
     for step in (1, -1):
         moved = log.select(pl.col(action) + step)
         missing = moved.join(policy, on=action, how="anti").select(pl.len().alias("n"))
-        lows = pl.concat(
-            [
-                log.select(pl.col(action).min().alias("lo")),
-                policy.select(pl.col(action).min().alias("p_lo")),
-            ],
-            how="horizontal",
-        )
         fits = pl.concat([missing, lows], how="horizontal").select(
             (
                 (pl.col("n") == 0)
