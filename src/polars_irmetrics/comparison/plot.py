@@ -307,23 +307,26 @@ DEFAULT_ALPHA = 0.05
 
 def check_flags(
     frame: pl.DataFrame,
-    alpha: float | None,
+    given: float | None,
     *,
-    said: str,
+    given_as: str,
+    recorded: float | None,
     reader: str,
     fix: str,
     tukey: bool = False,
 ) -> None:
     """Refuse a comparison row (``frame``, named "result") whose ``significant`` says
-    other than its p-value at ``alpha`` (``None``: :data:`DEFAULT_ALPHA`, said so):
+    other than its p-value at alpha: ``given`` (the caller's keyword ``given_as``), else
+    ``recorded`` (the one :func:`~polars_irmetrics.compare` recorded for the frame), else
+    :data:`DEFAULT_ALPHA`, the message saying which:
     :func:`~polars_irmetrics.compare` writes ``p_adjusted <= alpha``
     (:func:`~polars_irmetrics.tukey_hsd`, which has no ``p_adjusted``, ``p_value <=
     alpha``: ``tukey``), so a frame edited or built by hand with ``significant`` True
     beside ``p_adjusted`` 0.9 would have ``reader`` mark a difference no test found (and
     False beside 0.001 leave one out). A comparison without ``p_adjusted`` is read by its
     ``p_value``, which no correction raises above the adjusted one: only a True beside
-    a ``p_value`` above ``alpha`` is refused there (unless ``tukey``). ``said`` names where ``alpha`` came from, ``fix``
-    ends the message. Run :func:`check_dtypes` and :func:`check_significance` first; a
+    a ``p_value`` above ``alpha`` is refused there (unless ``tukey``). ``fix`` ends the
+    message. Run :func:`check_dtypes` and :func:`check_significance` first; a
     null p-value is left to the caller. The first row is named by its ``metric``,
     ``system`` and ``baseline``.
 
@@ -331,8 +334,10 @@ def check_flags(
     --------
     >>> rows = pl.DataFrame({"metric": ["map"], "system": ["b"], "baseline": ["a"],
     ...                      "significant": [True], "p_adjusted": [0.9]})
-    >>> check_flags(rows, 0.95, said="given as options=", reader="the report", fix="drop them")
-    >>> check_flags(rows, None, said="", reader="the report", fix="drop them")
+    >>> check_flags(rows, 0.95, given_as="options=", recorded=None, reader="the report",
+    ...             fix="drop them")
+    >>> check_flags(rows, None, given_as="options=", recorded=None, reader="the report",
+    ...             fix="drop them")
     Traceback (most recent call last):
     ...
     polars_irmetrics.errors.InvalidValueError: column 'significant' of result is True on 1 row(s) where p_adjusted is above alpha 0.05 (first: metric 'map', system 'b', baseline 'a', p_adjusted 0.9; alpha: the default, as none was recorded for this frame nor given): significant is p_adjusted <= alpha, so the report would mark a difference the test did not find; drop them
@@ -342,8 +347,12 @@ def check_flags(
         return
     if not frame.schema[column].is_numeric() or frame.schema["significant"] != pl.Boolean:
         return  # refused by check_dtypes, or nulls only (refused where read)
-    level = DEFAULT_ALPHA if alpha is None else alpha
-    where = said or "the default, as none was recorded for this frame nor given"
+    if given is not None:
+        level, where = given, f"given as {given_as}"
+    elif recorded is not None:
+        level, where = recorded, "recorded by irm.compare"
+    else:
+        level, where = DEFAULT_ALPHA, "the default, as none was recorded for this frame nor given"
     keys = [key for key in ("metric", "system", "baseline") if key in frame.columns]
     p = pl.col(column).cast(pl.Float64)
     flagged = pl.col("significant")
@@ -875,13 +884,11 @@ def plot_significance_matrix(
             "say; pass the result of irm.compare, or drop those rows",
         )
         one_mean_each(rows, "the matrix would read one of them")
-    said = "given as alpha="
-    if alpha is None and record is not None:
-        alpha, said = record.options.alpha, "recorded by irm.compare"
     check_flags(
         rows,
         alpha,
-        said=said if alpha is not None else "",
+        given_as="alpha=",
+        recorded=None if record is None else record.options.alpha,
         reader="the matrix",
         fix="pass the frame irm.compare returned, or alpha= the alpha it ran with",
     )

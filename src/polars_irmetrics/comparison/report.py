@@ -235,12 +235,11 @@ def check_report(result: object, digits: object, options: object, *, values: boo
                 f"alternative={options.alternative!r}"
             )
     if values:  # the markers read significant: it must say what its p-value says
-        stated = options if options is not None else None if record is None else record.options
-        said = "given as options=" if options is not None else "recorded by irm.compare"
         check_flags(
             result,
-            None if stated is None else stated.alpha,
-            said=said if stated is not None else "",
+            None if options is None else options.alpha,
+            given_as="options=",
+            recorded=None if record is None else record.options.alpha,
             tukey=record is not None and record.procedure == "tukey_hsd",
             reader="the report",
             fix="pass the frame irm.compare returned, or options=CompareOptions(alpha=...) "
