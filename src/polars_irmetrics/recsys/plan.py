@@ -1268,25 +1268,30 @@ def spelling_hints(tables: Tables, options: RecsysOptions) -> dict[str, Callable
     if tables.interactions is None:  # pragma: no cover - called with interactions
         return {}
     item = _spelt_hint(tables.recommendations, tables.interactions, options.item_id, options)
-    return {} if item is None else {"no_popularity": item, "no_cooccurrence": item}
+    return {"no_popularity": item, "no_cooccurrence": item}
 
 
 def _spelt_hint(
     recs: pl.LazyFrame, held: pl.LazyFrame, column: str, options: RecsysOptions
-) -> Callable[[], str | None] | None:
+) -> Callable[[], str | None]:
     """:func:`spelling_hints`' hint of the item ``column`` of ``recs`` (the
     recommendations, or the items of theirs the interactions lack) against ``held``
-    (the interactions); ``None`` where the ids are not text in both."""
-    ran, kept = recs.collect_schema(), held.collect_schema()
-    if column not in ran or column not in kept:
-        return None
-    if not (is_text(ran[column]) and is_text(kept[column])):
-        return None
-    frame = _frame(options)
-    sides = Sides(f"the {frame}", "the interactions", f"the {frame} and the interactions")
-    return lambda: spelling_hint(
-        recs.select(column), held.select(column), column, within=None, noun="item", sides=sides
-    )
+    (the interactions): ``None`` where the ids are not text in both. Everything read
+    when it is called (where a check fails), nothing while the plan is built."""
+
+    def hint() -> str | None:
+        ran, kept = recs.collect_schema(), held.collect_schema()
+        if column not in ran or column not in kept:
+            return None
+        if not (is_text(ran[column]) and is_text(kept[column])):
+            return None
+        frame = _frame(options)
+        sides = Sides(f"the {frame}", "the interactions", f"the {frame} and the interactions")
+        return spelling_hint(
+            recs.select(column), held.select(column), column, within=None, noun="item", sides=sides
+        )
+
+    return hint
 
 
 def _words(options: RecsysOptions) -> Words:
@@ -1553,5 +1558,5 @@ def raise_on_unseen_items(
     )
     # the hint of items spelt apart, from every unseen item (those the interactions lack)
     hint = _spelt_hint(rows, interactions, item, options)
-    words = replace(_words(options), hints={} if hint is None else {check: hint})
+    words = replace(_words(options), hints={check: hint})
     raise_on_flags(_aggregate(joined, by, exprs).collect(), words)
