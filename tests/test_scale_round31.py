@@ -97,9 +97,11 @@ def test_each_limit_names_its_measure(
 
 
 @pytest.mark.parametrize("lazy", [False, True])
-def test_an_integer_timestamp_beyond_2_53_is_refused(lazy: bool) -> None:
-    # nanoseconds since the epoch as Int64, 100 apart: read as seconds in Float64 they
-    # merged (time_to_first_click 0.0); as a Datetime they are exact
+@pytest.mark.parametrize("dtype", [pl.Int64(), pl.Decimal(20, 0)])
+def test_an_integer_timestamp_beyond_2_53_is_refused(lazy: bool, dtype: pl.DataType) -> None:
+    # nanoseconds since the epoch as Int64 (or a Decimal of 20 digits), 100 apart: read
+    # as seconds in Float64 they merged (time_to_first_click 0.0); as a Datetime they
+    # are exact
     log = pl.DataFrame(
         {
             "session_id": ["s", "s", "t", "t"],
@@ -107,17 +109,18 @@ def test_an_integer_timestamp_beyond_2_53_is_refused(lazy: bool) -> None:
             "clicked": [False, True, True, False],
             "timestamp": [5, 7, 2**53 + 1, 2**53 + 101],
         }
-    )
+    ).with_columns(pl.col("timestamp").cast(dtype))
     frame = log.lazy() if lazy else log
     message = re.escape(
         "column 'timestamp' of the log has 2 integer(s) of magnitude 2**53 or more in "
         "session 't'; a numeric timestamp is read as seconds, in Float64, where integers "
         "beyond 2**53 merge with their neighbours (nanoseconds since the epoch?): convert "
-        "it to a Datetime, read exactly, e.g. pl.from_epoch('timestamp', time_unit='ns')"
+        "it to a Datetime, read exactly, e.g. pl.from_epoch(pl.col('timestamp').cast(pl.Int64), "
+        "time_unit='ns')"
     )
     with pytest.raises(InvalidValueError, match=message):
         _collect(irm.evaluate_online(frame, ["time_to_first_click"], per_session=True))
-    fixed = frame.with_columns(pl.from_epoch("timestamp", time_unit="ns"))
+    fixed = frame.with_columns(pl.from_epoch(pl.col("timestamp").cast(pl.Int64), time_unit="ns"))
     out = _collect(irm.evaluate_online(fixed, ["time_to_first_click"], per_session=True))
     assert out.sort("session_id")["time_to_first_click"].to_list() == [2e-9, 0.0]
 

@@ -245,7 +245,8 @@ _CHECKS: tuple[tuple[str, type[Exception], str, str], ...] = (
         "column {col!r} of the log has {n} integer(s) of magnitude 2**53 or more in session "
         "{session}; a numeric timestamp is read as seconds, in Float64, where integers beyond "
         "2**53 merge with their neighbours (nanoseconds since the epoch?): convert it to a "
-        "Datetime, read exactly, e.g. pl.from_epoch({col!r}, time_unit='ns')",
+        "Datetime, read exactly, e.g. pl.from_epoch(pl.col({col!r}).cast(pl.Int64), "
+        "time_unit='ns')",
     ),
 )
 
@@ -621,7 +622,9 @@ def _checks(
         checks["null_timestamp"] = timestamp.is_null().sum()
         as_float = timestamp.cast(pl.Float64)  # a whole count is finite
         checks["nonfinite_timestamp"] = (as_float.is_nan() | as_float.is_infinite()).sum()
-        if schema[columns.timestamp].is_integer():  # as seconds, in Float64 (_seconds)
+        # as seconds, in Float64 (_seconds): an Int64 or a Decimal of over 15 digits
+        # (a Decimal(20, 0) of nanoseconds) may hold integers Float64 merges
+        if wide_numbers(schema[columns.timestamp]):
             whole = pl.col(columns.timestamp).cast(pl.Float64).abs()
             checks["wide_timestamp"] = (whole >= FLOAT64_EXACT).sum()
     return [expr.cast(pl.Int64).alias(_flag(name)) for name, expr in checks.items()]
