@@ -54,7 +54,14 @@ from polars_irmetrics.engines._partition import (
 from polars_irmetrics.errors import CoverageWarning, InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.lists import is_list_column
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import Hint, common_id_dtype, systems_row
+from polars_irmetrics.ground.validate import (
+    INTERNAL,
+    Hint,
+    common_id_dtype,
+    is_text,
+    kind_of,
+    systems_row,
+)
 from polars_irmetrics.metrics.registry import INPUTS, means, parse_metric_list, split_routes
 
 if TYPE_CHECKING:
@@ -62,11 +69,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AgreementJob",
+    "CoverageCounts",
+    "PartCounts",
     "agreement_finish",
     "agreement_part",
     "agreement_route",
+    "document_counts",
+    "part_counts",
     "prepare_agreement",
     "split_marks",
+    "summed_counts",
     "warn_on_reference",
     "warn_on_tied",
 ]
@@ -283,9 +295,9 @@ def warn_on_reference(
     job: AgreementJob,
     total: int,
     held: int,
-    docs: int,
-    held_docs: int,
-    by_system: tuple[pl.DataFrame, pl.DataFrame] | None = None,
+    docs: int | None,
+    held_docs: int | None,
+    by_system: tuple[pl.DataFrame, pl.DataFrame | None] | None = None,
     *,
     references: tuple[pl.DataFrame, pl.DataFrame | None] | None = None,
     hint: Hint | None = None,
@@ -299,11 +311,18 @@ def warn_on_reference(
     lacks is named, as one machine names it. ``references``: the reverse, the
     reference's queries the run misses (:func:`reference_counts`); ``hint``: the
     reference's query ids the run misses that match one of the run's once their
-    spelling is ignored (:func:`~polars_irmetrics.agreement.coverage.missed_hint`)."""
-    row: dict[str, object] = {RUN_QUERIES: total, HELD: held, RUN_DOCS: docs, HELD_DOCS: held_docs}
+    spelling is ignored (:func:`~polars_irmetrics.agreement.coverage.missed_hint`).
+    ``docs`` and ``held_docs`` ``None`` (and ``by_system``'s documents): not counted,
+    where the reference is known to list a document of the run and of each system (the
+    warning of documents that do not line up cannot be given: :func:`summed_counts`)."""
+    row: dict[str, object] = {RUN_QUERIES: total, HELD: held}
+    if docs is not None:
+        row |= {RUN_DOCS: docs, HELD_DOCS: held_docs}
     systems = job.options.system_keys
     if by_system is not None and systems:
         for counts, matched in zip(by_system, (HELD, HELD_DOCS), strict=True):
+            if counts is None:
+                continue
             renamed = counts.lazy().rename({"held": matched})
             row |= systems_row(renamed, systems, "total", matched).collect().row(0, named=True)
     if references is not None:
@@ -362,3 +381,208 @@ def reference_keys(job: AgreementJob) -> list[str]:
     reference has (the others: one reference serves every group), then the query id."""
     shared = [k for k in job.options.by_keys if k in job.reference_schema]
     return [*shared, job.options.query_id]
+
+
+@dataclass(frozen=True)
+class PartCounts:
+    """What one part of a split run (every row of its queries, from both tables) counts
+    for the whole run's warning of the reference's coverage (:func:`part_counts`).
+    The query keys of one query id are in one part only, so its distinct keys are no
+    other part's: the counts add up across parts. The documents do not (one document
+    is listed in many queries): each part proves only whether some document of its run
+    is listed by its reference (the whole run's ``held_docs`` is then above 0, and so is
+    each system's it proves), and keeps its distinct documents for the whole count,
+    read only where no part proves it (:func:`needs_documents`)."""
+
+    #: The run's distinct query keys, and how many of them the reference holds.
+    total: int
+    matched: int
+    #: Per system (its keys, ``total`` and ``held``): the run's query keys counted.
+    by_system: pl.DataFrame | None
+    #: The reference's distinct query keys (on its keys), counted (``n``) per system key
+    #: it holds.
+    found: pl.DataFrame
+    #: The run's distinct groups of the ``by`` keys the reference lacks (``None``: it
+    #: lacks none).
+    every: pl.DataFrame | None
+    #: The query ids (as text) of the run the reference lacks, and of the reference the
+    #: run lacks (``None`` where the ids are not text).
+    spelt: tuple[pl.DataFrame, pl.DataFrame] | None
+    #: Whether a document of the run is listed by the reference (this part's); with
+    #: systems, the systems of the run's documents and those of them it proves so.
+    proven: bool
+    seen: pl.DataFrame | None
+    proven_systems: pl.DataFrame | None
+    #: The run's distinct documents (with its system keys) and the reference's, in one
+    #: dtype.
+    documents: tuple[pl.DataFrame, pl.DataFrame]
+
+
+@dataclass(frozen=True)
+class CoverageCounts:
+    """The whole run's counts for :func:`warn_on_reference`, every part's added up
+    (:func:`summed_counts`); ``needs_documents``: whether the documents' counts must be
+    read (no part proved that the reference lists a document of the run, or of some
+    system)."""
+
+    total: int
+    matched: int
+    by_system: pl.DataFrame | None
+    found: pl.DataFrame
+    every: pl.DataFrame | None
+    spelt: tuple[pl.DataFrame, pl.DataFrame] | None
+    needs_documents: bool
+
+
+def _long_side(frame: pl.DataFrame, doc_id: str, explode: bool) -> pl.DataFrame:
+    """A side's rows as the long form holds them: a list-shaped side's rows whose list
+    holds a document (with ``explode``, one row per element); another side as it is."""
+    dtype = frame.schema[doc_id]
+    if not isinstance(dtype, pl.List | pl.Array):
+        return frame
+    kept = frame.with_columns(pl.col(doc_id).cast(pl.List(dtype.inner)))
+    kept = kept.filter(pl.col(doc_id).list.len() > 0)
+    return kept.explode(doc_id) if explode else kept
+
+
+def _aligned(
+    left: pl.DataFrame, right: pl.DataFrame, columns: Sequence[str]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """``left`` and ``right`` with each id column of ``columns`` whose dtypes differ
+    cast to :func:`~polars_irmetrics.ground.validate.common_id_dtype` of both (ids of
+    one kind; another column is left as it is: the part's plan refused two kinds)."""
+    for column in columns:
+        dtypes = [left.schema[column], right.schema[column]]
+        if dtypes[0] == dtypes[1] or any(kind_of(d) is None for d in dtypes):
+            continue
+        common = common_id_dtype(dtypes)
+        left, right = (f.with_columns(pl.col(column).cast(common)) for f in (left, right))
+    return left, right
+
+
+def part_counts(job: AgreementJob, run: pl.DataFrame, reference: pl.DataFrame) -> PartCounts:
+    """One part's counts (:class:`PartCounts`), from its rows of the run and of the
+    reference (in :attr:`AgreementJob.run_schema` and
+    :attr:`AgreementJob.reference_schema`): null keys match null keys, as one
+    machine's joins match them.
+
+    Examples
+    --------
+    >>> schema = pa.schema([("query_id", pa.string()), ("doc_id", pa.string()),
+    ...                     ("score", pa.float64())])
+    >>> job = prepare_agreement(schema, schema, ["rbo"], EvalOptions())
+    >>> run = pl.DataFrame({"query_id": ["a", "b"], "doc_id": ["x", "y"], "score": [1.0, 1.0]})
+    >>> counts = part_counts(job, run, run.filter(pl.col("query_id") == "b"))
+    >>> counts.total, counts.matched, counts.proven, counts.found.rows()
+    (2, 1, True, [(1,)])
+    """
+    options = job.options
+    doc_id, query_id = options.doc_id, options.query_id
+    on = reference_keys(job)
+    systems = list(options.system_keys)
+    ran = _long_side(run, doc_id, explode=False).select(job.keys).unique()
+    found = _long_side(reference, doc_id, explode=False).select(on).unique()
+    ran, found = _aligned(ran, found, on)
+    held = f"{INTERNAL}held"
+    joined = ran.join(
+        found.with_columns(pl.lit(True).alias(held)), on=on, how="left", nulls_equal=True
+    )
+    counts = [
+        pl.len().cast(pl.Int64).alias("total"),
+        pl.col(held).count().cast(pl.Int64).alias("held"),
+    ]
+    by_system = joined.group_by(systems).agg(counts) if systems else None
+    found_systems = [k for k in systems if k in on]
+    n = pl.len().cast(pl.Int64).alias("n")
+    counted = found.group_by(found_systems).agg(n) if found_systems else found.select(n)
+    missing = [k for k in job.keys if k not in on]
+    every = _long_side(run, doc_id, explode=False).select(missing).unique() if missing else None
+    spelt = None
+    if is_text(job.run_schema[query_id]):
+        text = pl.col(query_id).cast(pl.String)
+        ids = [side.select(text).unique() for side in (ran, found)]
+        spelt = (
+            ids[0].join(ids[1], on=query_id, how="anti", nulls_equal=True),
+            ids[1].join(ids[0], on=query_id, how="anti", nulls_equal=True),
+        )
+    docs = _long_side(run, doc_id, explode=True).select(*systems, doc_id).unique()
+    listed = _long_side(reference, doc_id, explode=True).select(doc_id).unique()
+    docs, listed = _aligned(docs, listed, [doc_id])
+    hit = docs.join(listed, on=doc_id, how="semi", nulls_equal=True)
+    return PartCounts(
+        total=ran.height,
+        matched=joined[held].count(),
+        by_system=by_system,
+        found=counted,
+        every=every,
+        spelt=spelt,
+        proven=hit.height > 0,
+        seen=docs.select(systems).unique() if systems else None,
+        proven_systems=hit.select(systems).unique() if systems else None,
+        documents=(docs, listed),
+    )
+
+
+def summed_counts(job: AgreementJob, parts: Sequence[PartCounts]) -> CoverageCounts:
+    """The whole run's counts from every part's (:func:`part_counts`), and whether its
+    documents' counts are needed: only where the reference's queries line up with some
+    of the run's (``matched``) and no part proved that the reference lists a document
+    of the run (or of some system), the one case :func:`warn_on_queries` warns of."""
+    systems = list(job.options.system_keys)
+    on = reference_keys(job)
+    total = sum(p.total for p in parts)
+    matched = sum(p.matched for p in parts)
+    by_system = None
+    if systems:
+        frames = pl.concat([p.by_system for p in parts if p.by_system is not None])
+        by_system = frames.group_by(systems).agg(pl.col("total", "held").sum())
+    found_systems = [k for k in systems if k in on]
+    found = pl.concat([p.found for p in parts])
+    found = (
+        found.group_by(found_systems).agg(pl.col("n").sum())
+        if found_systems
+        else found.select(pl.col("n").sum().cast(pl.Int64))
+    )
+    every = None
+    missing = [k for k in job.keys if k not in on]
+    if missing:
+        groups = pl.concat([p.every for p in parts if p.every is not None]).unique()
+        own = [k for k in systems if k in missing]
+        n = pl.len().cast(pl.Int64).alias("n")
+        every = groups.group_by(own).agg(n) if own else groups.select(n)
+    spelt = None
+    if parts and parts[0].spelt is not None:
+        spelt = (
+            pl.concat([p.spelt[0] for p in parts if p.spelt is not None]),
+            pl.concat([p.spelt[1] for p in parts if p.spelt is not None]),
+        )
+    needs = bool(matched) and not any(p.proven for p in parts)
+    if matched and not needs and systems:
+        seen = pl.concat([p.seen for p in parts if p.seen is not None]).unique()
+        proven = pl.concat([p.proven_systems for p in parts if p.proven_systems is not None])
+        needs = seen.join(proven, on=systems, how="anti", nulls_equal=True).height > 0
+    return CoverageCounts(total, matched, by_system, found, every, spelt, needs)
+
+
+def document_counts(
+    job: AgreementJob, documents: Sequence[tuple[pl.DataFrame, pl.DataFrame]]
+) -> tuple[int, int, pl.DataFrame | None]:
+    """The run's distinct documents and how many of them the reference lists (for any
+    query), and with systems each system's (its keys, ``total`` and ``held``), from
+    every part's documents (:attr:`PartCounts.documents`)."""
+    doc_id = job.options.doc_id
+    systems = list(job.options.system_keys)
+    held = f"{INTERNAL}held"
+    docs = pl.concat([d for d, _ in documents]).unique()
+    listed = pl.concat([f for _, f in documents]).unique()
+    marked = docs.join(
+        listed.with_columns(pl.lit(True).alias(held)), on=doc_id, how="left", nulls_equal=True
+    )
+    whole = marked.select(doc_id, held).unique(doc_id)
+    by_system = None
+    if systems:
+        by_system = marked.group_by(systems).agg(
+            pl.len().cast(pl.Int64).alias("total"),
+            pl.col(held).count().cast(pl.Int64).alias("held"),
+        )
+    return whole.height, whole[held].count(), by_system

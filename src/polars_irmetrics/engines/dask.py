@@ -1067,7 +1067,7 @@ def _refuse_wide_ids(
     routes). The document ids of the ranking metrics, the exposure measures, the means
     of per-user values and rank similarity (``metrics``) stay within each part, whose
     plan lines them up as one machine does (as Int128; rank similarity's count of the
-    documents the reference lists merges them as text): those are taken."""
+    documents the reference lists joins them in polars too): those are taken."""
     frames = {"run": run, **{k: t for k, t in tables.items() if isinstance(t, dd.DataFrame)}}
     schemas = {
         name: as_polars_frame(arrow_of(f).empty_table()).schema for name, f in frames.items()
