@@ -13,6 +13,7 @@ scheduler (in this process, where the document counts' calls are seen).
 
 from __future__ import annotations
 
+import functools
 import re
 import warnings
 from collections import Counter
@@ -34,7 +35,8 @@ from polars_irmetrics.engines.dask import _tag
 from polars_irmetrics.errors import IrmError, IrmWarning
 
 
-def _parted(count: int) -> tuple[str, str]:
+@functools.cache
+def _parted(count: int = 4) -> tuple[str, str]:
     """Two query ids that the engine's shuffle puts in two of ``count`` partitions."""
     ids = pd.DataFrame({"query_id": [f"q{i}" for i in range(40)]}).astype("string[pyarrow]")
     with dask.config.set({"dataframe.shuffle.method": "tasks"}):
@@ -44,27 +46,27 @@ def _parted(count: int) -> tuple[str, str]:
     return first[0], other[0]
 
 
-Q1, Q2 = _parted(4)
-
-
 def _to_dask(frame: pl.DataFrame) -> Any:
-    return dd.from_pandas(frame.to_pandas(types_mapper=pd.ArrowDtype), npartitions=4)
+    return dd.from_pandas(frame.to_pandas(types_mapper=pd.ArrowDtype), npartitions=2)
 
 
-def _run(system_y_doc: str) -> pl.DataFrame:
-    """System 'x' ranks Q1 ('a', 'b'), system 'y' Q2 (one document)."""
+def _run(system_y_doc: str, docs: tuple[str, str] = ("a", "b")) -> pl.DataFrame:
+    """System 'x' ranks q1 (``docs``), system 'y' q2 (one document), two queries of two
+    parts (:func:`_parted`)."""
+    q1, q2 = _parted()
     return pl.DataFrame(
         {
             "system": ["x", "x", "y"],
-            "query_id": [Q1, Q1, Q2],
-            "doc_id": ["a", "b", system_y_doc],
+            "query_id": [q1, q1, q2],
+            "doc_id": [*docs, system_y_doc],
             "rank": [1, 2, 1],
         }
     )
 
 
-#: Q1 (of system 'x') lists 'c' and 'a'; Q2 (of 'y', in the other part) lists 'd'.
-REFERENCE = _run("d").with_columns(doc_id=pl.Series(["c", "a", "d"]))
+def _reference() -> pl.DataFrame:
+    """q1 (of system 'x') lists 'c' and 'a'; q2 (of 'y', in the other part) 'd'."""
+    return _run("d", ("c", "a"))
 
 
 def _said(work: Any) -> tuple[Any, list[str]]:
@@ -90,7 +92,7 @@ def test_the_warnings_counts_add_no_merge_or_shuffle_to_the_result(systems: str 
         out = irm_dask.evaluate(
             _to_dask(run if systems else run.drop("system")),
             ["rbo", "jaccard@2"],
-            reference=_to_dask(REFERENCE if systems else REFERENCE.drop("system")),
+            reference=_to_dask(_reference() if systems else _reference().drop("system")),
             partitions=4,
             **kw,
         )
@@ -106,7 +108,7 @@ def test_the_warnings_counts_add_no_merge_or_shuffle_to_the_result(systems: str 
     assert (layers["_summed"], layers["_warn"], layers["_finish"]) == (1, 1, 1)
 
 
-#: y's document: 'd' (listed in its own query), 'c' (listed in Q1 only, in the other
+#: y's document: 'd' (listed in its own query), 'c' (listed in q1 only, in the other
 #: part: no part proves it, the whole count finds it) and 'z' (listed nowhere: warned).
 CASES = [("d", False), ("c", True), ("z", True)]
 
@@ -130,9 +132,11 @@ def test_the_documents_are_counted_only_where_no_part_proves_them_listed(
     monkeypatch.setattr(_agreement_dask, "document_counts", seen)
     run = _run(doc)
     kw: dict[str, Any] = {"systems": "system", "per_query": per_query}
-    whole, expected = _said(lambda: evaluate(run, ["rbo", "jaccard@2"], reference=REFERENCE, **kw))
+    whole, expected = _said(
+        lambda: evaluate(run, ["rbo", "jaccard@2"], reference=_reference(), **kw)
+    )
     out = irm_dask.evaluate(
-        _to_dask(run), ["rbo", "jaccard@2"], reference=_to_dask(REFERENCE), partitions=4, **kw
+        _to_dask(run), ["rbo", "jaccard@2"], reference=_to_dask(_reference()), partitions=4, **kw
     )
     got, said = _said(lambda: out.compute(scheduler="sync"))
     table = pl.from_arrow(pa.Table.from_pandas(got, preserve_index=False))
@@ -164,12 +168,14 @@ def test_a_refused_run_warns_of_nothing_and_counts_nothing(
         pl.when(pl.col("system") == "y").then(None).otherwise(pl.col("query_id")).alias("query_id")
     )
     with pytest.raises(IrmError) as machine:
-        irm.evaluate(run, ["rbo"], reference=REFERENCE, systems="system")
-    with pytest.raises(type(machine.value)) as raised:
-        _said(
-            lambda: irm_dask.evaluate(
-                _to_dask(run), ["rbo"], reference=_to_dask(REFERENCE), systems="system"
-            ).compute(scheduler="sync")
-        )
+        irm.evaluate(run, ["rbo"], reference=_reference(), systems="system")
+    out = irm_dask.evaluate(
+        _to_dask(run), ["rbo"], reference=_to_dask(_reference()), systems="system"
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(type(machine.value)) as raised:
+            out.compute(scheduler="sync")
     assert str(raised.value) == str(machine.value)
+    assert not [w for w in caught if issubclass(w.category, IrmWarning)]
     assert calls == []
