@@ -305,16 +305,16 @@ def warn_on_reference(
     """The whole run's warning when the reference lacks most of its queries: ``total``
     distinct query keys of the run (the ``by`` keys and the query id), ``held`` of them
     in the reference (on its keys: the ``by`` keys it has and the query id); or holds
-    none of its ``docs`` distinct documents (``held_docs`` of them). ``by_system``
-    (with ``systems=``): each system's counts of its query keys and of its documents
-    (the system keys, ``total`` and ``held``), so that a system the reference mostly
-    lacks is named, as one machine names it. ``references``: the reverse, the
+    none of its ``docs`` distinct documents (``held_docs`` of them; ``None``, with no
+    count of each system's documents either, where no such warning can be given: the
+    reference is known to list some document of the run and of each system, or holds
+    none of its queries).
+    ``by_system`` (with ``systems=``): each system's counts of its query keys and of its
+    documents (the system keys, ``total`` and ``held``), so that a system the reference
+    mostly lacks is named, as one machine names it. ``references``: the reverse, the
     reference's queries the run misses (:func:`reference_counts`); ``hint``: the
     reference's query ids the run misses that match one of the run's once their
-    spelling is ignored (:func:`~polars_irmetrics.agreement.coverage.missed_hint`).
-    ``docs`` and ``held_docs`` ``None`` (and ``by_system``'s documents): not counted,
-    where the reference is known to list a document of the run and of each system (the
-    warning of documents that do not line up cannot be given: :func:`summed_counts`)."""
+    spelling is ignored (:func:`~polars_irmetrics.agreement.coverage.missed_hint`)."""
     row: dict[str, object] = {RUN_QUERIES: total, HELD: held}
     if docs is not None:
         row |= {RUN_DOCS: docs, HELD_DOCS: held_docs}

@@ -5,9 +5,12 @@ The run and the reference (their columns the plan reads) are paired by query has
 engine's part number, one ``mapInArrow`` task per partition), each task giving its
 queries' values; for the means they go to one partition, where one task averages them.
 The whole run's query keys and those the reference holds are counted for the warning
-(one Spark action reads every count), once the result is computed (a run a part refuses
-warns of nothing); the queries where a correlation is null for its ties are counted by
-each task, whose tally an accumulator brings to the driver, which warns after. The
+by the result's own tasks (:mod:`~polars_irmetrics.engines._agreement_counts`), as are
+the queries where a correlation is null for its ties: each task's counts and tally an
+accumulator brings to the driver, which warns once the result is computed (a run a part
+refuses warns of nothing). The run's documents the reference lists are counted by one
+Spark action, and only where no task has shown that it lists one of them (of the run, or
+of a system): the warning of documents is given only where it lists none. The
 reference's distinct groups (the ``by``/``systems`` keys it shares with the run) are
 gathered on the driver first: a part refuses a group of the run only where the whole
 reference lacks it.
@@ -33,11 +36,11 @@ from polars_irmetrics.engines._agreement import (
     agreement_finish,
     agreement_part,
     prepare_agreement,
-    reference_keys,
     split_marks,
     warn_on_reference,
     warn_on_tied,
 )
+from polars_irmetrics.engines._agreement_counts import Counted, merged_counts, part_counts
 from polars_irmetrics.engines._partition import arrow_schema, as_polars_frame
 from polars_irmetrics.engines._spark_arrow import arrow_of
 from polars_irmetrics.engines._spark_coverage import keyed_parts, task_key
@@ -80,12 +83,13 @@ def agreement_frame(
 
     def evaluate(runs: pa.Table, other: pa.Table | None) -> pa.Table:
         values, tally = split_marks(job, carrying(agreement_part, job, runs, other))
-        tallies.add({task_key(): tally})
+        tallies.add({task_key(): (tally, part_counts(job, runs, other))})
         return values
 
     def warn_tied() -> None:
-        _warn(job, run, reference)
-        warn_on_tied(job, tallies.value.values())
+        told = list(tallies.value.values())
+        _warn(job, run, reference, merged_counts(job, (counts for _, counts in told)))
+        warn_on_tied(job, (tally for tally, _ in told))
 
     values = paired_map(
         run.select(*job.run_schema.names()),
@@ -118,68 +122,73 @@ def agreement_frame(
     return finished.toDF(*job.result_schema), warn_tied
 
 
-def _warn(job: AgreementJob, run: DataFrame, reference: DataFrame) -> None:
-    """The warning of a reference that lacks most of the run's queries, from the whole
-    run's distinct query keys and those the reference holds (on its keys), counted as
-    one machine counts them on the long form: a list-shaped side's queries where their
-    list holds a document, its documents one per element (:attr:`AgreementJob.lists`).
-    Every count is read by one Spark action (:func:`_gathered`)."""
-    on = reference_keys(job)
-    held = f"{INTERNAL}held"
+def _warn(job: AgreementJob, run: DataFrame, reference: DataFrame, counted: Counted) -> None:
+    """The warning of a reference that lacks most of the run's queries, from the counts
+    the result's tasks took (:func:`~polars_irmetrics.engines._agreement_counts.part_counts`:
+    the whole run's distinct query keys and those the reference holds, per system, the
+    reference's, and the run's groups of the ``by`` keys it lacks), counted as one
+    machine counts them on the long form: a list-shaped side's queries where their list
+    holds a document, its documents one per element (:attr:`AgreementJob.lists`). The
+    run's distinct documents and how many the reference lists (for any query), of the
+    whole run and per system, are counted by one Spark action, and only where the
+    warning of documents can be given: the reference holds some of the run's queries,
+    and some system (or the run) has no task whose reference lists one of its documents
+    (:attr:`~polars_irmetrics.engines._agreement_counts.Counted.unproven`)."""
     doc = job.options.doc_id
     run_lists, reference_lists = job.lists
+    systems = list(job.options.system_keys)
 
     def rows(frame: DataFrame, lists: bool) -> DataFrame:
         return frame.where(F.size(doc) > 0) if lists else frame
+
+    docs: tuple[int | None, int | None] = (None, None)
+    by_docs = None
+    if counted.held and counted.unproven:
+        docs, by_docs = _documents(job, run, reference)
+    by_system = None if counted.by_system is None else (counted.by_system, by_docs)
+    hint = _hint(job, rows(run, run_lists), rows(reference, reference_lists))
+    warn_on_reference(
+        job,
+        counted.total,
+        counted.held,
+        *docs,
+        by_system if systems else None,
+        references=(counted.found, counted.every),
+        hint=hint,
+    )
+
+
+def _documents(
+    job: AgreementJob, run: DataFrame, reference: DataFrame
+) -> tuple[tuple[int | None, int | None], pl.DataFrame | None]:
+    """The run's distinct documents and how many of them the reference lists (for any
+    query), and with ``systems=`` each system's (its system keys, ``total`` and
+    ``held``), a list-shaped side's documents one per element: read by one Spark action
+    (:func:`_gathered`)."""
+    held = f"{INTERNAL}held"
+    doc = job.options.doc_id
+    run_lists, reference_lists = job.lists
 
     def documents(frame: DataFrame, lists: bool, *others: str, name: str = doc) -> DataFrame:
         column = F.explode(F.col(doc)) if lists else F.col(doc)
         return frame.select(*others, column.alias(name)).distinct()
 
-    found = rows(reference, reference_lists).select(
-        *(F.col(c).alias(f"{INTERNAL}r_{c}") for c in on)
-    )
-    found = found.distinct().withColumn(held, F.lit(1))
-    keys = rows(run, run_lists).select(*job.keys).distinct()
-    same = [keys[c].eqNullSafe(found[f"{INTERNAL}r_{c}"]) for c in on]  # nulls match
-    joined = keys.join(found, same, how="left")
     listed = documents(reference, reference_lists, name=f"{INTERNAL}r_doc")
     listed = listed.withColumn(held, F.lit(1))
     docs = documents(run, run_lists)
     counted = docs.join(listed, docs[doc] == listed[f"{INTERNAL}r_doc"], how="left")
-    tallies = [F.count(F.lit(1)).alias("total"), F.count(held).alias("held")]
-    # every count of one Spark query (each a tagged part of one union), read at once
-    parts: dict[str, DataFrame] = {
-        "queries": joined.agg(*tallies),
-        "docs": counted.agg(F.count(F.lit(1)).alias("n"), F.count(held).alias("held")),
-    }
+    parts = {"docs": counted.agg(F.count(F.lit(1)).alias("n"), F.count(held).alias("held"))}
     systems = list(job.options.system_keys)
     if systems:  # each system's counts too: a system the reference mostly lacks is named
         system_docs = documents(run, run_lists, *systems)
         system_docs = system_docs.join(
             listed, system_docs[doc] == listed[f"{INTERNAL}r_doc"], how="left"
         )
-        parts["system_queries"] = joined.groupBy(*systems).agg(*tallies)
+        tallies = [F.count(F.lit(1)).alias("total"), F.count(held).alias("held")]
         parts["system_docs"] = system_docs.groupBy(*systems).agg(*tallies)
-    # the reverse: the reference's queries (each group of the run it serves apart), per
-    # system, of which the run lists as many as the reference holds of its own
-    missing = [k for k in job.keys if k not in on]
-    found_systems = [k for k in systems if k in on]
-    parts["found"] = found.groupBy(*(f"{INTERNAL}r_{k}" for k in found_systems)).agg(
-        F.count(F.lit(1)).alias("n")
-    )
-    parts["found"] = parts["found"].toDF(*found_systems, "n")
-    if missing:
-        groups = rows(run, run_lists).select(*missing).distinct()
-        present = [k for k in systems if k in missing]
-        parts["every"] = groups.groupBy(*present).agg(F.count(F.lit(1)).alias("n"))
     read = _gathered(parts)
-    first, docs_row = read["queries"].row(0, named=True), read["docs"].row(0, named=True)
-    counts = (int(first["total"]), int(first["held"]), int(docs_row["n"]), int(docs_row["held"]))
-    by_system = (read["system_queries"], read["system_docs"]) if systems else None
-    references = (read["found"], read.get("every"))
-    hint = _hint(job, rows(run, run_lists), rows(reference, reference_lists))
-    warn_on_reference(job, *counts, by_system, references=references, hint=hint)
+    row = read["docs"].row(0, named=True)
+    return (int(row["n"]), int(row["held"])), read.get("system_docs")
 
 
 def _gathered(parts: dict[str, DataFrame]) -> dict[str, pl.DataFrame]:
