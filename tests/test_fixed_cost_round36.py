@@ -6,6 +6,10 @@ machine's memory is read once; the same values, refusals and messages."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -13,6 +17,7 @@ from typing import Any
 import polars as pl
 import pytest
 
+import polars_irmetrics as irm
 from polars_irmetrics.ground.auto import choose
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,3 +51,72 @@ def test_an_in_memory_run_is_counted_by_the_in_memory_engine(
     scanned = choose(pl.scan_parquet(tmp_path / "run.parquet"), "1GiB")
     assert (scanned.rows, scanned.source) == (3, "Parquet metadata")
     assert seen == [("auto", "MainThread")]  # a scan keeps polars' own engine
+
+
+@pytest.mark.parametrize("kind", ["DataFrame", "LazyFrame"])
+def test_a_small_call_counts_and_collects_in_memory_in_the_calling_thread(
+    monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    expected = irm.evaluate(RUN, ["map", "P@1"], qrels=QRELS, buckets=None)
+    seen = _record_collects(monkeypatch)
+    if kind == "DataFrame":
+        got = irm.evaluate(RUN, ["map", "P@1"], qrels=QRELS)
+        assert isinstance(got, pl.DataFrame)
+        assert seen == [("in-memory", "MainThread"), ("in-memory", "MainThread")]
+    else:
+        lazy = irm.evaluate(RUN.lazy(), ["map", "P@1"], qrels=QRELS.lazy())
+        assert isinstance(lazy, pl.LazyFrame)
+        assert seen == [("in-memory", "MainThread")]  # the count; the caller collects
+        got = lazy.collect()
+    assert got.equals(expected)
+    # a lazy table may be a scan of any size: collected beside the main thread
+    seen.clear()
+    assert irm.evaluate(RUN, ["map", "P@1"], qrels=QRELS.lazy()).equals(expected)
+    assert seen[-1] == ("auto", "polars_irmetrics work")
+
+
+_SIGTERM_SCRIPT = """
+import sys, threading, time
+import polars as pl
+import polars_irmetrics as irm
+from polars_irmetrics.ground import buckets
+
+real = buckets._split_and_evaluate
+
+def slow(*args, **kwargs):  # the out-of-core passes, slowed down: the folder exists
+    print(threading.current_thread().name, flush=True)
+    time.sleep(60)
+    return real(*args, **kwargs)
+
+buckets._split_and_evaluate = slow
+run = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "rank": [1, 2]})
+qrels = pl.DataFrame({"query_id": ["q"], "doc_id": ["b"], "relevance": [1]})
+irm.evaluate(run, ["map"], qrels=qrels, buckets=2, spill_dir=sys.argv[1])
+"""
+
+
+def test_sigterm_during_a_small_eager_out_of_core_call_removes_its_folder(
+    tmp_path: Path,
+) -> None:
+    # small DataFrames alone: collected by the in-memory engine in the main thread,
+    # whose Python steps (the passes) run the SIGTERM handler at once
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    process = subprocess.Popen(
+        [sys.executable, "-c", _SIGTERM_SCRIPT, str(spill)],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == "MainThread"  # the passes have begun
+        assert [p.name[:12] for p in spill.iterdir()] == ["irm-buckets-"]
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == -signal.SIGTERM
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert list(spill.iterdir()) == []
