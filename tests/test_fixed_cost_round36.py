@@ -6,11 +6,13 @@ machine's memory is read once; the same values, refusals and messages."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,9 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
+from polars_irmetrics.errors import ArgumentError
 from polars_irmetrics.ground.auto import choose
+from polars_irmetrics.ground.calls import checked_call
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN = pl.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "a"], "rank": [1, 2, 1]})
@@ -120,3 +124,40 @@ def test_sigterm_during_a_small_eager_out_of_core_call_removes_its_folder(
             process.kill()
             process.wait()
     assert list(spill.iterdir()) == []
+
+
+def test_a_checked_call_binds_its_arguments_only_on_an_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ran: list[int] = []
+
+    def top(k: int | None = None, *, gain: str = "linear") -> str:
+        ran.append(1)
+        return gain.upper()
+
+    checked = checked_call(top, "irm.top")
+    binds: list[int] = []
+    real: Callable[..., inspect.BoundArguments] = inspect.Signature.bind
+
+    def bind(self: inspect.Signature, *args: Any, **kwargs: Any) -> inspect.BoundArguments:
+        binds.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(inspect.Signature, "bind", bind)
+    assert checked(3, gain="exponential") == "EXPONENTIAL"
+    assert (binds, ran) == ([], [1])
+    with pytest.raises(ArgumentError) as refused:
+        checked(cutof=10)
+    assert str(refused.value) == (
+        "irm.top takes no option cutof= (got 10); its options are k, gain"
+    )
+    assert refused.value.__cause__ is None
+    assert refused.value.__suppress_context__
+    assert ran == [1]  # refused before the function ran
+    with pytest.raises(ArgumentError) as misfit:
+        checked(gain=["linear"])
+    assert str(misfit.value) == (
+        "irm.top: gain must be a str, got ['linear']; pass one, e.g. gain='linear'"
+    )
+    assert isinstance(misfit.value.__cause__, AttributeError)
+    assert len(binds) == 2

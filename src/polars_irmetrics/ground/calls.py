@@ -140,15 +140,19 @@ def checked_call(function: _F, shown: str) -> _F:
 
     @functools.wraps(function)
     def call(*args: Any, **kwargs: Any) -> Any:
-        try:
-            bound = signature.bind(*args, **kwargs)
-        except TypeError:
-            raise ArgumentError(_unfit(shown, parameters, args, kwargs)) from None
+        # the arguments are bound to the signature only on an error: a call that does
+        # not fit a plain function's signature is refused by Python before its body
+        # runs, so binding first (about 10 us, 39 times in a small evaluate, where the
+        # library calls its own checked methods) only checked what Python checks itself
         try:
             return function(*args, **kwargs)
         except IrmError:
             raise
         except _FOREIGN_ERRORS as error:
+            try:
+                bound = signature.bind(*args, **kwargs)
+            except TypeError:  # refused by Python before the function ran
+                raise ArgumentError(_unfit(shown, parameters, args, kwargs)) from None
             message = _misfit(shown, signature, bound.arguments)
             if message is None:
                 raise
