@@ -1105,7 +1105,7 @@ class EvalOptions:
         ('sample_weight',)
         """
         return tuple(
-            name for name in option_names() if not _same(getattr(self, name), _DEFAULTS[name])
+            name for name, default in _OPTION_DEFAULTS if not _same(getattr(self, name), default)
         )
 
     def replace(self, **changes: Any) -> EvalOptions:
@@ -1129,4 +1129,10 @@ def option_names() -> tuple[str, ...]:
     >>> "depth" in option_names(), "offers_drop" in option_names()
     (True, False)
     """
-    return tuple(name for name in _DEFAULTS if name not in INTERNAL_OPTIONS)
+    return _OPTION_NAMES
+
+
+# made once: the plan's steps ask for them several times a call (given() 8 times in a
+# small evaluate)
+_OPTION_NAMES = tuple(name for name in _DEFAULTS if name not in INTERNAL_OPTIONS)
+_OPTION_DEFAULTS = tuple((name, _DEFAULTS[name]) for name in _OPTION_NAMES)
