@@ -21,7 +21,8 @@ import pytest
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import ArgumentError
-from polars_irmetrics.ground.auto import choose
+from polars_irmetrics.ground import auto
+from polars_irmetrics.ground.auto import choose, machine_memory
 from polars_irmetrics.ground.calls import checked_call
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -161,3 +162,18 @@ def test_a_checked_call_binds_its_arguments_only_on_an_error(
     )
     assert isinstance(misfit.value.__cause__, AttributeError)
     assert len(binds) == 2
+
+
+def test_the_machines_memory_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    first = machine_memory()
+    read: list[str] = []
+    real = Path.read_text
+
+    def read_text(self: Path, *args: Any, **kwargs: Any) -> str:
+        read.append(str(self))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", read_text)
+    assert machine_memory() == first
+    assert auto.parse_memory(None) == int(first * auto.MEMORY_FRACTION)
+    assert read == []

@@ -24,6 +24,7 @@ each. The choice is logged (logger ``polars_irmetrics``, level INFO) and printed
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import math
 import os
@@ -158,9 +159,13 @@ def parse_memory(memory_limit: int | str | None) -> int:
     return int(float(found.group(1)) * _UNITS[unit])
 
 
+@functools.cache
 def machine_memory() -> int:
     """The machine's physical memory in bytes, or the container's (cgroup) limit when
-    lower."""
+    lower: read once, at the process's first call (``buckets="auto-memory"`` read two
+    files on every call); a limit changed while the process runs (``docker update
+    --memory``) is not seen: pass ``memory_limit=``.
+    """
     total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
         try:
