@@ -361,9 +361,9 @@ def collect_guarded(plan: pl.LazyFrame, engine: EagerEngine = "auto") -> pl.Data
     :data:`IN_MEMORY_ROWS` rows) it runs beside the main thread (:func:`beside_main`),
     so that a SIGTERM's handler runs at once. With ``"in-memory"`` (DataFrames of at
     most :data:`IN_MEMORY_ROWS` rows in all) it runs in the calling thread: the worker
-    thread's start and hand-back cost about 1.5 ms of a 10 ms small call (4.5 ms under
-    load), and such a collect is bounded by the tables in memory (milliseconds for a few
-    thousand rows).
+    thread's start and hand-back cost 1.5 to 4.5 ms of a 10 ms small call (measured on
+    a loaded 2-core machine), and such a collect is bounded by the tables in memory
+    (milliseconds for a few thousand rows).
     The in-memory engine runs the plan's Python steps (an out-of-core run's passes, the
     warnings' flush) in the calling thread, between which Python runs the signal
     handlers: a SIGTERM there removes the spill folders at once, as beside the main
