@@ -181,6 +181,8 @@ def build_agreement_plan(
     run_side = _ordered(run, keys, doc_id, *sides[0])
     ref_side = _ordered(reference, ref_keys, doc_id, *sides[1])
     missing = [key for key in by if key not in ref_schema]
+    if groups is None and missing and options.run_groups is not None:
+        groups = _given_groups(options.run_groups, missing, run_schema)  # the whole run's
     every = run.select(missing).unique() if groups is None else groups.select(missing).unique()
     if missing:  # one reference for every group of the run
         ref_side = ref_side.join(every, how="cross")
@@ -868,6 +870,17 @@ def _held_groups(reference: pl.LazyFrame, shared: list[str], options: EvalOption
     schema = reference.collect_schema()
     return pl.LazyFrame(
         [list(row) for row in given], schema={key: schema[key] for key in shared}, orient="row"
+    )
+
+
+def _given_groups(
+    rows: tuple[tuple[Any, ...], ...], keys: list[str], schema: pl.Schema
+) -> pl.LazyFrame:
+    """The groups of :attr:`~polars_irmetrics.ground.options.EvalOptions.run_groups`
+    (the whole run's distinct values of the ``keys`` the reference lacks, set for a part
+    of a split run) in the run's dtypes (``schema``)."""
+    return pl.LazyFrame(
+        [list(row) for row in rows], schema={key: schema[key] for key in keys}, orient="row"
     )
 
 

@@ -75,8 +75,10 @@ __all__ = [
     "agreement_part",
     "agreement_route",
     "document_counts",
+    "lacked_keys",
     "part_counts",
     "prepare_agreement",
+    "run_group_rows",
     "split_marks",
     "summed_counts",
     "warn_on_reference",
@@ -233,6 +235,7 @@ def agreement_part(
     run: pa.Table,
     reference: pa.Table | None,
     groups: tuple[tuple[object, ...], ...] | None = None,
+    run_groups: tuple[tuple[object, ...], ...] | None = None,
 ) -> pa.Table:
     """One part's per-query values (every row of its queries, from both tables; the
     reference without rows in this part is an empty frame of its schema), in
@@ -240,7 +243,14 @@ def agreement_part(
     part gives no warning: the whole run's are the driver's (:func:`warn_on_reference`,
     :func:`warn_on_tied`). ``groups``: the whole reference's distinct groups
     (:attr:`~polars_irmetrics.ground.options.EvalOptions.reference_groups`), where the
-    job's options do not hold them."""
+    job's options do not hold them; ``run_groups``: likewise the whole run's groups of
+    the keys the reference lacks
+    (:attr:`~polars_irmetrics.ground.options.EvalOptions.run_groups`)."""
+    options = job.options.replace(per_query=True)
+    if groups is not None:
+        options = options.replace(reference_groups=groups)
+    if run_groups is not None:
+        options = options.replace(run_groups=run_groups)
 
     def frame(table: pa.Table | None, schema: pl.Schema) -> pl.LazyFrame:
         if table is None:
@@ -251,9 +261,7 @@ def agreement_part(
         frame(run, job.run_schema),
         job.requests,
         {"reference": frame(reference, job.reference_schema)},
-        job.options.replace(per_query=True)
-        if groups is None
-        else job.options.replace(per_query=True, reference_groups=groups),
+        options,
         warn=False,
     )
     with warnings.catch_warnings():
@@ -374,6 +382,20 @@ def reference_counts(
         (pl.col("n") * pl.col("n_every")).sum().cast(pl.Int64).alias("n")
     )
     return whole, per_system
+
+
+def lacked_keys(job: AgreementJob) -> list[str]:
+    """The ``by`` keys of the run the reference lacks (one reference serves each of
+    their groups), in the order of the keys: those of
+    :attr:`~polars_irmetrics.ground.options.EvalOptions.run_groups`."""
+    return [k for k in job.options.by_keys if k not in job.reference_schema]
+
+
+def run_group_rows(job: AgreementJob, run: pl.DataFrame) -> pl.DataFrame:
+    """The distinct groups of :func:`lacked_keys` of ``run`` (a part's rows, or the
+    whole run's groups gathered), counted on the long form as one machine counts them
+    (a list-shaped run's rows whose list holds a document)."""
+    return _long_side(run, job.options.doc_id, explode=False).select(lacked_keys(job)).unique()
 
 
 def reference_keys(job: AgreementJob) -> list[str]:

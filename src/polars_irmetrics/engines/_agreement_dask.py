@@ -18,7 +18,10 @@ each system it proves); only where no part proves it are the parts' distinct doc
 handed to the warning's task, which counts them (each part's task hands nothing on
 otherwise). Each part is given the reference's distinct groups (the
 ``by``/``systems`` keys it shares with the run, a task of the graph), so that it
-refuses a group of the run only where the whole reference lacks it. The queries where
+refuses a group of the run only where the whole reference lacks it; and the run's
+distinct groups of the ``by``/``systems`` keys the reference lacks (a task reading the
+run's partitions), so that it scores the reference's queries it lacks for every group
+of the whole run, as one machine does. The queries where
 a correlation is null for its ties are marked in each part's values; the means' task
 (which holds every query) or, for per-query values, a task reading every partition's
 tally warns of them once, as one machine does. :mod:`polars_irmetrics.engines.dask`
@@ -46,8 +49,10 @@ from polars_irmetrics.engines._agreement import (
     agreement_finish,
     agreement_part,
     document_counts,
+    lacked_keys,
     part_counts,
     prepare_agreement,
+    run_group_rows,
     split_marks,
     summed_counts,
     warn_on_reference,
@@ -91,11 +96,18 @@ def agreement_frame(
     # a part holds some of a group's queries: the whole reference's groups, a task
     shared = reference_group_keys(job.options, list(job.reference_schema))
     groups = delayed(_group_rows)(reference[shared].drop_duplicates()) if shared else None
+    # and the whole run's groups of the keys the reference lacks (a part may hold none of
+    # a group's queries, and scores the reference's queries it lacks for every group)
+    lacked = None
+    if lacked_keys(job):
+        found = [delayed(_groups_in)(job, p) for p in run[list(job.run_schema)].to_delayed()]
+        lacked = delayed(_run_groups)(*found)
     carried = dd.map_partitions(
         _part,
         runs,
         others,
         groups,
+        lacked,
         job=job,
         meta=meta(pl.Schema({**job.part_schema, _COUNTS: pl.Binary()})),
         enforce_metadata=False,
@@ -122,13 +134,16 @@ def _part(
     run: pd.DataFrame,
     reference: pd.DataFrame,
     groups: tuple[tuple[object, ...], ...] | None,
+    lacked: tuple[tuple[object, ...], ...] | None,
     *,
     job: AgreementJob,
 ) -> pd.DataFrame:
     """A part's values (:func:`agreement_part`: a refusal raised first) and, in one row
-    of its own, its counts for the coverage warning (module doc)."""
+    of its own, its counts for the coverage warning (module doc). ``groups``: the
+    whole reference's groups; ``lacked``: the whole run's groups of the keys the
+    reference lacks."""
     runs, references = to_table(run), to_table(reference)
-    values = agreement_part(job, runs, references, groups)
+    values = agreement_part(job, runs, references, groups, lacked)
     counts = part_counts(
         job,
         _frame(runs).select(pl.col(c).cast(t) for c, t in job.run_schema.items()),
@@ -145,6 +160,20 @@ def _group_rows(groups: pd.DataFrame) -> tuple[tuple[object, ...], ...]:
     """The reference's distinct groups (:func:`agreement_frame`), as
     :attr:`~polars_irmetrics.ground.options.EvalOptions.reference_groups` holds them."""
     return tuple(as_polars_frame(to_table(groups)).rows())
+
+
+def _groups_in(job: AgreementJob, run: pd.DataFrame) -> pl.DataFrame:
+    """A partition of the run's distinct groups of the keys the reference lacks
+    (:func:`~polars_irmetrics.engines._agreement.run_group_rows`)."""
+    frame = _frame(to_table(run)).select(pl.col(c).cast(t) for c, t in job.run_schema.items())
+    return run_group_rows(job, frame)
+
+
+def _run_groups(*found: pl.DataFrame) -> tuple[tuple[object, ...], ...]:
+    """The whole run's groups of the keys the reference lacks, from every partition's
+    (:func:`_groups_in`), as
+    :attr:`~polars_irmetrics.ground.options.EvalOptions.run_groups` holds them."""
+    return tuple(pl.concat(found).unique().rows())
 
 
 def _split(part: pd.DataFrame) -> tuple[pa.Table, PartCounts]:

@@ -13,7 +13,9 @@ Spark action, and only where no task has shown that it lists one of them (of the
 of a system): the warning of documents is given only where it lists none. The
 reference's distinct groups (the ``by``/``systems`` keys it shares with the run) are
 gathered on the driver first: a part refuses a group of the run only where the whole
-reference lacks it.
+reference lacks it; so are the run's distinct groups of the keys the reference lacks
+(:func:`_with_run_groups`): a part scores the reference's queries it lacks for every
+group of the whole run.
 :mod:`polars_irmetrics.engines.spark` computes the result at the call and passes its
 own part number and schema functions (this module does not import it).
 """
@@ -35,6 +37,7 @@ from polars_irmetrics.engines._agreement import (
     AgreementJob,
     agreement_finish,
     agreement_part,
+    lacked_keys,
     prepare_agreement,
     split_marks,
     warn_on_reference,
@@ -76,6 +79,7 @@ def agreement_frame(
         found = as_polars_frame(reference.select(*shared).distinct().toArrow())
         held = job.options.replace(reference_groups=tuple(found.rows()))
         job = dataclasses.replace(job, options=held)
+    job = _with_run_groups(job, run)
     query_id = job.options.query_id
     keys = tuple(job.keys)
     values_schema = spark_schema(job.per_query_schema, keys)
@@ -238,3 +242,20 @@ def _hint(job: AgreementJob, run: DataFrame, reference: DataFrame) -> Hint | Non
         return missed_hint(both["lacking"].lazy(), both["missed"].lazy(), query_id)
 
     return read
+
+
+def _with_run_groups(job: AgreementJob, run: DataFrame) -> AgreementJob:
+    """``job`` with the whole run's distinct groups of the ``by``/``systems`` keys the
+    reference lacks (:attr:`~polars_irmetrics.ground.options.EvalOptions.run_groups`,
+    gathered on the driver: one Spark action), where it lacks some: one reference
+    serves every such group, and a part may hold none of a group's queries, so it
+    scores the reference's queries it lacks for every group of the whole run, as one
+    machine does. A list-shaped run's groups are those of rows whose list holds a
+    document (the long form's)."""
+    lacked = lacked_keys(job)
+    if not lacked:
+        return job
+    rows = run.where(F.size(job.options.doc_id) > 0) if job.lists[0] else run
+    found = as_polars_frame(rows.select(*lacked).distinct().toArrow())
+    options = job.options.replace(run_groups=tuple(found.rows()))
+    return dataclasses.replace(job, options=options)

@@ -886,6 +886,13 @@ class EvalOptions:
         and the Spark and Dask doors: a part of the run may hold a group whose
         reference rows sit in other parts (its queries are split), so it refuses a
         group of the run only where the whole reference lacks it, as one machine does.
+    run_groups
+        No keyword (:data:`INTERNAL_OPTIONS`): the rank-similarity metrics' whole run's
+        distinct values of the ``by``/``systems`` keys ``reference=`` lacks (one tuple
+        each, in the order of those keys), set by the Spark and Dask doors: one
+        reference serves every such group of the run, and a part of a split run may
+        hold none of a group's queries, so it scores the reference's queries it lacks
+        for every group of the whole run, as one machine does.
 
     Examples
     --------
@@ -959,6 +966,7 @@ class EvalOptions:
     reference_groups: tuple[tuple[Any, ...], ...] | None = dataclasses.field(
         default=None, repr=False
     )
+    run_groups: tuple[tuple[Any, ...], ...] | None = dataclasses.field(default=None, repr=False)
 
     @classmethod
     def build(cls, **options: Any) -> EvalOptions:
@@ -1116,7 +1124,7 @@ class EvalOptions:
 #: The fields of :class:`EvalOptions` no door takes as a keyword: set inside, where the
 #: whole call is known, for a plan that sees a part of it (never given, never listed).
 INTERNAL_OPTIONS = frozenset(
-    {"offers_drop", "reference_lists", "prediction_systems", "reference_groups"}
+    {"offers_drop", "reference_lists", "prediction_systems", "reference_groups", "run_groups"}
 )
 
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(EvalOptions)}
