@@ -9,11 +9,6 @@ q1, system 'y' q2, in two parts: num_q 1 each, rbo 0.45 and 1.0, for one machine
 each, 0.225 and 0.5), and a refusal was not given. Each part is now given the whole
 run's groups of the keys the reference lacks. The query ids are chosen to land in two
 parts of each engine's own split (found on first use, cached).
-
-Dask's ``shuffle(on=part)`` hashed the part numbers again: a row went to partition
-hash(part) % count, not to its part (400 queries into 2 partitions: 0 and 400 rows; 3:
-0, 141, 259; 16: 7 empty). Each part number is now replaced by a key Dask's own hash
-sends to that partition: partition p holds exactly the rows of part p.
 """
 
 from __future__ import annotations
@@ -23,7 +18,6 @@ from typing import Any
 
 import dask
 import dask.dataframe as dd
-import numpy as np
 import pandas as pd
 import polars as pl
 import pytest
@@ -33,14 +27,10 @@ from pyspark.sql import functions as F  # noqa: N812 (Spark's own spelling)
 import polars_irmetrics as irm
 import polars_irmetrics.dask as irm_dask
 import polars_irmetrics.spark as irm_spark
-from polars_irmetrics.engines import _ope_dask, _prediction_dask
-from polars_irmetrics.engines import dask as dask_engine
 from polars_irmetrics.engines._ope_dask import _shuffled
-from polars_irmetrics.engines._partition import PART
 from polars_irmetrics.engines.dask import _tag
 from polars_irmetrics.engines.spark import _part
 from polars_irmetrics.errors import QuerySetError
-from polars_irmetrics.ground.options import EvalOptions
 
 _COUNT = 4
 
@@ -190,29 +180,3 @@ def test_spark_scores_the_references_queries_for_every_system(spark: SparkSessio
             partitions=_COUNT,
         )
     assert str(split.value) == str(one.value) == _PLACED.format(q2=q2)
-
-
-def _dask_engine_shuffled(frame: Any, query_id: str, count: int, tag: Any) -> Any:
-    """engines/dask.py's own shuffle (it reads the query id from the job's options)."""
-    assert tag is _tag
-    job = type("Job", (), {"options": EvalOptions(query_id=query_id)})()
-    return dask_engine._shuffled(frame, job, count)
-
-
-@pytest.mark.parametrize(
-    "shuffled",
-    [_ope_dask._shuffled, _prediction_dask._shuffled, _dask_engine_shuffled],
-    ids=["ope_agreement_recsys_ps", "prediction", "ranking"],
-)
-@pytest.mark.parametrize("count", [2, 3, 4, 16])
-def test_dask_puts_each_part_in_its_own_partition(shuffled: Any, count: int) -> None:
-    ids = pd.DataFrame({"query_id": [f"q{i}" for i in range(400)]}).astype("string[pyarrow]")
-    parts = _tag(ids, "query_id", count)[PART].to_numpy()
-    expected = np.bincount(parts, minlength=count).tolist()
-    assert min(expected) >= 400 // count // 2  # the parts' own spread: none empty
-    with dask.config.set({"dataframe.shuffle.method": "tasks"}):
-        frame = shuffled(dd.from_pandas(ids, npartitions=3), "query_id", count, _tag)
-        held = dask.compute(*frame.to_delayed(), scheduler="sync")
-    assert [len(p) for p in held] == expected
-    for where, part in enumerate(held):  # every row of partition p is of part p
-        assert set(_tag(part[["query_id"]], "query_id", count)[PART]) <= {where}

@@ -3,16 +3,13 @@ frames' schemas, and the judgments crossed with the run's ``by`` groups."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import dask.dataframe as dd
-import numpy as np
 import pandas as pd
 import polars as pl
 import pyarrow as pa
-from dask.dataframe.shuffle import partitioning_index
 from dask.delayed import Delayed, delayed
 from dask.highlevelgraph import HighLevelGraph
 
@@ -125,50 +122,3 @@ def shared(collections: Sequence[object]) -> list[Delayed]:
     layer = f"shared-{together._name}"
     graph = HighLevelGraph.from_collections(layer, together.__dask_graph__(), dependencies=())
     return [Delayed(keys[0], graph, layer=layer) for keys in together.__dask_keys__()]
-
-
-def placed(tagged: dd.DataFrame, count: int, method: str | None = None) -> dd.DataFrame:
-    """``tagged`` (its part column the rows' part numbers, 0 to ``count - 1``) shuffled
-    into ``count`` partitions, a row of part ``p`` into partition ``p``; ``method``:
-    Dask's shuffle method (``None``: its default).
-
-    Dask's ``shuffle(on=...)`` sends a row to a hash of the column modulo ``count``, not
-    to the partition the column names: the part numbers hashed again left some
-    partitions empty and others doubled (400 queries into 2 partitions: 0 and 400
-    rows). Each part number is replaced by a key that Dask's own hash sends to its
-    partition (:func:`landing_keys`), in the one shuffle: rows of one part stay
-    together, and the partitions hold what the parts' own hash gives them."""
-    keys = landing_keys(count)
-    keyed = tagged.map_partitions(_keyed, keys, meta=tagged._meta)
-    return keyed.shuffle(on=PART, npartitions=count, ignore_index=True, shuffle_method=method)
-
-
-def _keyed(frame: pd.DataFrame, keys: np.ndarray[Any, Any]) -> pd.DataFrame:
-    """``frame`` with each part number replaced by its key (:func:`landing_keys`)."""
-    return frame.assign(**{PART: keys[frame[PART].to_numpy(dtype=np.int64)]})
-
-
-@functools.cache
-def landing_keys(count: int) -> np.ndarray[Any, Any]:
-    """For each part ``p`` below ``count``, the least non-negative integer that Dask's
-    shuffle on an int64 column sends to partition ``p`` (its hash of the value as a
-    float, modulo ``count``: ``dask.dataframe.shuffle.partitioning_index``, as its
-    shuffle casts a numeric column first), found by trying 0, 1, 2... in blocks.
-
-    >>> keys = landing_keys(3)
-    >>> frame = pd.DataFrame({"k": keys.astype("float64")})
-    >>> partitioning_index(frame, 3).tolist()
-    [0, 1, 2]
-    """
-    keys = np.full(count, -1, dtype=np.int64)
-    start, block = 0, max(1024, 16 * count)
-    while (keys < 0).any():
-        tried = np.arange(start, start + block, dtype=np.int64)
-        lands = partitioning_index(pd.DataFrame({"k": tried.astype(np.float64)}), count)
-        order = np.argsort(lands, kind="stable")  # the least key of each partition first
-        parts, first = np.unique(lands[order], return_index=True)
-        found = tried[order][first]
-        free = keys[parts] < 0
-        keys[parts[free]] = found[free]
-        start += block
-    return keys

@@ -30,7 +30,7 @@ import polars as pl
 import pyarrow as pa
 
 from polars_irmetrics.engines._dask_coverage import emitter
-from polars_irmetrics.engines._dask_frames import arrow_of, meta, placed, to_pandas, to_table
+from polars_irmetrics.engines._dask_frames import arrow_of, meta, to_pandas, to_table
 from polars_irmetrics.engines._ope import (
     PEAK_SCHEMA,
     PROB,
@@ -156,7 +156,7 @@ def _shuffled(frame: dd.DataFrame, round_id: str, count: int, tag: Tag) -> dd.Da
     # distributed's P2P shuffle does not take Arrow list columns (obp's shape): the
     # task-based shuffle does
     method = "tasks" if _has_lists(frame) else None
-    return placed(tagged, count, method)  # a row of part p into partition p
+    return tagged.shuffle(on=PART, npartitions=count, ignore_index=True, shuffle_method=method)
 
 
 def _home(log: dd.DataFrame, round_id: str, count: int, tag: Tag) -> int | None:

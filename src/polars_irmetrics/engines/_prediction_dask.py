@@ -22,14 +22,7 @@ import pandas as pd
 from dask.delayed import delayed
 
 from polars_irmetrics.engines._dask_coverage import emitter
-from polars_irmetrics.engines._dask_frames import (
-    after,
-    arrow_of,
-    meta,
-    placed,
-    to_pandas,
-    to_table,
-)
+from polars_irmetrics.engines._dask_frames import after, arrow_of, meta, to_pandas, to_table
 from polars_irmetrics.engines._partition import PART, as_polars_frame, warned_to
 from polars_irmetrics.engines._prediction import (
     PredictionJob,
@@ -137,7 +130,7 @@ def _shuffled(frame: dd.DataFrame, query_id: str, count: int, tag: Tag) -> dd.Da
     """``frame`` with its part column, shuffled on it into ``count`` partitions."""
     tagged_meta = frame._meta.assign(**{PART: pd.Series([], dtype="int64")})
     tagged = frame.map_partitions(tag, query_id, count, meta=tagged_meta)
-    return placed(tagged, count)  # a row of part p into partition p
+    return tagged.shuffle(on=PART, npartitions=count, ignore_index=True)
 
 
 def _by_position(frame: pd.DataFrame, query_id: str, count: int) -> pd.DataFrame:

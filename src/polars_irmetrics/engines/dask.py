@@ -61,7 +61,6 @@ from polars_irmetrics.engines._dask_frames import (
     arrow_of,
     computed,
     meta,
-    placed,
     to_pandas,
     to_table,
     with_groups,
@@ -1041,7 +1040,7 @@ def _shuffled(frame: dd.DataFrame, job: Job, count: int) -> dd.DataFrame:
     """``frame`` with its part column, shuffled on it into ``count`` partitions."""
     tagged_meta = frame._meta.assign(**{PART: pd.Series([], dtype="int64")})
     tagged = frame.map_partitions(_tag, job.options.query_id, count, meta=tagged_meta)
-    return placed(tagged, count)  # a row of part p into partition p
+    return tagged.shuffle(on=PART, npartitions=count, ignore_index=True)
 
 
 def _tag(frame: pd.DataFrame, query_id: str, count: int) -> pd.DataFrame:
